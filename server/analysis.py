@@ -1,0 +1,417 @@
+"""Parse once per document version and compute the facts every rule shares.
+
+An `Analysis` knows, for one file:
+- how each local name resolves through the imports (`F.softmax` -> `torch.nn.functional.softmax`);
+- for every statement and call: the enclosing function, the enclosing loops of that
+  function, whether autograd is disabled there, and the `if`s that guard it;
+- which loops train (call `.backward()` or `<optimizer>.step()`), and which of them
+  hold those calls directly (the loops whose body runs once per optimisation step);
+- which names are models, optimizers, schedulers, loss modules, losses, devices,
+  and which values carry the autograd graph (`roles`).
+
+Rules only read these facts; none of them walks the tree again for something
+another rule needs.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Iterator
+
+from server.parsing import SyntaxIssue, parse_source
+from server.roles import ScopeRoles, compute_roles
+from server.text import LineIndex
+
+FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)
+LoopNode = (ast.For, ast.AsyncFor, ast.While)
+
+_GRAD_OFF = {
+    "torch.no_grad",
+    "torch.inference_mode",
+    "torch.autograd.no_grad",
+    "torch.autograd.inference_mode",
+    "torch.autograd.grad_mode.no_grad",
+    "torch.autograd.grad_mode.inference_mode",
+}
+_GRAD_ON = {"torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"}
+_GRAD_SET = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled"}
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    """A `def` (or the module itself, with `node` the `ast.Module`)."""
+
+    node: ast.AST
+    name: str
+    class_node: ast.ClassDef | None = None
+    no_grad_decorated: bool = False
+    calls: list[ast.Call] = field(default_factory=list)
+    statements: list[ast.stmt] = field(default_factory=list)
+    loops: list["LoopInfo"] = field(default_factory=list)
+
+    @property
+    def is_module(self) -> bool:
+        return isinstance(self.node, ast.Module)
+
+    @property
+    def params(self) -> list[str]:
+        if self.is_module:
+            return []
+        a = self.node.args
+        names = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs]
+        if a.vararg:
+            names.append(a.vararg.arg)
+        if a.kwarg:
+            names.append(a.kwarg.arg)
+        return names
+
+    @property
+    def is_method(self) -> bool:
+        return self.class_node is not None
+
+
+@dataclass(eq=False)
+class LoopInfo:
+    node: ast.AST
+    function: FunctionInfo
+    parent: "LoopInfo | None"
+    calls: list[ast.Call] = field(default_factory=list)  # at any depth (same function)
+    direct_calls: list[ast.Call] = field(default_factory=list)  # not inside a nested loop
+    statements: list[ast.stmt] = field(default_factory=list)  # at any depth
+
+    @property
+    def header_line(self) -> int:
+        return self.node.lineno
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where a statement or call sits."""
+
+    function: FunctionInfo
+    loops: tuple[LoopInfo, ...] = ()
+    grad_disabled: bool = False
+    guards: tuple[tuple[ast.If, bool], ...] = ()  # (if statement, True when in its body)
+    with_items: tuple[ast.withitem, ...] = ()
+
+    @property
+    def loop(self) -> LoopInfo | None:
+        return self.loops[-1] if self.loops else None
+
+
+class Analysis:
+    """Everything the rules need about one version of one file."""
+
+    def __init__(self, source: str, path: str | None = None):
+        self.source = source
+        self.path = path or "<stdin>"
+        self.lines = LineIndex(source)
+        self.tree, self.syntax_errors = parse_source(source)
+        self.imports: dict[str, str] = {}
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self.contexts: dict[ast.AST, Context] = {}
+        self.calls: list[ast.Call] = []
+        self.functions: list[FunctionInfo] = []
+        self.loops: list[LoopInfo] = []
+        self.classes: dict[str, ast.ClassDef] = {}
+        self.module_scope = FunctionInfo(self.tree, "<module>")
+        self.functions.append(self.module_scope)
+        self._collect_imports()
+        self._walk_block(self.tree.body, Context(self.module_scope))
+        self.roles: dict[FunctionInfo, ScopeRoles] = compute_roles(self)
+
+    # ------------------------------------------------------------------ names
+    def _collect_imports(self) -> None:
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self.imports[alias.asname] = alias.name
+                    else:
+                        root = alias.name.split(".")[0]
+                        self.imports[root] = root
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    if alias.name != "*":
+                        self.imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+
+    def qualname(self, node: ast.AST | None) -> str | None:
+        """Dotted name of `node` resolved through the imports, or None."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name) and node.id in self.imports:
+            return ".".join([self.imports[node.id], *reversed(parts)])
+        return None
+
+    def call_qualname(self, call: ast.Call) -> str | None:
+        return self.qualname(call.func)
+
+    def is_torch_call(self, call: ast.AST, *qualnames: str) -> bool:
+        return isinstance(call, ast.Call) and self.call_qualname(call) in qualnames
+
+    # ---------------------------------------------------------------- contexts
+    def context(self, node: ast.AST) -> Context:
+        """Context of a statement or call (or of the statement holding any node)."""
+        current = node
+        while current is not None:
+            found = self.contexts.get(current)
+            if found is not None:
+                return found
+            current = self.parents.get(current)
+        return Context(self.module_scope)
+
+    def statement_of(self, node: ast.AST) -> ast.stmt | None:
+        current = node
+        while current is not None and not isinstance(current, ast.stmt):
+            current = self.parents.get(current)
+        return current
+
+    def roles_for(self, node_or_function: ast.AST | FunctionInfo) -> ScopeRoles:
+        function = node_or_function if isinstance(node_or_function, FunctionInfo) else self.context(node_or_function).function
+        return self.roles[function]
+
+    def function_named(self, name: str) -> list[FunctionInfo]:
+        return self._functions_by_name.get(name, [])
+
+    @cached_property
+    def _functions_by_name(self) -> dict[str, list[FunctionInfo]]:
+        table: dict[str, list[FunctionInfo]] = {}
+        for function in self.functions:
+            if not function.is_module:
+                table.setdefault(function.name, []).append(function)
+        return table
+
+    @cached_property
+    def call_sites(self) -> dict[str, list[ast.Call]]:
+        """Calls of local functions by name: `f(...)`, `self.f(...)`, `obj.f(...)`."""
+        sites: dict[str, list[ast.Call]] = {}
+        local = set(self._functions_by_name)
+        for call in self.calls:
+            name = call_name(call)
+            if name in local:
+                sites.setdefault(name, []).append(call)
+        return sites
+
+    def grad_mode_effect(self, expr: ast.AST) -> bool | None:
+        """True if a `with`/decorator expression disables autograd, False if it enables it."""
+        target = expr.func if isinstance(expr, ast.Call) else expr
+        name = self.qualname(target)
+        if name in _GRAD_OFF:
+            if isinstance(expr, ast.Call) and expr.args and _is_false(expr.args[0]):
+                return None  # inference_mode(False)
+            return True
+        if name in _GRAD_ON:
+            return False
+        if name in _GRAD_SET and isinstance(expr, ast.Call) and expr.args:
+            if _is_false(expr.args[0]):
+                return True
+            if isinstance(expr.args[0], ast.Constant) and expr.args[0].value is True:
+                return False
+        return None
+
+    # ------------------------------------------------------------------- walk
+    def _walk_block(self, body: list[ast.stmt], ctx: Context) -> None:
+        for stmt in body:
+            self._walk_statement(stmt, ctx)
+
+    def _walk_statement(self, stmt: ast.stmt, ctx: Context) -> None:
+        self.contexts[stmt] = ctx
+        for child in ast.iter_child_nodes(stmt):
+            self.parents.setdefault(child, stmt)
+        ctx.function.statements.append(stmt)
+        for loop in ctx.loops:
+            loop.statements.append(stmt)
+        if isinstance(stmt, FunctionNode):
+            self._walk_function(stmt, ctx)
+        elif isinstance(stmt, ast.ClassDef):
+            self.classes.setdefault(stmt.name, stmt)
+            self._visit_exprs(stmt, [*stmt.bases, *stmt.keywords, *stmt.decorator_list], ctx)
+            self._walk_block(stmt.body, ctx)
+        elif isinstance(stmt, LoopNode):
+            self._walk_loop(stmt, ctx)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            self._visit_exprs(stmt, stmt.items, ctx)
+            disabled = ctx.grad_disabled
+            for item in stmt.items:
+                effect = self.grad_mode_effect(item.context_expr)
+                if effect is not None:
+                    disabled = effect
+            inner = Context(ctx.function, ctx.loops, disabled, ctx.guards, ctx.with_items + tuple(stmt.items))
+            self._walk_block(stmt.body, inner)
+        elif isinstance(stmt, ast.If):
+            self._visit_exprs(stmt, [stmt.test], ctx)
+            self._walk_block(stmt.body, _guarded(ctx, stmt, True))
+            self._walk_block(stmt.orelse, _guarded(ctx, stmt, False))
+        elif isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            self._walk_block(stmt.body, ctx)
+            for handler in stmt.handlers:
+                self._set_parent(handler, stmt)
+                if handler.type is not None:
+                    self._visit_exprs(handler, [handler.type], ctx)
+                self._walk_block(handler.body, ctx)
+            self._walk_block(stmt.orelse, ctx)
+            self._walk_block(stmt.finalbody, ctx)
+        elif isinstance(stmt, ast.Match):
+            self._visit_exprs(stmt, [stmt.subject], ctx)
+            for case in stmt.cases:
+                self._set_parent(case, stmt)
+                self._walk_block(case.body, ctx)
+        else:
+            self._visit_exprs(stmt, list(ast.iter_child_nodes(stmt)), ctx)
+
+    def _walk_function(self, node: ast.AST, ctx: Context) -> None:
+        self._visit_exprs(node, [*node.decorator_list, node.args], ctx)
+        if node.returns is not None:
+            self._visit_exprs(node, [node.returns], ctx)
+        class_node = self._enclosing_class(node)
+        no_grad = any(self.grad_mode_effect(d) is True for d in node.decorator_list)
+        function = FunctionInfo(node, node.name, class_node, no_grad)
+        self.functions.append(function)
+        self._walk_block(node.body, Context(function, (), no_grad))
+
+    def _walk_loop(self, node: ast.AST, ctx: Context) -> None:
+        header = [node.test] if isinstance(node, ast.While) else [node.target, node.iter]
+        self._visit_exprs(node, header, ctx)
+        loop = LoopInfo(node, ctx.function, ctx.loop)
+        self.loops.append(loop)
+        ctx.function.loops.append(loop)
+        inner = Context(ctx.function, ctx.loops + (loop,), ctx.grad_disabled, ctx.guards, ctx.with_items)
+        self._walk_block(node.body, inner)
+        self._walk_block(node.orelse, ctx)
+
+    def _enclosing_class(self, node: ast.AST) -> ast.ClassDef | None:
+        parent = self.parents.get(node)
+        return parent if isinstance(parent, ast.ClassDef) else None
+
+    def _set_parent(self, child: ast.AST, parent: ast.AST) -> None:
+        self.parents.setdefault(child, parent)
+
+    def _visit_exprs(self, owner: ast.AST, nodes: list, ctx: Context) -> None:
+        """Record parents, and the context of every call, below these header nodes."""
+        stack = [(n, owner) for n in nodes if isinstance(n, ast.AST)]
+        while stack:
+            node, parent = stack.pop()
+            if isinstance(node, ast.stmt):
+                continue  # statements are walked with their own context
+            self.parents.setdefault(node, parent)
+            if isinstance(node, ast.Call):
+                self.contexts[node] = ctx
+                self.calls.append(node)
+                ctx.function.calls.append(node)
+                for loop in ctx.loops:
+                    loop.calls.append(node)
+                if ctx.loops:
+                    ctx.loops[-1].direct_calls.append(node)
+            for child in ast.iter_child_nodes(node):
+                stack.append((child, node))
+        # children of the statement itself point at it
+        for n in nodes:
+            if isinstance(n, ast.AST):
+                self.parents.setdefault(n, owner)
+
+    # ------------------------------------------------------------ loop facts
+    @cached_property
+    def training_loops(self) -> list[LoopInfo]:
+        """Loops whose body (any depth, not nested defs) backpropagates or steps an optimizer."""
+        return [loop for loop in self.loops if self.backward_calls(loop) or self.optimizer_steps(loop)]
+
+    def backward_calls(self, loop: LoopInfo, direct: bool = False) -> list[ast.Call]:
+        calls = loop.direct_calls if direct else loop.calls
+        return [c for c in calls if is_backward_call(self, c)]
+
+    def optimizer_steps(self, loop: LoopInfo, direct: bool = False) -> list[ast.Call]:
+        calls = loop.direct_calls if direct else loop.calls
+        roles = self.roles[loop.function]
+        return [c for c in calls if roles.is_optimizer_step(c)]
+
+    def is_step_loop(self, loop: LoopInfo) -> bool:
+        """A training loop whose own body (not a nested loop) backpropagates or steps: it runs once per step."""
+        return bool(self.backward_calls(loop, direct=True) or self.optimizer_steps(loop, direct=True))
+
+    def enclosing_step_loop(self, node: ast.AST) -> LoopInfo | None:
+        for loop in reversed(self.context(node).loops):
+            if self.is_step_loop(loop):
+                return loop
+        return None
+
+    def loop_by_node(self, node: ast.AST) -> LoopInfo | None:
+        for loop in self.loops:
+            if loop.node is node:
+                return loop
+        return None
+
+    def iter_calls(self, *method_names: str) -> Iterator[ast.Call]:
+        wanted = set(method_names)
+        for call in self.calls:
+            if call_name(call) in wanted:
+                yield call
+
+
+# ----------------------------------------------------------------- helpers
+def call_name(call: ast.Call) -> str | None:
+    """`f` for `f(...)`, `m` for `obj.m(...)`."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def receiver(call: ast.Call) -> ast.AST | None:
+    """`obj` for `obj.m(...)`."""
+    return call.func.value if isinstance(call.func, ast.Attribute) else None
+
+
+def dotted(node: ast.AST | None) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, else None (no import resolution)."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return ".".join([node.id, *reversed(parts)])
+    return None
+
+
+def keyword(call: ast.Call, name: str) -> ast.keyword | None:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw
+    return None
+
+
+def has_star_args(call: ast.Call) -> bool:
+    return any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords)
+
+
+def argument(call: ast.Call, position: int, name: str) -> ast.AST | None:
+    """The argument passed at `position` or as `name=`."""
+    kw = keyword(call, name)
+    if kw is not None:
+        return kw.value
+    if len(call.args) > position and not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
+        return call.args[position]
+    return None
+
+
+def is_backward_call(analysis: Analysis, call: ast.Call) -> bool:
+    name = call_name(call)
+    if name in ("backward", "manual_backward") and isinstance(call.func, ast.Attribute):
+        return True
+    return analysis.call_qualname(call) == "torch.autograd.backward"
+
+
+def _is_false(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
+
+
+def _guarded(ctx: Context, stmt: ast.If, in_body: bool) -> Context:
+    return Context(ctx.function, ctx.loops, ctx.grad_disabled, ctx.guards + ((stmt, in_body),), ctx.with_items)
+
+
+def analyze(source: str, path: str | None = None) -> Analysis:
+    return Analysis(source, path)

@@ -1,0 +1,95 @@
+"""The rule registry and the one entry point both front ends use.
+
+`run_rules(analysis, selection)` runs every selected rule over an `Analysis`,
+applies `# noqa` comments and returns sorted findings.  The CLI and the language
+server call exactly this, so they always agree.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable, Iterable
+
+from server.diagnostics.base import Finding, FixInfo, Rule
+
+RULES: dict[str, type[Rule]] = {}
+
+# Per-line and per-file work caps: one pathological line must not freeze the editor.
+MAX_FINDINGS_PER_LINE = 20
+MAX_FINDINGS_PER_FILE = 2000
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+
+
+def register(rule: type[Rule]) -> type[Rule]:
+    if rule.code in RULES:
+        raise ValueError(f"rule code {rule.code} registered twice")
+    RULES[rule.code] = rule
+    return rule
+
+
+def _load_rule_modules() -> None:
+    # Importing the family modules registers their rules.
+    from server.diagnostics import (  # noqa: F401
+        training,
+        correctness,
+        memory,
+        performance,
+    )
+
+
+def all_rules() -> dict[str, type[Rule]]:
+    if not RULES:
+        _load_rule_modules()
+    return dict(sorted(RULES.items()))
+
+
+def noqa_codes(line_text: str) -> set[str] | None:
+    """Codes silenced by a `# noqa` comment on this line; empty set = all; None = no comment."""
+    match = _NOQA.search(line_text)
+    if not match:
+        return None
+    codes = match.group("codes")
+    if not codes:
+        return set()
+    return {c.upper() for c in re.split(r"[\s,]+", codes) if c}
+
+
+def is_suppressed(finding: Finding, line_text: str) -> bool:
+    codes = noqa_codes(line_text)
+    return codes is not None and (not codes or finding.code in codes)
+
+
+def run_rules(analysis, is_selected: Callable[[str], bool] = lambda code: True,
+              severity_of: Callable[[str], str | None] = lambda code: None) -> list[Finding]:
+    """Findings of every selected rule, `# noqa` applied, sorted by position."""
+    findings: list[Finding] = []
+    per_line: dict[int, int] = {}
+    for code, rule_cls in all_rules().items():
+        if not is_selected(code):
+            continue
+        for finding in rule_cls().check(analysis):
+            if is_suppressed(finding, analysis.lines.line_text(finding.line)):
+                continue
+            if per_line.get(finding.line, 0) >= MAX_FINDINGS_PER_LINE:
+                continue
+            per_line[finding.line] = per_line.get(finding.line, 0) + 1
+            override = severity_of(code)
+            if override:
+                finding.severity = override
+            findings.append(finding)
+    findings = _dedupe(findings)
+    findings.sort(key=lambda f: f.sort_key)
+    return findings[:MAX_FINDINGS_PER_FILE]
+
+
+def _dedupe(findings: Iterable[Finding]) -> list[Finding]:
+    seen, unique = set(), []
+    for f in findings:
+        key = (f.code, f.line, f.col, f.end_line, f.end_col)
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    return unique
+
+
+__all__ = ["Finding", "FixInfo", "Rule", "RULES", "register", "all_rules", "run_rules", "noqa_codes"]

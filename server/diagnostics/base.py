@@ -1,0 +1,95 @@
+"""What a rule is and what it reports.
+
+A rule is one small class with a code, a kebab-case name, a default severity, its
+fix safety and a docstring (What it does / Why is this bad / Example / Use
+instead).  `check` yields `Finding`s built from the shared facts of an
+`Analysis`; positions are `ast` positions (1-based lines, UTF-8 byte columns) and
+are converted for each client by the front ends.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, Iterator
+
+if TYPE_CHECKING:
+    from server.analysis import Analysis
+
+SEVERITIES = ("error", "warning", "information", "hint")
+FIX_SAFETIES = ("safe", "unsafe", "none")
+
+
+@dataclass(frozen=True)
+class FixInfo:
+    """A fix the rule can offer: its title (what it will do) and its safety."""
+
+    title: str
+    safety: str  # "safe" | "unsafe"
+
+
+@dataclass
+class Finding:
+    code: str
+    message: str
+    line: int  # 1-based
+    col: int  # UTF-8 byte offset, 0-based (as `ast`)
+    end_line: int
+    end_col: int
+    severity: str
+    fix: FixInfo | None = None
+    # Rule-specific detail a code action needs (kept JSON-friendly).
+    data: dict = field(default_factory=dict)
+
+    @property
+    def sort_key(self) -> tuple:
+        return (self.line, self.col, self.code)
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[str]
+    fix_safety: ClassVar[str] = "none"
+    enabled_by_default: ClassVar[bool] = True
+
+    def check(self, analysis: "Analysis") -> Iterator[Finding]:
+        raise NotImplementedError
+
+    # -- helpers for subclasses ----------------------------------------------
+    def finding(
+        self,
+        node: ast.AST,
+        message: str,
+        fix_title: str | None = None,
+        *,
+        end_node: ast.AST | None = None,
+        data: dict | None = None,
+    ) -> Finding:
+        """A finding spanning `node` (through `end_node` when given)."""
+        last = end_node or node
+        fix = None
+        if fix_title and self.fix_safety in ("safe", "unsafe"):
+            fix = FixInfo(fix_title, self.fix_safety)
+        return Finding(
+            code=self.code,
+            message=message,
+            line=node.lineno,
+            col=node.col_offset,
+            end_line=last.end_lineno or node.lineno,
+            end_col=last.end_col_offset if last.end_col_offset is not None else node.col_offset,
+            severity=self.severity,
+            fix=fix,
+            data=data or {},
+        )
+
+    @classmethod
+    def documentation(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def summary(cls) -> str:
+        """The first sentence of the 'What it does' section."""
+        doc = cls.documentation()
+        body = doc.split("## What it does", 1)[-1].strip().split("\n\n", 1)[0]
+        return " ".join(body.split())

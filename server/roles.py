@@ -1,0 +1,542 @@
+"""What each local name *is* in PyTorch terms, per function scope.
+
+Evidence, strongest first: what the name was assigned from (`torch.optim.AdamW(...)`,
+a local `nn.Module` subclass, `nn.CrossEntropyLoss()`), what is done with it in the
+same scope (`m.eval()`, `m.parameters()`, `opt.step()` next to `.backward()`), and the
+names people conventionally use (`model`, `optimizer`, `criterion`, `scheduler`).
+A name with no evidence has no role: rules stay silent about it.
+
+Value facts (`carries_graph`, `is_tensor`) follow assignments in statement order
+inside one function; anything not understood is "not known", never a guess.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from server.analysis import Analysis, FunctionInfo
+
+_MODEL_WORDS = (
+    "model|net|network|encoder|decoder|backbone|generator|discriminator|teacher|student|classifier"
+    "|critic|actor|policy|autoencoder|unet|transformer|detector|denoiser|regressor|embedder|tagger"
+)
+MODEL_NAME = re.compile(rf"^(?:[a-z0-9]+_)*(?:{_MODEL_WORDS})(?:_[a-z0-9]+)?$|^net[A-Z]\w*$", re.IGNORECASE)
+OPTIMIZER_NAME = re.compile(r"^(?:[a-z0-9]+_)*(?:opt|optim|optimizer|optimiser)s?(?:_[a-z0-9]+)?$", re.IGNORECASE)
+SCHEDULER_NAME = re.compile(r"^(?:[a-z0-9]+_)*(?:sched|scheduler|schedule|lr_scheduler)s?(?:_[a-z0-9]+)?$", re.IGNORECASE)
+LOSS_MODULE_NAME = re.compile(r"^(?:[a-z0-9]+_)*(?:criterion|criteria|loss_fn|loss_func|lossfn|loss_function|loss_module)(?:_[a-z0-9]+)?$", re.IGNORECASE)
+LOSS_VALUE_NAME = re.compile(r"(?:^|_)loss(?:es)?(?:$|_)|^loss", re.IGNORECASE)
+SCALER_NAME = re.compile(r"(?:^|_)scaler$", re.IGNORECASE)
+DEVICE_NAME = re.compile(r"^(?:[a-z0-9]+_)*(?:device|dev)$", re.IGNORECASE)
+
+MODULE_BASES = {
+    "torch.nn.Module",
+    "torch.nn.modules.module.Module",
+    "torch.nn.Sequential",
+    "pytorch_lightning.LightningModule",
+    "lightning.LightningModule",
+    "lightning.pytorch.LightningModule",
+}
+MODEL_WRAPPERS = {
+    "torch.nn.DataParallel",
+    "torch.nn.parallel.DataParallel",
+    "torch.nn.parallel.DistributedDataParallel",
+    "torch.compile",
+    "torch.jit.script",
+    "torch.distributed.fsdp.FullyShardedDataParallel",
+}
+ACTIVATION_MODULES = {
+    "ReLU", "ReLU6", "LeakyReLU", "PReLU", "RReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish",
+    "Sigmoid", "Tanh", "Softmax", "Softmin", "LogSoftmax", "Softmax2d", "Softplus", "Softsign",
+    "Hardtanh", "Hardswish", "Hardsigmoid", "Tanhshrink", "Softshrink", "Hardshrink", "LogSigmoid",
+    "Threshold", "GLU", "Identity", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+    "Flatten", "Unflatten", "Upsample", "PixelShuffle", "PixelUnshuffle",
+}
+NOT_CALLABLE_MODULES = {"ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Parameter", "Buffer"}
+FUNCTIONAL_LOSSES = {
+    "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss", "mse_loss",
+    "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "poisson_nll_loss", "gaussian_nll_loss",
+    "ctc_loss", "margin_ranking_loss", "hinge_embedding_loss", "multilabel_margin_loss",
+    "multilabel_soft_margin_loss", "multi_margin_loss", "soft_margin_loss", "cosine_embedding_loss",
+    "triplet_margin_loss", "triplet_margin_with_distance_loss",
+}
+OPTIMIZER_CLASSES = {
+    "SGD", "Adam", "AdamW", "Adamax", "Adagrad", "Adadelta", "RMSprop", "Rprop", "NAdam", "RAdam",
+    "LBFGS", "SparseAdam", "ASGD", "Lion", "LAMB", "Lamb", "Adafactor", "AdamW8bit", "Adam8bit", "Muon",
+}
+# Tensor methods and torch functions that keep the autograd graph of their input.
+GRAPH_PRESERVING_METHODS = {
+    "mean", "sum", "float", "double", "half", "bfloat16", "cpu", "cuda", "to", "view", "reshape",
+    "squeeze", "unsqueeze", "flatten", "clone", "abs", "pow", "exp", "log", "sqrt", "sigmoid", "tanh",
+    "relu", "softmax", "log_softmax", "transpose", "permute", "contiguous", "mul", "add", "sub", "div",
+    "neg", "norm", "prod", "expand", "repeat", "clamp", "t", "type_as", "squeeze_", "unsqueeze_",
+}
+GRAPH_PRESERVING_FUNCTIONS = {
+    "sigmoid", "softmax", "log_softmax", "tanh", "relu", "exp", "log", "mean", "sum", "stack", "cat",
+    "abs", "clamp", "matmul", "bmm", "mm", "einsum", "gelu", "silu", "normalize", "linear",
+}
+GRAPH_DROPPING_METHODS = {"detach", "item", "tolist", "numpy", "argmax", "argmin", "detach_", "long", "int", "bool"}
+
+
+@dataclass(eq=False)
+class Assignment:
+    name: str
+    statement: ast.stmt
+    order: int  # position of the statement in the function's statement list
+    value: ast.AST | None  # None when the value is not an expression we can read (for targets…)
+    unpacked: bool = False  # target was one element of a tuple
+    graph: bool = False
+
+
+@dataclass(eq=False)
+class ScopeRoles:
+    """Roles of names inside one function (module-level roles are the fallback)."""
+
+    analysis: "Analysis"
+    function: "FunctionInfo"
+    parent: "ScopeRoles | None" = None
+    models: set[str] = field(default_factory=set)
+    optimizers: set[str] = field(default_factory=set)
+    schedulers: set[str] = field(default_factory=set)
+    scalers: set[str] = field(default_factory=set)
+    loss_modules: set[str] = field(default_factory=set)
+    activation_modules: set[str] = field(default_factory=set)
+    devices: set[str] = field(default_factory=set)
+    assignments: dict[str, list[Assignment]] = field(default_factory=dict)
+    statement_order: dict[ast.stmt, int] = field(default_factory=dict)
+    loop_targets: set[str] = field(default_factory=set)
+
+    # ---------------------------------------------------------------- lookups
+    def _role(self, attr: str, name: str) -> bool:
+        if name in getattr(self, attr):
+            return True
+        if self.parent is not None and name not in self.assignments and name not in self.function.params:
+            return self.parent._role(attr, name)
+        return False
+
+    def is_model(self, name: str) -> bool:
+        return self._role("models", name) and not self.is_loss_module(name)
+
+    def is_optimizer(self, name: str) -> bool:
+        return self._role("optimizers", name)
+
+    def is_scheduler(self, name: str) -> bool:
+        return self._role("schedulers", name)
+
+    def is_loss_module(self, name: str) -> bool:
+        return self._role("loss_modules", name) or self._role("activation_modules", name)
+
+    def is_device(self, name: str) -> bool:
+        return self._role("devices", name)
+
+    def is_scaler(self, name: str) -> bool:
+        return self._role("scalers", name)
+
+    # ------------------------------------------------------------ call kinds
+    def model_name(self, call: ast.Call) -> str | None:
+        """The model's name when `call` runs a model: `model(x)` or `model.forward(x)`."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "forward":
+            func = func.value
+        if isinstance(func, ast.Name) and self.is_model(func.id):
+            return func.id
+        return None
+
+    def is_optimizer_step(self, call: ast.Call) -> bool:
+        from server.analysis import call_name, receiver
+
+        name = call_name(call)
+        target = receiver(call)
+        if name == "optimizer_step":  # torch_xla's xm.optimizer_step(opt)
+            return True
+        if name != "step" or target is None:
+            return False
+        if self._names_optimizer(target):
+            return True
+        # scaler.step(optimizer)
+        if call.args and self._names_optimizer(call.args[0]):
+            return self._names_scaler(target)
+        return False
+
+    def is_scheduler_step(self, call: ast.Call) -> bool:
+        from server.analysis import call_name, receiver
+
+        target = receiver(call)
+        if call_name(call) != "step" or target is None:
+            return False
+        if isinstance(target, ast.Name):
+            return self.is_scheduler(target.id)
+        return isinstance(target, ast.Attribute) and bool(SCHEDULER_NAME.match(target.attr))
+
+    def _names_optimizer(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Name):
+            return self.is_optimizer(node.id) and not self.is_scheduler(node.id)
+        if isinstance(node, ast.Attribute):
+            return bool(OPTIMIZER_NAME.match(node.attr)) and not SCHEDULER_NAME.match(node.attr)
+        return False
+
+    def _names_scaler(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Name):
+            return self.is_scaler(node.id)
+        return isinstance(node, ast.Attribute) and bool(SCALER_NAME.search(node.attr))
+
+    def is_loss_call(self, call: ast.Call) -> bool:
+        qualname = self.analysis.call_qualname(call) or ""
+        if qualname.startswith("torch.nn.functional.") and qualname.rsplit(".", 1)[1] in FUNCTIONAL_LOSSES:
+            return True
+        func = call.func
+        if isinstance(func, ast.Name):
+            return self._role("loss_modules", func.id)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            return bool(LOSS_MODULE_NAME.match(func.attr)) or func.attr in self.analysis_self_loss_attrs()
+        return False
+
+    def analysis_self_loss_attrs(self) -> set[str]:
+        cls = self.function.class_node
+        if cls is None:
+            return set()
+        return self.analysis_class_attrs(cls)["loss"]
+
+    def analysis_class_attrs(self, cls: ast.ClassDef) -> dict[str, set[str]]:
+        return class_attribute_roles(self.analysis, cls)
+
+    # ----------------------------------------------------------- value facts
+    def last_assignment(self, name: str, before: ast.AST) -> Assignment | None:
+        order = self.order_of(before)
+        best = None
+        for assignment in self.assignments.get(name, ()):
+            if assignment.order < order:
+                best = assignment
+        return best
+
+    def order_of(self, node: ast.AST) -> int:
+        stmt = self.analysis.statement_of(node)
+        return self.statement_order.get(stmt, 1 << 30)
+
+    def carries_graph(self, expr: ast.AST, at: ast.AST | None = None) -> bool:
+        """True when `expr` is known to hold a tensor attached to the autograd graph."""
+        at = at or expr
+        if self.analysis.context(at).grad_disabled:
+            return False
+        return self._graph(expr, at, 0)
+
+    def _graph(self, expr: ast.AST, at: ast.AST, depth: int) -> bool:
+        from server.analysis import call_name
+
+        if depth > 12:
+            return False
+        if isinstance(expr, ast.Name):
+            assignment = self.last_assignment(expr.id, at)
+            return bool(assignment and assignment.graph)
+        if isinstance(expr, ast.Call):
+            if self.model_name(expr) or self.is_loss_call(expr):
+                return True
+            name = call_name(expr)
+            if isinstance(expr.func, ast.Attribute):
+                qualname = self.analysis.call_qualname(expr)
+                if qualname and qualname.split(".")[0] == "torch":
+                    if name in GRAPH_PRESERVING_FUNCTIONS:
+                        return any(self._graph(a, at, depth + 1) for a in _tensor_args(expr))
+                    return False
+                if name in GRAPH_DROPPING_METHODS:
+                    return False
+                if name in GRAPH_PRESERVING_METHODS:
+                    return self._graph(expr.func.value, at, depth + 1)
+            return False
+        if isinstance(expr, ast.BinOp):
+            return self._graph(expr.left, at, depth + 1) or self._graph(expr.right, at, depth + 1)
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+            return self._graph(expr.operand, at, depth + 1)
+        if isinstance(expr, ast.Subscript):
+            return self._graph(expr.value, at, depth + 1)
+        if isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT"):
+            return self._graph(expr.value, at, depth + 1)
+        return False
+
+    def is_loss_value(self, expr: ast.AST, at: ast.AST | None = None) -> bool:
+        """A loss tensor: a loss call's result, or a name bound to one (or `.backward()`-ed)."""
+        at = at or expr
+        if isinstance(expr, ast.Call):
+            return self.is_loss_call(expr)
+        if isinstance(expr, ast.Name):
+            return expr.id in self.backpropagated or (
+                bool(LOSS_VALUE_NAME.search(expr.id)) and self.carries_graph(expr, at)
+            )
+        return False
+
+    @property
+    def backpropagated(self) -> set[str]:
+        """Names on which `.backward()` is called in this function."""
+        cached = getattr(self, "_backpropagated", None)
+        if cached is None:
+            cached = set()
+            for call in self.function.calls:
+                func = call.func
+                if isinstance(func, ast.Attribute) and func.attr == "backward":
+                    base = func.value
+                    while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute):
+                        base = base.args[0] if base.func.attr == "scale" and base.args else base.func.value
+                    if isinstance(base, ast.BinOp):
+                        base = base.left
+                    if isinstance(base, ast.Name):
+                        cached.add(base.id)
+            self._backpropagated = cached
+        return cached
+
+
+# ------------------------------------------------------------------ compute
+def compute_roles(analysis: "Analysis") -> dict:
+    module_roles = _scope_roles(analysis, analysis.module_scope, None)
+    table = {analysis.module_scope: module_roles}
+    for function in analysis.functions:
+        if not function.is_module:
+            table[function] = _scope_roles(analysis, function, module_roles)
+    return table
+
+
+def _scope_roles(analysis: "Analysis", function: "FunctionInfo", parent: ScopeRoles | None) -> ScopeRoles:
+    roles = ScopeRoles(analysis, function, parent)
+    _name_roles(analysis, roles)
+    for param in function.params:
+        _classify_by_name(roles, param)
+    _evidence_from_use(analysis, roles)
+    _value_facts(roles)
+    return roles
+
+
+def _name_roles(analysis: "Analysis", roles: ScopeRoles) -> None:
+    """Roles from what names are assigned."""
+    for order, stmt in enumerate(roles.function.statements):
+        roles.statement_order[stmt] = order
+        for name, value, unpacked in _assigned_names(stmt):
+            roles.assignments.setdefault(name, []).append(Assignment(name, stmt, order, value, unpacked))
+            if isinstance(stmt, (ast.For, ast.AsyncFor)):
+                roles.loop_targets.add(name)
+            if value is not None and not unpacked:
+                _classify_by_value(analysis, roles, name, value)
+            elif unpacked:
+                _classify_by_name(roles, name, only_strong=True)
+            _classify_by_name(roles, name, only_strong=True)
+
+
+def _classify_by_value(analysis: "Analysis", roles: ScopeRoles, name: str, value: ast.AST) -> None:
+    kind = constructed_kind(analysis, value)
+    if kind == "model":
+        roles.models.add(name)
+    elif kind == "loss_module":
+        roles.loss_modules.add(name)
+    elif kind == "activation":
+        roles.activation_modules.add(name)
+    elif kind == "optimizer":
+        roles.optimizers.add(name)
+    elif kind == "scheduler":
+        roles.schedulers.add(name)
+    elif kind == "scaler":
+        roles.scalers.add(name)
+    elif kind == "device":
+        roles.devices.add(name)
+    elif DEVICE_NAME.match(name) and not isinstance(value, ast.Constant):
+        roles.devices.add(name)
+    elif DEVICE_NAME.match(name) and isinstance(value, ast.Constant) and isinstance(value.value, str):
+        roles.devices.add(name)
+
+
+def _classify_by_name(roles: ScopeRoles, name: str, only_strong: bool = False) -> None:
+    """Conventional names. `only_strong` keeps to names that are rarely anything else."""
+    if LOSS_MODULE_NAME.match(name):
+        roles.loss_modules.add(name)
+    elif SCHEDULER_NAME.match(name):
+        roles.schedulers.add(name)
+    elif OPTIMIZER_NAME.match(name):
+        roles.optimizers.add(name)
+    elif SCALER_NAME.search(name):
+        roles.scalers.add(name)
+    elif not only_strong and MODEL_NAME.match(name):
+        roles.models.add(name)
+    elif not only_strong and DEVICE_NAME.match(name):
+        roles.devices.add(name)
+
+
+def _evidence_from_use(analysis: "Analysis", roles: ScopeRoles) -> None:
+    """`m.eval()`, `m.train()`, `m.parameters()` make `m` a model in this scope."""
+    for call in roles.function.calls:
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            continue
+        name = func.value.id
+        if name == "self" or name in analysis.imports:
+            continue
+        if func.attr in ("eval", "parameters", "named_parameters", "modules", "named_modules", "children") and not call.args:
+            roles.models.add(name)
+        elif func.attr == "train" and (not call.args or _is_bool(call.args[0])) and not call.keywords:
+            roles.models.add(name)
+    for name in list(roles.models):
+        if name in roles.loss_modules or name in roles.optimizers or name in roles.schedulers:
+            roles.models.discard(name)
+
+
+def _value_facts(roles: ScopeRoles) -> None:
+    """Which assignments bind graph-carrying tensors, in statement order."""
+    every = sorted((a for lst in roles.assignments.values() for a in lst), key=lambda a: a.order)
+    for assignment in every:
+        stmt = assignment.statement
+        if assignment.value is None:
+            continue
+        if roles.analysis.context(stmt).grad_disabled:
+            continue
+        if isinstance(stmt, ast.AugAssign):
+            assignment.graph = roles._graph(stmt.value, stmt, 0) or roles._graph(stmt.target, stmt, 0)
+        elif assignment.unpacked:
+            value = assignment.value
+            assignment.graph = isinstance(value, ast.Call) and bool(roles.model_name(value))
+        else:
+            assignment.graph = roles._graph(assignment.value, stmt, 0)
+
+
+# ------------------------------------------------------------------ helpers
+def constructed_kind(analysis: "Analysis", value: ast.AST) -> str | None:
+    """What kind of object an expression constructs, looking through `.to(...)`-style chains."""
+    from server.analysis import call_name
+
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in (
+        "to", "cuda", "cpu", "eval", "train", "float", "half", "double", "bfloat16", "requires_grad_", "to_empty",
+    ):
+        value = value.func.value
+    if not isinstance(value, ast.Call):
+        return None
+    qualname = analysis.call_qualname(value) or ""
+    last = call_name(value) or ""
+    if qualname == "torch.device":
+        return "device"
+    if qualname.startswith("torch.optim.lr_scheduler.") or re.match(r"get_\w*schedule", last) or last in (
+        "create_scheduler", "build_scheduler", "create_lr_scheduler",
+    ):
+        return "scheduler"
+    if (qualname.startswith("torch.optim.") and last[:1].isupper()) or last in OPTIMIZER_CLASSES or last in (
+        "create_optimizer", "create_optimizer_v2", "build_optimizer",
+    ):
+        return "optimizer"
+    if last == "GradScaler":
+        return "scaler"
+    if qualname.startswith("torch.nn.") and qualname.count(".") == 2:
+        if last.endswith("Loss"):
+            return "loss_module"
+        if last in ACTIVATION_MODULES:
+            return "activation"
+        if last in NOT_CALLABLE_MODULES or not last[:1].isupper():
+            return None
+        return "model"
+    if qualname in MODEL_WRAPPERS or last in ("DistributedDataParallel", "DataParallel", "FullyShardedDataParallel"):
+        return "model"
+    if qualname.startswith(("torchvision.models.", "timm.")) and qualname not in ("timm.data",):
+        return "model"
+    if last in ("from_pretrained", "create_model", "build_model") or qualname == "torch.hub.load":
+        return "model"
+    if isinstance(value.func, ast.Name) and value.func.id in local_module_classes(analysis):
+        cls = local_module_classes(analysis)[value.func.id]
+        return "loss_module" if cls.name.endswith("Loss") else "model"
+    return None
+
+
+def local_module_classes(analysis: "Analysis") -> dict[str, ast.ClassDef]:
+    """Classes of this file that subclass `nn.Module` (directly or through each other)."""
+    cached = getattr(analysis, "_module_classes", None)
+    if cached is not None:
+        return cached
+    found: dict[str, ast.ClassDef] = {}
+    changed = True
+    while changed:
+        changed = False
+        for name, cls in analysis.classes.items():
+            if name in found:
+                continue
+            for base in cls.bases:
+                qualname = analysis.qualname(base) or ""
+                if qualname in MODULE_BASES or (isinstance(base, ast.Name) and base.id in found) or qualname.endswith(
+                    ("LightningModule", "PreTrainedModel")
+                ):
+                    found[name] = cls
+                    changed = True
+                    break
+    analysis._module_classes = found
+    return found
+
+
+def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, set[str]]:
+    """`self.x = ...` in a class: which attributes are parameters, models, loss modules."""
+    cache = analysis.__dict__.setdefault("_class_attr_roles", {})
+    if cls in cache:
+        return cache[cls]
+    result = {"parameter": set(), "model": set(), "loss": set(), "activation": set()}
+    for node in ast.walk(cls):
+        if not isinstance(node, (ast.Assign, ast.AnnAssign)):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                if node.value is None:
+                    continue
+                qualname = analysis.qualname(node.value.func) if isinstance(node.value, ast.Call) else None
+                if qualname in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+                    result["parameter"].add(target.attr)
+                    continue
+                kind = constructed_kind(analysis, node.value)
+                if kind == "model":
+                    result["model"].add(target.attr)
+                elif kind == "loss_module":
+                    result["loss"].add(target.attr)
+                elif kind == "activation":
+                    result["activation"].add(target.attr)
+    cache[cls] = result
+    return result
+
+
+def _assigned_names(stmt: ast.stmt):
+    """(name, value, unpacked) for each simple name a statement binds."""
+    if isinstance(stmt, ast.Assign):
+        for target in stmt.targets:
+            yield from _target_names(target, stmt.value)
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        yield from _target_names(stmt.target, stmt.value)
+    elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+        yield stmt.target.id, stmt.value, False
+    elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+        for name in _plain_names(stmt.target):
+            yield name, None, True
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        for item in stmt.items:
+            if item.optional_vars is not None:
+                for name in _plain_names(item.optional_vars):
+                    yield name, None, True
+
+
+def _target_names(target: ast.AST, value: ast.AST):
+    if isinstance(target, ast.Name):
+        yield target.id, value, False
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+            for t, v in zip(target.elts, value.elts):
+                yield from _target_names(t, v)
+        else:
+            for name in _plain_names(target):
+                yield name, value, True
+
+
+def _plain_names(target: ast.AST) -> list[str]:
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def _tensor_args(call: ast.Call) -> list[ast.AST]:
+    args = []
+    for a in call.args:
+        if isinstance(a, (ast.List, ast.Tuple)):
+            args.extend(a.elts)
+        else:
+            args.append(a)
+    return args
+
+
+def _is_bool(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, bool)

@@ -1,0 +1,102 @@
+"""Lines and columns, converted in one place.
+
+`ast` reports columns as UTF-8 byte offsets into a line.  LSP clients count in the
+negotiated unit (UTF-16 code units for VS Code, UTF-8 bytes for recent Neovim,
+code points for UTF-32), and the CLI reports 1-based code-point columns like ruff.
+Lines are split the LSP way — only on `\\n`, `\\r\\n` and `\\r` — never with
+`str.splitlines()`, which also breaks on U+2028, form feed and friends and would
+make every position after such a character drift.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+UTF8 = "utf-8"
+UTF16 = "utf-16"
+UTF32 = "utf-32"
+
+
+def split_lines(source: str) -> list[str]:
+    """Lines without their terminators, split only where LSP and Python split."""
+    return _LINE_BREAK.split(source)
+
+
+@dataclass
+class LineIndex:
+    """Maps between `ast` positions (1-based line, UTF-8 byte column) and the units
+    that clients speak.  Built once per document version."""
+
+    source: str
+    lines: list[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.lines = split_lines(self.source)
+
+    def line_text(self, line: int) -> str:
+        """Text of a 1-based line, or "" past the end."""
+        if 1 <= line <= len(self.lines):
+            return self.lines[line - 1]
+        return ""
+
+    # -- ast (UTF-8 bytes) -> other units -------------------------------------
+    def char_column(self, line: int, byte_col: int) -> int:
+        """Code-point column (0-based) of a UTF-8 byte column on a 1-based line."""
+        text = self.line_text(line)
+        if text.isascii():
+            return min(byte_col, len(text))
+        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+    def client_column(self, line: int, byte_col: int, encoding: str) -> int:
+        """Column in the client's unit for a UTF-8 byte column on a 1-based line."""
+        text = self.line_text(line)
+        if text.isascii() or encoding == UTF8:
+            return min(byte_col, len(text.encode("utf-8")))
+        prefix = text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore")
+        if encoding == UTF32:
+            return len(prefix)
+        return len(prefix.encode("utf-16-le")) // 2
+
+    # -- client units -> code points -------------------------------------------
+    def clamp_line(self, line0: int) -> int:
+        """A 0-based line clamped into the document (clients send 2**31-1)."""
+        return max(0, min(line0, len(self.lines) - 1))
+
+    def char_from_client(self, line0: int, column: int, encoding: str) -> int:
+        """Code-point column for a client column, clamped to the line's end."""
+        text = self.lines[self.clamp_line(line0)]
+        column = max(0, column)
+        if text.isascii():
+            return min(column, len(text))
+        if encoding == UTF32:
+            return min(column, len(text))
+        units = 0
+        for index, ch in enumerate(text):
+            width = len(ch.encode("utf-8")) if encoding == UTF8 else (2 if ord(ch) > 0xFFFF else 1)
+            if units + width > column:
+                return index
+            units += width
+        return len(text)
+
+    def byte_from_client(self, line0: int, column: int, encoding: str) -> int:
+        """UTF-8 byte column (what `ast` uses) for a client column."""
+        text = self.lines[self.clamp_line(line0)]
+        chars = self.char_from_client(line0, column, encoding)
+        return len(text[:chars].encode("utf-8"))
+
+    def client_column_from_char(self, line0: int, char_col: int, encoding: str) -> int:
+        """Client column of a code-point column on a 0-based line."""
+        text = self.lines[self.clamp_line(line0)]
+        prefix = text[: max(0, char_col)]
+        if encoding == UTF32 or prefix.isascii():
+            return len(prefix)
+        if encoding == UTF8:
+            return len(prefix.encode("utf-8"))
+        return len(prefix.encode("utf-16-le")) // 2
+
+    def end_position(self) -> tuple[int, int]:
+        """(1-based line, byte column) just after the last character."""
+        last = len(self.lines)
+        return last, len(self.lines[-1].encode("utf-8"))
