@@ -38,6 +38,12 @@ _GRAD_ON = {"torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.g
 _GRAD_SET = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled"}
 
 
+_TORCH_ECOSYSTEM = {
+    "torch", "torchvision", "torchaudio", "torchtext", "functorch", "pytorch_lightning", "lightning", "timm",
+    "transformers", "accelerate", "torchmetrics", "ignite", "kornia", "diffusers", "peft", "einops",
+}
+
+
 @dataclass(eq=False)
 class FunctionInfo:
     """A `def` (or the module itself, with `node` the `ast.Module`)."""
@@ -135,6 +141,12 @@ class Analysis:
                 for alias in node.names:
                     if alias.name != "*":
                         self.imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+
+    @cached_property
+    def uses_torch(self) -> bool:
+        """The file imports PyTorch or a library built on it; other files get no findings."""
+        roots = {name.split(".")[0] for name in self.imports.values()}
+        return bool(roots & _TORCH_ECOSYSTEM)
 
     def qualname(self, node: ast.AST | None) -> str | None:
         """Dotted name of `node` resolved through the imports, or None."""
@@ -343,11 +355,95 @@ class Analysis:
                 return loop
         return None
 
+    # ------------------------------------------------------ mode & callers
+    @cached_property
+    def mode_switches(self) -> dict[FunctionInfo, list["ModeSwitch"]]:
+        """`m.eval()` / `m.train()` / `m.train(False)` per function, on plain names."""
+        table: dict[FunctionInfo, list[ModeSwitch]] = {f: [] for f in self.functions}
+        for call in self.calls:
+            func = call.func
+            if not isinstance(func, ast.Attribute) or func.attr not in ("eval", "train"):
+                continue
+            mode = _mode_of(call)
+            if mode is None:
+                continue
+            name = _base_name(func.value)
+            if name is None:
+                stmt = self.statement_of(call)
+                # `model = Net().to(device).eval()` switches the bound name.
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                    name = stmt.targets[0].id
+            if name and name != "self" and name not in self.imports:
+                table[self.context(call).function].append(ModeSwitch(name, mode, call))
+        return table
+
+    def switched(self, function: FunctionInfo, name: str, mode: str) -> list["ModeSwitch"]:
+        return [m for m in self.mode_switches.get(function, ()) if m.name == name and m.mode == mode]
+
+    def callers(self, function: FunctionInfo) -> list[ast.Call]:
+        """Call sites of `function` in this file (by name; methods through `self.`/`obj.`)."""
+        sites = self.call_sites.get(function.name, [])
+        if function.is_method:
+            return [c for c in sites if isinstance(c.func, ast.Attribute)]
+        return [c for c in sites if isinstance(c.func, ast.Name)]
+
+    def only_called_without_grad(self, function: FunctionInfo) -> bool:
+        """True when the function is called in this file, and every call runs with autograd off."""
+        sites = self.callers(function)
+        return bool(sites) and all(self.context(c).grad_disabled for c in sites)
+
+    def computes_gradients(self, function: FunctionInfo) -> bool:
+        """The function backpropagates or asks for gradients (so it is not plain evaluation)."""
+        for call in function.calls:
+            if is_backward_call(self, call) or self.call_qualname(call) in ("torch.autograd.grad", "torch.func.grad"):
+                return True
+            if call_name(call) == "requires_grad_":
+                return True
+            kw = keyword(call, "requires_grad")
+            if kw is not None and isinstance(kw.value, ast.Constant) and kw.value.value is True:
+                return True
+        return False
+
+    def argument_for(self, call: ast.Call, function: FunctionInfo, param: str) -> ast.AST | None:
+        """The expression a call passes for `param` of `function`."""
+        params = function.params
+        if function.is_method and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        if param not in params:
+            return None
+        return argument(call, params.index(param), param)
+
     def iter_calls(self, *method_names: str) -> Iterator[ast.Call]:
         wanted = set(method_names)
         for call in self.calls:
             if call_name(call) in wanted:
                 yield call
+
+
+@dataclass(frozen=True)
+class ModeSwitch:
+    name: str
+    mode: str  # "eval" | "train"
+    call: ast.Call
+
+
+def _mode_of(call: ast.Call) -> str | None:
+    """"eval" or "train" for `.eval()`, `.train()`, `.train(False)`, `.train(mode=True)`."""
+    if call.func.attr == "eval":
+        return "eval" if not call.args and not call.keywords else None
+    value = call.args[0] if call.args else (call.keywords[0].value if call.keywords else None)
+    if value is None:
+        return "train"
+    if isinstance(value, ast.Constant) and isinstance(value.value, bool):
+        return "train" if value.value else "eval"
+    return None
+
+
+def _base_name(node: ast.AST) -> str | None:
+    """`model` in `model`, `model.to(device)`, `model.cuda()` (chains of calls on a name)."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        node = node.func.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 # ----------------------------------------------------------------- helpers
@@ -415,3 +511,18 @@ def _guarded(ctx: Context, stmt: ast.If, in_body: bool) -> Context:
 
 def analyze(source: str, path: str | None = None) -> Analysis:
     return Analysis(source, path)
+
+
+# ------------------------------------------------------------- shared spans
+def loop_header_span(loop_node: ast.AST) -> tuple[int, int, int, int]:
+    """`for x in loader` / `while cond` — the header up to the colon, not the body."""
+    last = loop_node.test if isinstance(loop_node, ast.While) else loop_node.iter
+    return loop_node.lineno, loop_node.col_offset, last.end_lineno, last.end_col_offset
+
+
+def method_span(call: ast.Call) -> tuple[int, int, int, int]:
+    """`.cuda()` in `x.cuda()`: from the dot after the receiver to the closing parenthesis."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.value.end_lineno == call.end_lineno:
+        return func.value.end_lineno, func.value.end_col_offset, call.end_lineno, call.end_col_offset
+    return call.lineno, call.col_offset, call.end_lineno, call.end_col_offset

@@ -43,6 +43,11 @@ def all_rules() -> dict[str, type[Rule]]:
     return dict(sorted(RULES.items()))
 
 
+def noqa_match(line_text: str) -> re.Match | None:
+    """The `# noqa` comment on this line (its `codes` group spans the listed codes), or None."""
+    return _NOQA.search(line_text)
+
+
 def noqa_codes(line_text: str) -> set[str] | None:
     """Codes silenced by a `# noqa` comment on this line; empty set = all; None = no comment."""
     match = _NOQA.search(line_text)
@@ -63,6 +68,8 @@ def run_rules(analysis, is_selected: Callable[[str], bool] = lambda code: True,
               severity_of: Callable[[str], str | None] = lambda code: None) -> list[Finding]:
     """Findings of every selected rule, `# noqa` applied, sorted by position."""
     findings: list[Finding] = []
+    if not analysis.uses_torch:
+        return findings
     per_line: dict[int, int] = {}
     for code, rule_cls in all_rules().items():
         if not is_selected(code):

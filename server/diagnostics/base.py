@@ -83,6 +83,13 @@ class Rule:
             data=data or {},
         )
 
+    def finding_at(self, span: tuple[int, int, int, int], message: str, fix_title: str | None = None,
+                   *, data: dict | None = None) -> Finding:
+        """A finding on an explicit (line, col, end_line, end_col) span."""
+        line, col, end_line, end_col = span
+        fix = FixInfo(fix_title, self.fix_safety) if fix_title and self.fix_safety in ("safe", "unsafe") else None
+        return Finding(self.code, message, line, col, end_line, end_col, self.severity, fix, data or {})
+
     @classmethod
     def documentation(cls) -> str:
         return inspect.cleandoc(cls.__doc__ or "")

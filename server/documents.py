@@ -1,0 +1,210 @@
+"""What the server keeps per open document: its text by version, the analysis of
+that version, the settings that apply to it, and its pending debounced check.
+
+Text is kept whole and split into lines only the LSP way (`server.text`), never
+with `str.splitlines()`.  Nothing here speaks LSP types: positions arrive as
+(0-based line, client column) pairs with the negotiated column unit.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+from urllib.parse import unquote, urlparse
+
+from server.settings import Settings, load_project_settings, merge_editor_settings
+from server.text import LineIndex
+
+_LINE_START = re.compile(r"\r\n|\r|\n")
+
+
+# --------------------------------------------------------------- documents
+@dataclass(frozen=True)
+class OpenDocument:
+    uri: str
+    version: int | None
+    text: str
+
+    @property
+    def path(self) -> str | None:
+        """Local file path of a `file:` URI; None for untitled buffers and the like."""
+        parsed = urlparse(self.uri)
+        if parsed.scheme != "file":
+            return None
+        path = unquote(parsed.path)
+        if os.name == "nt" and re.match(r"^/[A-Za-z]:", path):
+            path = path[1:]
+        return path
+
+
+class DocumentStore:
+    """The open documents, each replaced whole on every change."""
+
+    def __init__(self) -> None:
+        self._documents: dict[str, OpenDocument] = {}
+
+    def open(self, uri: str, version: int | None, text: str) -> OpenDocument:
+        document = OpenDocument(uri, version, text)
+        self._documents[uri] = document
+        return document
+
+    def change(self, uri: str, version: int | None, changes: list[tuple[Any, str]], encoding: str) -> OpenDocument | None:
+        """Apply content changes in order.  Each is (range, text): range None replaces
+        the whole text, else ((start line, start column), (end line, end column)) in
+        the client's unit."""
+        document = self._documents.get(uri)
+        if document is None:
+            return None
+        text = document.text
+        for change_range, new_text in changes:
+            text = new_text if change_range is None else replace_range(text, change_range, new_text, encoding)
+        document = OpenDocument(uri, version, text)
+        self._documents[uri] = document
+        return document
+
+    def close(self, uri: str) -> None:
+        self._documents.pop(uri, None)
+
+    def get(self, uri: str) -> OpenDocument | None:
+        return self._documents.get(uri)
+
+    def all(self) -> list[OpenDocument]:
+        return list(self._documents.values())
+
+
+def replace_range(text: str, change_range: tuple[tuple[int, int], tuple[int, int]], new_text: str, encoding: str) -> str:
+    """`text` with a client range replaced (positions clamped into the text).
+
+    Only needed for a client that sends ranged changes although the server asked
+    for whole-document sync."""
+    (start_line, start_col), (end_line, end_col) = change_range
+    index = LineIndex(text)
+    starts = [0] + [match.end() for match in _LINE_START.finditer(text)]
+    start = _offset(index, starts, start_line, start_col, encoding)
+    end = max(start, _offset(index, starts, end_line, end_col, encoding))
+    return text[:start] + new_text + text[end:]
+
+
+def _offset(index: LineIndex, starts: list[int], line0: int, column: int, encoding: str) -> int:
+    if line0 < 0:
+        return 0
+    if line0 >= len(starts):
+        return len(index.source)
+    return starts[line0] + index.char_from_client(line0, column, encoding)
+
+
+# --------------------------------------------------------------- analyses
+@dataclass
+class CheckedVersion:
+    """The outcome of checking one version of a document under one settings generation.
+
+    `result` is the `CheckResult` (None when the document was too large to analyse);
+    `diagnostics` are ready to send; `settings_problems` are (origin, messages) pairs."""
+
+    version: int | None
+    generation: int
+    result: Any
+    diagnostics: list
+    settings_problems: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+
+
+class CheckCache:
+    """The latest few checked versions of each document; hover and code actions
+    answer from the version they name instead of analysing again."""
+
+    VERSIONS_KEPT = 3
+
+    def __init__(self) -> None:
+        self._by_uri: dict[str, list[CheckedVersion]] = {}
+
+    def get(self, uri: str, version: int | None, generation: int) -> CheckedVersion | None:
+        for checked in self._by_uri.get(uri, []):
+            if checked.version == version and checked.generation == generation:
+                return checked
+        return None
+
+    def latest(self, uri: str) -> CheckedVersion | None:
+        kept = self._by_uri.get(uri)
+        return kept[-1] if kept else None
+
+    def put(self, uri: str, checked: CheckedVersion) -> None:
+        kept = [c for c in self._by_uri.get(uri, []) if (c.version, c.generation) != (checked.version, checked.generation)]
+        kept.append(checked)
+        self._by_uri[uri] = kept[-self.VERSIONS_KEPT:]
+
+    def forget(self, uri: str) -> None:
+        self._by_uri.pop(uri, None)
+
+
+# --------------------------------------------------------------- settings
+EDITOR_ORIGIN = "editor settings"
+
+
+class DocumentSettings:
+    """Settings for each document: its nearest `pyproject.toml`, overridden by the
+    editor's settings.  Every change of either source starts a new generation, so
+    results computed under old settings are recognised and recomputed."""
+
+    def __init__(self) -> None:
+        self.editor: dict = {}
+        self.generation = 0
+        self._projects: dict[tuple[int, str | None], tuple[Settings, list, str | None]] = {}
+
+    def set_editor(self, editor: dict) -> None:
+        self.editor = editor
+        self.invalidate()
+
+    def invalidate(self) -> None:
+        self.generation += 1
+        self._projects = {key: value for key, value in self._projects.items() if key[0] == self.generation}
+
+    def editor_problems(self) -> list[tuple[str, tuple[str, ...]]]:
+        _, errors = merge_editor_settings(Settings(), self.editor)
+        return [(EDITOR_ORIGIN, tuple(errors))] if errors else []
+
+    def settings_for(self, path: str | None, generation: int) -> tuple[Settings, list[tuple[str, tuple[str, ...]]]]:
+        """Settings for the file at `path` and the problems met building them.
+
+        Runs on the analysis thread; `generation` is the one the caller started under,
+        so a project read after a change is never stored for the old generation."""
+        key = (generation, os.path.dirname(path) if path else None)
+        project = self._projects.get(key)
+        if project is None:
+            project = load_project_settings(path) if path else (Settings(), [], None)
+            self._projects[key] = project
+        base, project_errors, pyproject = project
+        settings, editor_errors = merge_editor_settings(base, self.editor)
+        problems = []
+        if project_errors:
+            problems.append((str(pyproject or "pyproject.toml"), tuple(project_errors)))
+        if editor_errors:
+            problems.append((EDITOR_ORIGIN, tuple(editor_errors)))
+        return settings, problems
+
+
+# --------------------------------------------------------------- debouncing
+class Debouncer:
+    """One pending task per key: scheduling again cancels and restarts it."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, asyncio.Task] = {}
+
+    def schedule(self, key: str, delay: float, work: Callable[[], Awaitable[None]]) -> None:
+        self.cancel(key)
+        self._tasks[key] = asyncio.ensure_future(self._run(key, delay, work))
+
+    def cancel(self, key: str) -> None:
+        task = self._tasks.pop(key, None)
+        if task is not None:
+            task.cancel()
+
+    async def _run(self, key: str, delay: float, work: Callable[[], Awaitable[None]]) -> None:
+        try:
+            if delay > 0:
+                await asyncio.sleep(delay)
+            await work()
+        finally:
+            if self._tasks.get(key) is asyncio.current_task():
+                del self._tasks[key]

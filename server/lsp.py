@@ -1,0 +1,425 @@
+"""The language server: LSP wiring over `checker`, `codeactions` and `settings`.
+
+No analysis happens here.  This module keeps documents in sync (whole-text sync,
+so pygls' `str.splitlines()`-based incremental edits are never used), runs
+`check_source` off the event loop, converts findings into the client's column
+unit, and answers requests from the per-version cache.
+
+Diagnostics reach a client one way only: pulled (`textDocument/diagnostic`) when
+the client declares pull support, pushed (`publishDiagnostics`, with the document
+version, debounced while typing) otherwise.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import traceback
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+from lsprotocol import types as lsp
+from pygls.capabilities import get_capability
+from pygls.lsp.server import LanguageServer
+
+from server import DOCS_URL, __version__
+from server.checker import SYNTAX_ERROR_CODE, check_source
+from server.codeactions import QUICKFIX, Action, actions_for
+from server.diagnostics import all_rules
+from server.documents import CheckCache, CheckedVersion, Debouncer, DocumentSettings, DocumentStore, OpenDocument
+
+SERVER_NAME = "torch-lsp"
+SETTINGS_SECTION = "torch-lsp"
+DIAGNOSTIC_SOURCE = "torch-lsp"
+CHANGE_DEBOUNCE_S = 0.075
+CONFIGURATION_TIMEOUT_S = 5.0
+MAX_DOCUMENT_CHARS = 5_000_000
+MAX_DOCUMENT_LINES = 100_000
+TOO_LARGE_CODE = "file-too-large"
+
+_SEVERITIES = {
+    "error": lsp.DiagnosticSeverity.Error,
+    "warning": lsp.DiagnosticSeverity.Warning,
+    "information": lsp.DiagnosticSeverity.Information,
+    "hint": lsp.DiagnosticSeverity.Hint,
+}
+
+log = logging.getLogger(__name__)
+
+
+class TorchLanguageServer(LanguageServer):
+    """pygls server plus what torch-lsp keeps between messages."""
+
+    def __init__(self) -> None:
+        super().__init__(SERVER_NAME, __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Full)
+        self.documents = DocumentStore()
+        self.checks = CheckCache()
+        self.settings = DocumentSettings()
+        self.debouncer = Debouncer()
+        # One worker: analyses queue behind each other instead of fighting for the GIL.
+        self.analysis_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="torch-lsp-analysis")
+        self.settings_ready = asyncio.Event()
+        self.shown_settings_problems: set[tuple[str, tuple[str, ...]]] = set()
+        self.session_token = uuid.uuid4().hex[:8]
+        self.init_options: dict = {}
+
+    # -- what the client can do ---------------------------------------------
+    def client_supports(self, path: str) -> bool:
+        return bool(get_capability(self.client_capabilities, path, False))
+
+    @property
+    def pulls_diagnostics(self) -> bool:
+        text_document = self.client_capabilities.text_document
+        return text_document is not None and text_document.diagnostic is not None
+
+    @property
+    def encoding(self) -> str:
+        encoding = self.workspace.position_encoding or lsp.PositionEncodingKind.Utf16
+        return getattr(encoding, "value", encoding)
+
+    # -- checking -------------------------------------------------------------
+    async def checked(self, document: OpenDocument) -> CheckedVersion:
+        """The check of this document version under the current settings (cached)."""
+        await self._settings_settled()
+        generation = self.settings.generation
+        cached = self.checks.get(document.uri, document.version, generation)
+        if cached is not None:
+            return cached
+        loop = asyncio.get_running_loop()
+        checked = await loop.run_in_executor(self.analysis_executor, self._check, document, generation)
+        self.checks.put(document.uri, checked)
+        self._show_settings_problems(checked.settings_problems)
+        return checked
+
+    async def _settings_settled(self) -> None:
+        try:
+            await asyncio.wait_for(self.settings_ready.wait(), CONFIGURATION_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            self.settings_ready.set()  # the client never answered: go on with what we have
+
+    def _check(self, document: OpenDocument, generation: int) -> CheckedVersion:
+        """Runs on the analysis thread."""
+        if is_too_large(document.text):
+            return CheckedVersion(document.version, generation, None, [too_large_diagnostic(document.text)])
+        settings, problems = self.settings.settings_for(document.path, generation)
+        result = check_source(document.text, document.path, settings)
+        lines = result.analysis.lines
+        diagnostics = [to_diagnostic(finding, lines, self.encoding) for finding in result.findings]
+        return CheckedVersion(document.version, generation, result, diagnostics, problems)
+
+    async def check_and_publish(self, uri: str) -> None:
+        document = self.documents.get(uri)
+        if document is None:
+            return
+        try:
+            checked = await self.checked(document)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            self.log_failure(f"Checking {uri} failed; its previous diagnostics stay.")
+            return
+        current = self.documents.get(uri)
+        if current is None or current.version != document.version:
+            return  # the text moved on; the check of the newer version publishes
+        if checked.generation != self.settings.generation:
+            return  # settings changed meanwhile; a new check is already scheduled
+        self.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=checked.diagnostics, version=document.version)
+        )
+
+    def schedule_check(self, uri: str, delay: float) -> None:
+        if not self.pulls_diagnostics:
+            self.debouncer.schedule(uri, delay, lambda: self.check_and_publish(uri))
+
+    async def checked_latest(self, uri: str) -> CheckedVersion | None:
+        """The check of the document's newest version, following edits made meanwhile."""
+        checked = None
+        for _ in range(5):
+            document = self.documents.get(uri)
+            if document is None:
+                return checked
+            checked = await self.checked(document)
+            latest = self.documents.get(uri)
+            if latest is None or latest.version == document.version:
+                return checked
+        return checked
+
+    # -- settings -------------------------------------------------------------
+    def settings_changed(self) -> None:
+        """Editor or project settings changed: check every open document again."""
+        self._show_settings_problems(self.settings.editor_problems())
+        if not self.pulls_diagnostics:
+            for document in self.documents.all():
+                self.schedule_check(document.uri, 0)
+        elif self.client_supports("workspace.diagnostics.refresh_support"):
+            self.workspace_diagnostic_refresh(None)
+
+    def _show_settings_problems(self, problems: list[tuple[str, tuple[str, ...]]]) -> None:
+        for origin, messages in problems:
+            if (origin, messages) in self.shown_settings_problems:
+                continue
+            self.shown_settings_problems.add((origin, messages))
+            text = " ".join(messages)
+            self.window_show_message(
+                lsp.ShowMessageParams(
+                    type=lsp.MessageType.Warning,
+                    message=f"torch-lsp: invalid settings in {origin}: {text} The defaults are used instead.",
+                )
+            )
+
+    async def fetch_editor_settings(self) -> dict | None:
+        """The `torch-lsp` section from `workspace/configuration`, or None when unavailable."""
+        if not self.client_supports("workspace.configuration"):
+            return None
+        params = lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section=SETTINGS_SECTION)])
+        try:
+            values = await asyncio.wait_for(self.workspace_configuration_async(params), CONFIGURATION_TIMEOUT_S)
+        except Exception:
+            self.log_failure("The client did not answer workspace/configuration; keeping the current settings.")
+            return None
+        value = values[0] if values else None
+        return value if isinstance(value, dict) else None
+
+    # -- reporting ------------------------------------------------------------
+    def log_failure(self, what: str) -> None:
+        message = f"{what}\n{traceback.format_exc()}"
+        log.error(message)
+        try:
+            self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Error, message=message))
+        except Exception:
+            log.exception("could not send window/logMessage")
+
+
+# ------------------------------------------------------------------ conversion
+def is_too_large(text: str) -> bool:
+    return len(text) > MAX_DOCUMENT_CHARS or text.count("\n") > MAX_DOCUMENT_LINES
+
+
+def too_large_diagnostic(text: str) -> lsp.Diagnostic:
+    lines = text.count("\n") + 1
+    megabytes = len(text.encode("utf-8", errors="replace")) / 1_000_000
+    return lsp.Diagnostic(
+        range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0)),
+        message=(
+            f"This file is too large for torch-lsp to analyse while typing ({lines:,} lines, "
+            f"{megabytes:.1f} MB; the limits are {MAX_DOCUMENT_LINES:,} lines and "
+            f"{MAX_DOCUMENT_CHARS // 1_000_000} MB). Check it with `torch-lsp check` instead."
+        ),
+        severity=lsp.DiagnosticSeverity.Information,
+        code=TOO_LARGE_CODE,
+        source=DIAGNOSTIC_SOURCE,
+    )
+
+
+def to_diagnostic(finding, lines, encoding: str) -> lsp.Diagnostic:
+    """An LSP diagnostic for a finding, its columns in the client's unit."""
+    start = lsp.Position(line=finding.line - 1, character=lines.client_column(finding.line, finding.col, encoding))
+    end = lsp.Position(line=finding.end_line - 1, character=lines.client_column(finding.end_line, finding.end_col, encoding))
+    is_rule = finding.code != SYNTAX_ERROR_CODE
+    return lsp.Diagnostic(
+        range=lsp.Range(start=start, end=end),
+        message=finding.message,
+        severity=_SEVERITIES.get(finding.severity, lsp.DiagnosticSeverity.Warning),
+        code=finding.code,
+        code_description=lsp.CodeDescription(href=f"{DOCS_URL}#{finding.code.lower()}") if is_rule else None,
+        source=DIAGNOSTIC_SOURCE,
+        data={
+            "fix": {"title": finding.fix.title, "safety": finding.fix.safety} if finding.fix else None,
+            "detail": finding.data,
+        },
+    )
+
+
+def to_code_action(action: Action, document: OpenDocument, lines, encoding: str, diagnostic, versioned: bool) -> lsp.CodeAction:
+    edits = [
+        lsp.TextEdit(
+            range=lsp.Range(
+                start=lsp.Position(
+                    line=change.start_line - 1,
+                    character=lines.client_column_from_char(change.start_line - 1, change.start_col, encoding),
+                ),
+                end=lsp.Position(
+                    line=change.end_line - 1,
+                    character=lines.client_column_from_char(change.end_line - 1, change.end_col, encoding),
+                ),
+            ),
+            new_text=change.new_text,
+        )
+        for change in action.changes
+    ]
+    if versioned:
+        identifier = lsp.OptionalVersionedTextDocumentIdentifier(uri=document.uri, version=document.version)
+        edit = lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(text_document=identifier, edits=edits)])
+    else:
+        edit = lsp.WorkspaceEdit(changes={document.uri: edits})
+    return lsp.CodeAction(title=action.title, kind=action.kind, diagnostics=[diagnostic], edit=edit)
+
+
+def wants_kind(only: list[str] | None, kind: str) -> bool:
+    """Whether a `context.only` filter admits actions of `kind` (kinds are dot-hierarchies)."""
+    if not only:
+        return True
+    return any(wanted in ("", kind) or kind.startswith(f"{wanted}.") for wanted in only)
+
+
+def editor_section(options) -> dict:
+    """Settings from initializationOptions or didChangeConfiguration: either the
+    settings themselves or wrapped as {"torch-lsp": {...}}."""
+    if not isinstance(options, dict):
+        return {}
+    inner = options.get(SETTINGS_SECTION)
+    return inner if isinstance(inner, dict) else options
+
+
+# ------------------------------------------------------------------ features
+def create_server() -> TorchLanguageServer:
+    server = TorchLanguageServer()
+
+    @server.feature(lsp.INITIALIZE)
+    def initialize(ls: TorchLanguageServer, params: lsp.InitializeParams) -> None:
+        ls.init_options = editor_section(params.initialization_options)
+        ls.settings.set_editor(ls.init_options)
+
+    @server.feature(lsp.INITIALIZED)
+    async def initialized(ls: TorchLanguageServer, params: lsp.InitializedParams) -> None:
+        register_watchers(ls)
+        configured = None
+        try:
+            configured = await ls.fetch_editor_settings()
+            if configured is not None:
+                ls.settings.set_editor({**ls.init_options, **configured})
+                ls._show_settings_problems(ls.settings.editor_problems())
+        finally:
+            ls.settings_ready.set()
+        if configured is not None and ls.documents.all():
+            ls.settings_changed()
+
+    @server.feature(lsp.SHUTDOWN)
+    def shutdown(ls: TorchLanguageServer, params: None) -> None:
+        ls.analysis_executor.shutdown(wait=False, cancel_futures=True)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: TorchLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        item = params.text_document
+        ls.documents.open(item.uri, item.version, item.text)
+        ls.schedule_check(item.uri, 0)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: TorchLanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        changes = []
+        for change in params.content_changes:
+            change_range = getattr(change, "range", None)
+            if change_range is not None:
+                change_range = (
+                    (change_range.start.line, change_range.start.character),
+                    (change_range.end.line, change_range.end.character),
+                )
+            changes.append((change_range, change.text))
+        uri = params.text_document.uri
+        if ls.documents.change(uri, params.text_document.version, changes, ls.encoding) is not None:
+            ls.schedule_check(uri, CHANGE_DEBOUNCE_S)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: TorchLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        ls.schedule_check(params.text_document.uri, 0)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: TorchLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ls.debouncer.cancel(uri)
+        ls.documents.close(uri)
+        ls.checks.forget(uri)
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    @server.feature(
+        lsp.TEXT_DOCUMENT_DIAGNOSTIC,
+        lsp.DiagnosticOptions(identifier=SERVER_NAME, inter_file_dependencies=False, workspace_diagnostics=False),
+    )
+    async def document_diagnostic(ls: TorchLanguageServer, params: lsp.DocumentDiagnosticParams):
+        uri = params.text_document.uri
+        try:
+            checked = await ls.checked_latest(uri)
+        except Exception:
+            ls.log_failure(f"Checking {uri} failed; answering with its previous diagnostics.")
+            checked = ls.checks.latest(uri)
+        if checked is None:
+            return lsp.RelatedFullDocumentDiagnosticReport(items=[])
+        result_id = f"{ls.session_token}:{checked.version}:{checked.generation}"
+        if params.previous_result_id == result_id:
+            return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+        return lsp.RelatedFullDocumentDiagnosticReport(items=checked.diagnostics, result_id=result_id)
+
+    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]))
+    async def code_action(ls: TorchLanguageServer, params: lsp.CodeActionParams):
+        if not wants_kind(params.context.only, QUICKFIX):
+            return []
+        document = ls.documents.get(params.text_document.uri)
+        ours = [d for d in params.context.diagnostics if d.source == DIAGNOSTIC_SOURCE and d.code in all_rules()]
+        if document is None or not ours:
+            return []
+        try:
+            checked = await ls.checked(document)
+        except Exception:
+            ls.log_failure(f"Checking {document.uri} for code actions failed.")
+            return []
+        if checked.result is None:
+            return []
+        analysis = checked.result.analysis
+        versioned = ls.client_supports("workspace.workspace_edit.document_changes")
+        actions, seen = [], set()
+        for diagnostic in ours:
+            line = diagnostic.range.start.line + 1  # an out-of-range line gets no action
+            for action in actions_for(analysis, str(diagnostic.code), line):
+                if (action.title, action.changes) in seen:
+                    continue
+                seen.add((action.title, action.changes))
+                actions.append(to_code_action(action, document, analysis.lines, ls.encoding, diagnostic, versioned))
+        return actions
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(ls: TorchLanguageServer, params: lsp.DidChangeConfigurationParams) -> None:
+        configured = await ls.fetch_editor_settings()
+        if configured is None:
+            configured = editor_section(params.settings) if params.settings else {}
+        ls.settings.set_editor({**ls.init_options, **configured})
+        ls.settings_changed()
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls: TorchLanguageServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+        if any(change.uri.rstrip("/").endswith("/pyproject.toml") for change in params.changes):
+            ls.settings.invalidate()
+            ls.settings_changed()
+
+    return server
+
+
+def register_watchers(ls: TorchLanguageServer) -> None:
+    """Ask the client to report `pyproject.toml` changes (and settings changes) when it
+    lets servers register for them."""
+    registrations = []
+    if ls.client_supports("workspace.did_change_watched_files.dynamic_registration"):
+        options = lsp.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[lsp.FileSystemWatcher(glob_pattern="**/pyproject.toml")]
+        )
+        registrations.append(
+            lsp.Registration(id=f"{SERVER_NAME}-pyproject", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)
+        )
+    if ls.client_supports("workspace.did_change_configuration.dynamic_registration"):
+        registrations.append(
+            lsp.Registration(id=f"{SERVER_NAME}-configuration", method=lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+        )
+    if not registrations:
+        return
+
+    def registered(future) -> None:
+        if not future.cancelled() and future.exception() is not None:
+            log.warning("the client refused dynamic registration: %s", future.exception())
+
+    future = ls.client_register_capability(lsp.RegistrationParams(registrations=registrations))
+    future.add_done_callback(registered)
+
+
+def serve_stdio() -> None:
+    """Serve LSP over stdin/stdout until the client says exit."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="torch-lsp: %(levelname)s %(message)s")
+    create_server().start_io()
