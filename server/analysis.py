@@ -148,6 +148,15 @@ class Analysis:
         roots = {name.split(".")[0] for name in self.imports.values()}
         return bool(roots & _TORCH_ECOSYSTEM)
 
+    @cached_property
+    def is_test_file(self) -> bool:
+        """A test module or test utility (`test_*.py`, `*_test.py`, `conftest.py`, `test_utils/`)."""
+        parts = self.path.replace("\\", "/").split("/")
+        filename = parts[-1]
+        if filename.startswith("test_") or filename.endswith("_test.py") or filename == "conftest.py":
+            return True
+        return any(p in ("testing", "test_utils") for p in parts[:-1])
+
     def qualname(self, node: ast.AST | None) -> str | None:
         """Dotted name of `node` resolved through the imports, or None."""
         parts: list[str] = []

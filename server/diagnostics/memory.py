@@ -1,1 +1,194 @@
-"""placeholder"""
+"""TL3xx — memory: graphs kept alive, graphs built for nothing."""
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from server.analysis import Analysis, LoopInfo, call_name
+from server.diagnostics import register
+from server.diagnostics.base import Finding, Rule
+from server.diagnostics.training import _EvaluationContexts
+
+
+def _assigned_inside(loop: LoopInfo, name: str, analysis: Analysis, besides: ast.stmt | None = None) -> bool:
+    """`name` is (re)bound somewhere in the loop body (other than by `besides`): it does not outlive an iteration."""
+    roles = analysis.roles_for(loop.function)
+    if isinstance(loop.node, (ast.For, ast.AsyncFor)) and any(
+        isinstance(n, ast.Name) and n.id == name for n in ast.walk(loop.node.target)
+    ):
+        return True
+    statements = {id(s) for s in loop.statements}
+    for assignment in roles.assignments.get(name, ()):
+        stmt = assignment.statement
+        if stmt is besides:
+            continue
+        if id(stmt) in statements and not isinstance(stmt, ast.AugAssign) and not _is_self_update(stmt, name):
+            return True
+    return False
+
+
+def _is_self_update(stmt: ast.stmt, name: str) -> bool:
+    """`total = total + loss`: an update, not a fresh binding."""
+    return (
+        isinstance(stmt, ast.Assign)
+        and isinstance(stmt.value, ast.BinOp)
+        and any(isinstance(n, ast.Name) and n.id == name for n in (stmt.value.left, stmt.value.right))
+    )
+
+
+def _backpropagated_later(analysis: Analysis, loop: LoopInfo, name: str) -> bool:
+    """The accumulated graph is used on purpose: `sum(losses).backward()` after the loop."""
+    for call in loop.function.calls:
+        if call_name(call) == "backward" and call.lineno > loop.node.end_lineno:
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(call.func)):
+                return True
+    return False
+
+
+@register
+class AccumulatedGraph(Rule):
+    """
+    ## What it does
+    Flags, inside a training loop, a tensor that still carries the autograd graph (a loss,
+    a model output) appended to a list or added into a running total that outlives the
+    iteration: `losses.append(loss)`, `total += loss`.
+
+    ## Why is this bad
+    Each stored tensor keeps its whole graph — every activation of the forward pass —
+    alive, so memory grows every step until the process runs out of (GPU) memory.
+
+    ## Example
+    ```python
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        ...
+        losses.append(loss)
+        running += loss
+    ```
+
+    ## Use instead
+    ```python
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        ...
+        losses.append(loss.detach())
+        running += loss.item()
+    ```
+    """
+
+    code = "TL301"
+    name = "accumulated-graph"
+    severity = "warning"
+    fix_safety = "safe"
+
+    def check(self, analysis: Analysis) -> Iterator[Finding]:
+        for loop in analysis.training_loops:
+            if not analysis.is_step_loop(loop):
+                continue
+            roles = analysis.roles_for(loop.function)
+            for stmt in loop.statements:
+                if analysis.enclosing_step_loop(stmt) is not loop:
+                    continue
+                found = self._accumulation(stmt)
+                if found is None:
+                    continue
+                container, value, kind = found
+                if not roles.carries_graph(value, stmt):
+                    continue
+                if isinstance(container, ast.Name):
+                    if _assigned_inside(loop, container.id, analysis) or _backpropagated_later(analysis, loop, container.id):
+                        continue
+                elif not isinstance(container, ast.Attribute):
+                    continue
+                yield self._report(stmt, container, value, kind)
+
+    def _accumulation(self, stmt: ast.stmt):
+        """(container, value, kind) for `c.append(v)`, `c += v`, `c = c + v`."""
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            call = stmt.value
+            if call_name(call) == "append" and isinstance(call.func, ast.Attribute) and len(call.args) == 1:
+                return call.func.value, call.args[0], "append"
+        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and isinstance(stmt.target, ast.Name):
+            return stmt.target, stmt.value, "sum"
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            target, value = stmt.targets[0], stmt.value
+            if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+                if isinstance(value.left, ast.Name) and value.left.id == target.id:
+                    return target, value.right, "sum"
+                if isinstance(value.right, ast.Name) and value.right.id == target.id:
+                    return target, value.left, "sum"
+        return None
+
+    def _report(self, stmt: ast.stmt, container: ast.AST, value: ast.AST, kind: str) -> Finding:
+        text, holder = ast.unparse(value), ast.unparse(container)
+        simple = isinstance(value, (ast.Name, ast.Attribute))
+        shown = text if simple else f"({text})"
+        if kind == "append":
+            message = (
+                f"`{holder}.append({text})` keeps every iteration's autograd graph alive because `{text}` is still "
+                f"attached to it; memory grows each step. Append `{shown}.detach()` (or `.item()` for a number)."
+            )
+            fix = f"Detach `{text}` before appending"
+        else:
+            message = (
+                f"Adding `{text}` into `{holder}` chains every iteration's autograd graph onto the running total; "
+                f"memory grows each step. Add `{shown}.item()` (or `.detach()`) instead."
+            )
+            fix = f"Use `{shown}.item()` in the running sum"
+        return self.finding(stmt, message, fix, data={"kind": kind, "value": text})
+
+
+@register
+class EvalWithoutNoGrad(Rule):
+    """
+    ## What it does
+    Flags a model called in an evaluation context — after `model.eval()` in the same
+    function, or in a `validate`/`evaluate`/`predict`-style function that receives the
+    model — outside `torch.no_grad()` / `torch.inference_mode()`.
+
+    ## Why is this bad
+    `model.eval()` changes dropout and batch-norm, not autograd: without `no_grad` every
+    forward pass still records the graph and keeps its activations, costing memory and
+    time for gradients nobody computes.
+
+    ## Example
+    ```python
+    def validate(model, loader):
+        model.eval()
+        for x, y in loader:
+            out = model(x)
+    ```
+
+    ## Use instead
+    ```python
+    @torch.no_grad()
+    def validate(model, loader):
+        model.eval()
+        for x, y in loader:
+            out = model(x)
+    ```
+    """
+
+    code = "TL302"
+    name = "eval-without-no-grad"
+    severity = "warning"
+    fix_safety = "safe"
+
+    def check(self, analysis: Analysis) -> Iterator[Finding]:
+        contexts = _EvaluationContexts
+        for function, call, model in contexts.model_calls(analysis):
+            if analysis.context(call).grad_disabled:
+                continue
+            switched = contexts.eval_switch_before(analysis, function, call)
+            # After `model.eval()`, only a pass over data (a loop) is surely evaluation: a one-off
+            # call in a helper may be part of a differentiable forward.
+            over_data = switched == model and bool(analysis.context(call).loops)
+            evaluation = over_data or contexts.name_says_evaluation(analysis, function, model)
+            if not evaluation or analysis.only_called_without_grad(function):
+                continue
+            message = (
+                f"`{model}` is evaluated without `torch.no_grad()`, so every forward pass records the autograd "
+                f"graph and keeps activations for gradients nobody computes. Wrap the evaluation in "
+                f"`with torch.no_grad():` (or decorate the function with `@torch.no_grad()`)."
+            )
+            yield self.finding(call, message, "Wrap the evaluation in `torch.no_grad()`", data={"model": model})

@@ -78,10 +78,11 @@ def _eval_named(function: FunctionInfo) -> bool:
     return any(word.startswith(_EVAL_WORDS) for word in words if word)
 
 
-def _is_pytest_test(analysis: Analysis, function: FunctionInfo) -> bool:
-    filename = analysis.path.replace("\\", "/").rsplit("/", 1)[-1]
-    in_test_file = filename.startswith("test_") or filename.endswith("_test.py") or filename == "conftest.py"
-    return in_test_file and function.name.startswith("test")
+def _is_pytest_test(analysis: Analysis, function: FunctionInfo, model: str | None = None) -> bool:
+    """A pytest test function (in a test file, or one that builds the model it runs)."""
+    if not function.name.startswith("test"):
+        return False
+    return analysis.is_test_file or (model is not None and model not in function.params)
 
 
 @register
@@ -198,9 +199,11 @@ class MissingTrainMode(Rule):
                 if reported or model is None or analysis.context(call).grad_disabled:
                     continue
                 evaluation = self._eval_before_training(analysis, loop, model)
-                if evaluation is None or self._train_on_path(analysis, loop.function, model):
+                if evaluation is None:
                     continue
                 where, inside_epoch = evaluation
+                if self._train_on_path(analysis, loop, model, inside_epoch):
+                    continue
                 message = (
                     f"`{model}` is put in eval mode {where}, but nothing calls `{model}.train()` before this "
                     f"training loop, so dropout and batch-norm stay in eval mode after the first evaluation. "
@@ -250,7 +253,17 @@ class MissingTrainMode(Rule):
                     return True
         return False
 
-    def _train_on_path(self, analysis: Analysis, function: FunctionInfo, model: str) -> bool:
+    def _train_on_path(self, analysis: Analysis, loop: LoopInfo, model: str, inside_epoch: bool) -> bool:
+        """`model.train()` runs again after each evaluation, before the loop trains."""
+        function = loop.function
+        if inside_epoch:
+            # Evaluated inside an enclosing loop: a `train()` before that loop runs only once.
+            outer = loop.parent
+            while outer is not None:
+                if any(_switches_to_train(c, model) for c in outer.calls):
+                    return True
+                outer = outer.parent
+            return False
         if analysis.switched(function, model, "train"):
             return True
         for caller in analysis.callers(function):
@@ -258,6 +271,14 @@ class MissingTrainMode(Rule):
             if any(s.mode == "train" for s in analysis.mode_switches.get(owner, ())):
                 return True
         return False
+
+
+def _switches_to_train(call: ast.Call, model: str) -> bool:
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute) and func.attr == "train" and isinstance(func.value, ast.Name)
+        and func.value.id == model and not (call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value is False)
+    )
 
 
 class _EvaluationContexts:
@@ -274,7 +295,7 @@ class _EvaluationContexts:
             seen: set[str] = set()
             for call in function.calls:
                 model = roles.model_name(call)
-                if model and model not in seen:
+                if model and model not in seen and not _is_pytest_test(analysis, function, model):
                     seen.add(model)
                     yield function, call, model
 
@@ -691,6 +712,8 @@ def _meets_other_values(analysis: Analysis, function: FunctionInfo, call: ast.Ca
             node = parent
             continue
         break
+    if isinstance(parent, ast.Call) and node is not parent.func and _combines_tensors(analysis, parent):
+        return True
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
         name = parent.targets[0].id
         for use in ast.walk(function.node):
@@ -698,7 +721,21 @@ def _meets_other_values(analysis: Analysis, function: FunctionInfo, call: ast.Ca
                 holder = analysis.parents.get(use)
                 if isinstance(holder, (ast.BinOp, ast.Compare, ast.AugAssign)):
                     return True
+                if isinstance(holder, ast.Call) and use is not holder.func and _combines_tensors(analysis, holder):
+                    return True
     return False
+
+
+_COMBINING = {"cat", "stack", "where", "matmul", "bmm", "mm", "einsum", "add", "mul", "masked_fill", "gather"}
+
+
+def _combines_tensors(analysis: Analysis, call: ast.Call) -> bool:
+    """A submodule call (`self.emb(ids)`) or a torch op that mixes its tensor arguments."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        return True
+    qualname = analysis.call_qualname(call) or ""
+    return qualname.startswith("torch.") and qualname.rsplit(".", 1)[-1] in _COMBINING
 
 
 @register

@@ -1,0 +1,54 @@
+"""Golden fixtures: every rule against its own `tests/rules/fixtures/TLxxx.py`.
+
+Each fixture is checked with only its rule selected, so the markers describe that rule
+exactly: every `# expect: TLxxx` line is reported, nothing else is.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from server.checker import check_source
+from server.diagnostics import all_rules
+from server.settings import Selection, Settings
+from tests.rules.markers import read_markers
+
+FIXTURES = Path(__file__).parent / "fixtures"
+RULE_FIXTURES = sorted(p for p in FIXTURES.glob("TL*.py") if p.stem in all_rules())
+
+
+def _findings(path: Path, code: str):
+    result = check_source(path.read_text(encoding="utf-8"), str(path), Settings().with_selection(Selection(select=(code,))))
+    return [f for f in result.findings if f.code == code]
+
+
+@pytest.mark.parametrize("fixture", RULE_FIXTURES, ids=lambda p: p.stem)
+def test_fixture_matches_markers(fixture: Path):
+    code = fixture.stem
+    expects, cleans = read_markers(fixture)
+    expected = {line for line, codes in expects.items() if code in codes}
+    assert expected, f"{fixture.name} has no `# expect: {code}` marker"
+    assert cleans, f"{fixture.name} has no `# clean` near miss"
+    reported = {f.line for f in _findings(fixture, code)}
+    assert sorted(reported - expected) == [], "false positives"
+    assert sorted(expected - reported) == [], "missed findings"
+
+
+@pytest.mark.parametrize("fixture", RULE_FIXTURES, ids=lambda p: p.stem)
+def test_findings_are_well_formed(fixture: Path):
+    code = fixture.stem
+    rule = all_rules()[code]
+    lines = fixture.read_text(encoding="utf-8").splitlines()
+    for finding in _findings(fixture, code):
+        assert finding.severity == rule.severity
+        assert finding.message.endswith((".", ")")) and len(finding.message) > 40, finding.message
+        # The range is the offending expression, not the whole line.
+        text = lines[finding.line - 1]
+        if finding.end_line == finding.line:
+            assert finding.end_col > finding.col
+            assert (finding.col, finding.end_col) != (0, len(text.encode())), "range covers the whole line"
+        if rule.fix_safety in ("safe", "unsafe"):
+            assert finding.fix is not None and finding.fix.safety == rule.fix_safety, finding
+        else:
+            assert finding.fix is None
