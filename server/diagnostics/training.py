@@ -610,7 +610,7 @@ def _defined_device_variable(analysis: Analysis) -> str | None:
     """The name of a device variable the file defines (`device = torch.device(...)` or similar)."""
     from server.roles import DEVICE_NAME, constructed_kind
 
-    for stmt in ast.walk(analysis.tree):
+    for stmt in analysis.statements:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             name, value = stmt.targets[0].id, stmt.value
             if constructed_kind(analysis, value) == "device":

@@ -1,0 +1,33 @@
+"""Shared fixtures: where the repository is, and the real CLI as a subprocess."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+def run_cli(*args: str, cwd: Path | str | None = None, stdin: str | bytes | None = None,
+            timeout: float = 60) -> subprocess.CompletedProcess:
+    """`torch-lsp ARGS...` run as `python -m server`, output captured as text."""
+    data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
+    completed = subprocess.run(
+        [sys.executable, "-m", "server", *args],
+        cwd=cwd or REPO,
+        input=data if data is not None else b"",
+        capture_output=True,
+        timeout=timeout,
+    )
+    completed.stdout = completed.stdout.decode("utf-8")
+    completed.stderr = completed.stderr.decode("utf-8")
+    return completed
+
+
+@pytest.fixture
+def cli():
+    """Runs the CLI: `cli("check", "x.py", cwd=tmp_path)`."""
+    return run_cli

@@ -1,0 +1,104 @@
+"""Every rule is well-formed, documented, fixtured and in the catalogue."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from server.diagnostics import all_rules
+from server.diagnostics.base import FIX_SAFETIES, SEVERITIES, Rule
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "tests" / "rules" / "fixtures"
+CATALOGUE = REPO.parent / "shared" / "spec" / "rules.md"
+SECTIONS = ["## What it does", "## Why is this bad", "## Example", "## Use instead"]
+
+RULES = all_rules()
+rule_params = pytest.mark.parametrize("rule", list(RULES.values()), ids=list(RULES))
+
+
+def rule_classes(base: type = Rule) -> list[type[Rule]]:
+    """Every concrete rule class defined anywhere (registered or not)."""
+    found = []
+    for cls in base.__subclasses__():
+        if "code" in vars(cls):
+            found.append(cls)
+        found.extend(rule_classes(cls))
+    return found
+
+
+def test_rules_are_registered():
+    assert RULES, "no rule is registered"
+
+
+def test_codes_are_unique_and_every_rule_class_is_registered():
+    codes = [cls.code for cls in rule_classes()]
+    duplicates = sorted({code for code in codes if codes.count(code) > 1})
+    assert not duplicates, f"codes defined by more than one rule class: {duplicates}"
+    unregistered = sorted(set(codes) - set(RULES))
+    assert not unregistered, f"rule classes never registered with @register: {unregistered}"
+
+
+@rule_params
+def test_code_and_name(rule):
+    assert re.fullmatch(r"TL\d{3}", rule.code), f"{rule.code} is not TL followed by three digits"
+    assert re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)*", rule.name), f"{rule.code}: name {rule.name!r} is not kebab-case"
+
+
+def test_names_are_unique():
+    names = [rule.name for rule in RULES.values()]
+    assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
+
+
+@rule_params
+def test_severity_and_fix_safety(rule):
+    assert rule.severity in SEVERITIES, f"{rule.code}: severity {rule.severity!r} not in {SEVERITIES}"
+    assert rule.fix_safety in FIX_SAFETIES, f"{rule.code}: fix safety {rule.fix_safety!r} not in {FIX_SAFETIES}"
+    assert FIX_SAFETIES == ("safe", "unsafe", "none")
+
+
+@rule_params
+def test_docstring_has_the_four_sections_in_order(rule):
+    documentation = rule.documentation()
+    positions = [documentation.find(section) for section in SECTIONS]
+    missing = [s for s, p in zip(SECTIONS, positions) if p < 0]
+    assert not missing, f"{rule.code}'s docstring lacks {missing}"
+    assert positions == sorted(positions), f"{rule.code}'s docstring sections are out of order"
+    for section, start in zip(SECTIONS, positions):
+        body = documentation[start + len(section):].split("\n## ", 1)[0].strip()
+        assert body, f"{rule.code}'s '{section}' section is empty"
+    assert rule.summary(), f"{rule.code} has no summary sentence"
+
+
+@rule_params
+def test_has_a_golden_fixture(rule):
+    fixture = FIXTURES / f"{rule.code}.py"
+    assert fixture.is_file(), f"{rule.code} has no golden fixture at {fixture.relative_to(REPO)}"
+    text = fixture.read_text(encoding="utf-8")
+    assert re.search(rf"# expect:.*\b{rule.code}\b", text), (
+        f"{fixture.relative_to(REPO)} has no `# expect: {rule.code}` marker"
+    )
+
+
+def catalogue_rows() -> dict[str, list[str]]:
+    rows = {}
+    for line in CATALOGUE.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if cells and re.fullmatch(r"TL\d{3}", cells[0]):
+            rows[cells[0]] = cells
+    return rows
+
+
+@pytest.mark.skipif(not CATALOGUE.is_file(), reason=f"the shared catalogue {CATALOGUE} is not beside the repository")
+@rule_params
+def test_rule_matches_the_catalogue(rule):
+    rows = catalogue_rows()
+    assert rule.code in rows, f"{rule.code} is not in the catalogue {CATALOGUE}"
+    _, name, severity, fix, *_ = rows[rule.code]
+    assert rule.name == name
+    assert rule.severity == severity.split(",")[0].strip()
+    assert rule.enabled_by_default == ("off by default" not in severity)
+    assert fix.startswith(rule.fix_safety), (  # "safe where a drop-in exists" counts as safe
+        f"{rule.code}: fix safety {rule.fix_safety!r}, catalogue says {fix!r}"
+    )

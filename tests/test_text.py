@@ -1,0 +1,25 @@
+"""Positions: lines split the LSP way, columns converted between UTF-8, UTF-16 and code points."""
+from server.text import UTF8, UTF16, UTF32, LineIndex, split_lines
+
+
+def test_lines_split_only_on_lsp_line_breaks():
+    source = "a = '\u2028'\r\nb = '\x0c\u2029\x85'\rc\n"
+    assert split_lines(source) == ["a = '\u2028'", "b = '\x0c\u2029\x85'", "c", ""]
+
+
+def test_columns_of_non_ascii_text():
+    index = LineIndex("s = 'é😀'; x.cuda()\n")
+    byte_col = len("s = 'é😀'; x".encode("utf-8"))  # what ast reports for `.cuda`
+    assert index.char_column(1, byte_col) == len("s = 'é😀'; x")  # 11 code points
+    assert index.client_column(1, byte_col, UTF16) == 12  # 😀 is two UTF-16 units
+    assert index.client_column(1, byte_col, UTF8) == byte_col
+    assert index.client_column(1, byte_col, UTF32) == 11
+
+
+def test_client_columns_round_trip_and_clamp():
+    index = LineIndex("x = 'é😀'\n")
+    for encoding in (UTF8, UTF16, UTF32):
+        col = index.client_column(1, len("x = 'é😀'".encode()), encoding)
+        assert index.char_from_client(0, col, encoding) == len("x = 'é😀'")
+    assert index.char_from_client(2**31 - 1, 2**31 - 1, UTF16) == 0  # clamped to the last (empty) line
+    assert index.char_from_client(0, 2**31 - 1, UTF16) == len("x = 'é😀'")
