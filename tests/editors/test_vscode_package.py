@@ -1,0 +1,233 @@
+"""The VS Code extension, built the way a user or CI builds it.
+
+A copy of editors/vscode gets `npm ci`, its own unit tests (`npm test`: type-check and
+node's test runner) and `npm run package`; the .vsix that comes out is then checked:
+the bundled extension is there and needs nothing but VS Code and Node's own modules,
+no node_modules or sources are shipped, and package.json contributes exactly the
+server's settings (server.settings.KNOWN_KEYS). The extension's settings mapping,
+compiled by `npm test`, is run on sample values and its output fed to the server's
+own settings reader, which must accept it without a complaint.
+
+Without `npm` on PATH the test is skipped locally and fails in CI (`CI` set).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from server.diagnostics import all_rules
+from server.settings import KNOWN_KEYS, Settings, load_project_settings, merge_editor_settings
+
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+EXTENSION = REPO_ROOT / "editors" / "vscode"
+NPM_TIMEOUT_S = 600
+SECTION = "torch-lsp"
+# The extension's own settings, which are not sent to the server.
+EXTENSION_ONLY = {"interpreter", "path", "trace.server"}
+# The settings that name a program to run: an untrusted workspace must not set them.
+LAUNCH_SETTINGS = {"torch-lsp.interpreter", "torch-lsp.path"}
+
+
+@dataclass(frozen=True)
+class Build:
+    folder: Path
+    node: str
+    test_output: str
+    vsix: Path
+
+
+def npm_or_skip() -> str:
+    npm = shutil.which("npm")
+    if npm and shutil.which("node"):
+        return npm
+    message = ("Node.js and npm are not on PATH, so the VS Code extension cannot be built. "
+               "Install Node.js 20 or newer with npm.")
+    if os.environ.get("CI"):
+        pytest.fail(message + " CI is set, so this is a failure, not a skip.")
+    pytest.skip(message)
+
+
+def run(command: list[str], folder: Path, **env: str) -> str:
+    """Runs a build step; its output is the failure message when it fails."""
+    result = subprocess.run(
+        command, cwd=folder, env={**os.environ, **env}, capture_output=True, text=True, timeout=NPM_TIMEOUT_S
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, f"`{' '.join(command)}` in {folder} failed ({result.returncode}):\n{output[-6000:]}"
+    return output
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory: pytest.TempPathFactory) -> Build:
+    npm = npm_or_skip()
+    # A copy, so a developer's node_modules, out/ and dist/ are neither used nor touched.
+    folder = tmp_path_factory.mktemp("vscode-extension") / "vscode"
+    shutil.copytree(EXTENSION, folder, ignore=shutil.ignore_patterns("node_modules", "out", "dist", "*.vsix"))
+    run([npm, "ci"], folder)
+    # The install check's positive case runs against the interpreter these tests run in.
+    test_output = run([npm, "test"], folder, TORCH_LSP_TEST_PYTHON=sys.executable)
+    run([npm, "run", "package"], folder)
+    packages = sorted(folder.glob("*.vsix"))
+    assert len(packages) == 1, f"`npm run package` should make one .vsix, made {[p.name for p in packages]}"
+    return Build(folder, shutil.which("node") or "node", test_output, packages[0])
+
+
+def vsix_names(build: Build) -> list[str]:
+    with zipfile.ZipFile(build.vsix) as archive:
+        return archive.namelist()
+
+
+def vsix_manifest(build: Build) -> dict:
+    with zipfile.ZipFile(build.vsix) as archive:
+        return json.loads(archive.read("extension/package.json"))
+
+
+def camel_case(server_key: str) -> str:
+    """`extend-select` -> `extendSelect`: how VS Code spells the server's keys."""
+    return re.sub(r"-([a-z])", lambda match: match[1].upper(), server_key)
+
+
+def mapped_settings(build: Build, user_values: dict, *, trusted: bool = True) -> dict:
+    """What the extension's compiled mapping (out/src/settings.js) sends the server for
+    `torch-lsp.*` settings the user set."""
+    script = (
+        "const { serverSettings } = require(process.env.MAPPING);"
+        "const values = JSON.parse(process.env.USER_VALUES);"
+        "const mapped = serverSettings((key) => ({ defaultValue: null, globalValue: values[key] }), process.env.TRUSTED === '1');"
+        "process.stdout.write(JSON.stringify(mapped));"
+    )
+    env = {
+        "MAPPING": str(build.folder / "out" / "src" / "settings.js"),
+        "USER_VALUES": json.dumps(user_values),
+        "TRUSTED": "1" if trusted else "0",
+    }
+    return json.loads(run([build.node, "-e", script], build.folder, **env))
+
+
+# -- the extension's own tests ------------------------------------------------------------
+def test_the_extensions_unit_tests_pass_and_none_is_skipped(build: Build) -> None:
+    # The summary lines of node's test runner: "# pass 3" (TAP) or "ℹ pass 3" (spec reporter).
+    counts = dict(re.findall(r"^(?:#|ℹ) (pass|fail|skipped) (\d+)$", build.test_output, re.MULTILINE))
+    assert counts.get("fail") == "0", build.test_output[-4000:]
+    assert int(counts.get("pass", "0")) > 0, build.test_output[-4000:]
+    assert counts.get("skipped") == "0", build.test_output[-4000:]
+
+
+# -- what the .vsix holds -----------------------------------------------------------------
+def test_the_vsix_holds_the_bundled_extension_and_no_node_modules_or_sources(build: Build) -> None:
+    names = vsix_names(build)
+    assert "extension/dist/extension.js" in names
+    assert "extension/package.json" in names and "extension/README.md" in names
+    shipped_by_mistake = [
+        name for name in names
+        if "node_modules/" in name or name.endswith((".ts", ".map", ".vsix"))
+        or name.startswith(("extension/src/", "extension/test/", "extension/out/"))
+    ]
+    assert shipped_by_mistake == []
+
+
+def test_the_bundle_needs_only_vscode_and_nodes_own_modules(build: Build) -> None:
+    with zipfile.ZipFile(build.vsix) as archive:
+        bundle = archive.read("extension/dist/extension.js").decode()
+    builtins = set(json.loads(run([build.node, "-p", "JSON.stringify(require('module').builtinModules)"], build.folder)))
+    required = set(re.findall(r"""require\(["']([^"']+)["']\)""", bundle))
+    outside = {name for name in required if name != "vscode" and name.removeprefix("node:") not in builtins}
+    assert "vscode" in required
+    assert outside == set(), "the bundle requires modules that the .vsix does not ship"
+    # vscode-languageclient is inside the bundle, not required from node_modules.
+    assert "workspace/configuration" in bundle
+
+
+def test_the_vsix_manifest_targets_the_vscode_api_it_was_compiled_against(build: Build) -> None:
+    manifest = vsix_manifest(build)
+    installed = json.loads((build.folder / "node_modules" / "@types" / "vscode" / "package.json").read_text())
+    engine = re.fullmatch(r"\^(\d+)\.(\d+)\.\d+", manifest["engines"]["vscode"])
+    assert engine, manifest["engines"]
+    assert installed["version"].split(".")[:2] == [engine[1], engine[2]]
+    assert manifest["main"] == "./dist/extension.js"
+    assert "onLanguage:python" in manifest["activationEvents"]
+
+
+# -- the settings contract with the server --------------------------------------------------
+def test_the_vsix_contributes_every_server_setting_and_no_other(build: Build) -> None:
+    properties = vsix_manifest(build)["contributes"]["configuration"]["properties"]
+    contributed = {key.removeprefix(f"{SECTION}.") for key in properties}
+    assert contributed - EXTENSION_ONLY == {camel_case(key) for key in KNOWN_KEYS}
+    assert EXTENSION_ONLY <= contributed
+    for key, property in properties.items():
+        assert property.get("markdownDescription") or property.get("description"), f"{key} has no description"
+        assert "default" in property, f"{key} has no default"
+
+
+def test_no_probe_setting_or_command_is_contributed_yet(build: Build) -> None:
+    # The shape probe does not exist yet; the extension must not offer a switch for it.
+    contributes = vsix_manifest(build)["contributes"]
+    assert not [key for key in contributes["configuration"]["properties"] if "probe" in key.lower()]
+    assert not [command for command in contributes["commands"] if "probe" in command["command"].lower()]
+
+
+def test_untrusted_workspaces_cannot_choose_the_program_that_runs(build: Build) -> None:
+    trust = vsix_manifest(build)["capabilities"]["untrustedWorkspaces"]
+    assert trust["supported"] == "limited"
+    assert set(trust["restrictedConfigurations"]) == LAUNCH_SETTINGS
+
+
+def test_the_server_accepts_every_mapped_setting_and_applies_it(build: Build) -> None:
+    user_values = {
+        "select": ["TL1", "TL3"],
+        "extendSelect": ["TL409"],
+        "ignore": ["TL101"],
+        "perFileIgnores": {"tests/**": ["TL3"]},
+        "severity": {"TL301": "error", "TL1": "hint"},
+        "shapes.inlayHints": False,
+        # The extension's own settings must never reach the server.
+        "interpreter": ["/usr/bin/python3"],
+        "path": "/usr/local/bin/torch-lsp",
+    }
+    mapped = mapped_settings(build, user_values)
+    assert set(mapped) == set(KNOWN_KEYS) and None not in mapped.values(), mapped
+    settings, errors = merge_editor_settings(Settings(), mapped, root="/work/project")
+    assert errors == []
+    assert settings.is_selected("TL102") and settings.is_selected("TL301") and settings.is_selected("TL409")
+    assert not settings.is_selected("TL101") and not settings.is_selected("TL401")
+    assert not settings.is_selected("TL301", "/work/project/tests/test_model.py")
+    assert settings.severity_of("TL301") == "error" and settings.severity_of("TL102") == "hint"
+    assert settings.inlay_hints is False
+
+
+def test_contributed_defaults_are_the_servers_defaults(build: Build) -> None:
+    # A user who writes every default into settings.json gets what the server does by default.
+    properties = vsix_manifest(build)["contributes"]["configuration"]["properties"]
+    defaults = {
+        key.removeprefix(f"{SECTION}."): property["default"]
+        for key, property in properties.items()
+        if key.removeprefix(f"{SECTION}.") not in EXTENSION_ONLY
+    }
+    settings, errors = merge_editor_settings(Settings(), mapped_settings(build, defaults), root="/work/project")
+    assert errors == []
+    default = Settings()
+    assert settings.inlay_hints == default.inlay_hints
+    assert settings.severity == default.severity
+    for code in all_rules():
+        assert settings.is_selected(code) == default.is_selected(code), code
+
+
+def test_settings_left_unset_leave_the_pyproject_in_force(build: Build, tmp_path: Path) -> None:
+    # Unset settings go to the server as null ("not set"), which must not override the project.
+    (tmp_path / "pyproject.toml").write_text('[tool.torch-lsp]\nignore = ["TL101"]\nshapes.inlayHints = false\n')
+    project, errors, _ = load_project_settings(tmp_path / "train.py")
+    assert errors == []
+    unset = mapped_settings(build, {})
+    assert unset == dict.fromkeys(KNOWN_KEYS)
+    settings, errors = merge_editor_settings(project, unset, root=tmp_path)
+    assert errors == []
+    assert not settings.is_selected("TL101") and settings.inlay_hints is False
