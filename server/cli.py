@@ -1,4 +1,4 @@
-"""Command line: `torch-lsp serve | check | rules`.
+"""Command line: `torch-lsp serve | check | shapes | rules`.
 
 `check` runs the same core as the language server (`server.checker`) and only
 presents its findings; it never imports the server, pygls or lsprotocol, so it
@@ -35,6 +35,11 @@ are named on standard error with what to do, and skipped; the others are still
 checked and decide the exit status.  Folders are walked for *.py files,
 skipping hidden folders, virtual environments, __pycache__ and whatever
 .gitignore files exclude; files named on the command line are always checked.
+With --fix, safe fixes are applied and the files rewritten (line endings,
+indentation and encoding kept); the problems left are reported and decide the
+exit status.  --diff prints the same changes as a unified diff on standard
+output, writes nothing, and reports what would remain on standard error.
+Standard input with --fix prints the fixed text on standard output.
 Settings come from the nearest pyproject.toml with a [tool.torch-lsp] table;
 --select/--extend-select/--ignore apply on top of them.  Rules that are off by
 default (TL409) are turned on only by their full code, never by a prefix.
@@ -105,10 +110,24 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--ignore", metavar="CODES", help="codes or prefixes not to check")
     check.add_argument("--exit-zero", action="store_true",
                        help="exit with 0 even when problems are found (errors still exit with 2)")
+    check.add_argument("--fix", action="store_true",
+                       help="apply the safe fixes, rewrite the files, and report what remains")
+    check.add_argument("--unsafe-fixes", action="store_true",
+                       help="with --fix or --diff, also apply fixes that may change behaviour")
+    check.add_argument("--diff", action="store_true",
+                       help="print the fixes as a unified diff instead of writing them (implies --fix)")
     check.add_argument("--stdin-filename", metavar="NAME",
                        help="read the source from standard input and report it under NAME "
                             "(its folder's pyproject.toml applies)")
     check.set_defaults(run=run_check)
+
+    shapes = commands.add_parser(
+        "shapes", help="print the tensor shapes inferred for a file",
+        description="Print the shape inferred statically for every tensor-valued name a file binds.",
+    )
+    shapes.add_argument("file", metavar="FILE", help="a Python file")
+    shapes.add_argument("--format", choices=["text", "json"], default="text", help="output format (default: text)")
+    shapes.set_defaults(run=run_shapes)
 
     rules = commands.add_parser("rules", help="list the rules, or show one rule's documentation")
     rules.add_argument("code", nargs="?", metavar="CODE", help="a rule code (TL301) or a prefix (TL3)")
@@ -151,6 +170,27 @@ def run_rules(args: argparse.Namespace) -> int:
     raise UsageError(f'"{args.code}" is not a torch-lsp rule code or prefix. {selector_hint()}')
 
 
+# -- shapes ------------------------------------------------------------------------------
+def run_shapes(args: argparse.Namespace) -> int:
+    from server.analysis import analyze
+    from server.files import UnreadableFile, read_python_source
+    from server.shapes import WorkspaceResolver, infer_shapes
+    from server.shapes.listing import shapes_json, shapes_text
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"no such file: {args.file}. Give the path of one Python file.")
+    try:
+        source = read_python_source(path)
+    except UnreadableFile as error:
+        raise UsageError(str(error)) from None
+    analysis = analyze(source, str(path))
+    report = infer_shapes(analysis, WorkspaceResolver([os.getcwd()]))
+    text = shapes_json(analysis, report) if args.format == "json" else shapes_text(analysis, report, str(path))
+    sys.stdout.write(text)
+    return EXIT_CLEAN
+
+
 # -- check -------------------------------------------------------------------------------
 def run_check(args: argparse.Namespace) -> int:
     from server.settings import Selection
@@ -160,7 +200,9 @@ def run_check(args: argparse.Namespace) -> int:
         extend_select=_codes_option("--extend-select", args.extend_select) or (),
         ignore=_codes_option("--ignore", args.ignore) or (),
     )
-    run = CheckRun(layer, sys.stderr)
+    if args.unsafe_fixes and not (args.fix or args.diff):
+        raise UsageError("--unsafe-fixes only applies with --fix or --diff; add one of them.")
+    run = FixRun(layer, sys.stderr, args.unsafe_fixes, args.diff) if args.fix or args.diff else CheckRun(layer, sys.stderr)
     if _reads_stdin(args):
         run.check_stdin(args.stdin_filename)
     else:
@@ -168,8 +210,9 @@ def run_check(args: argparse.Namespace) -> int:
     from server import reporting
     from server.diagnostics import all_rules
 
-    sys.stdout.write(reporting.FORMATS[args.format](run.problems, all_rules()))
-    sys.stdout.flush()
+    report = run.report_stream
+    report.write(reporting.FORMATS[args.format](run.problems, all_rules()))
+    report.flush()
     if args.format == "text":
         run.print_summary()
     return run.exit_status(args.exit_zero)
@@ -255,12 +298,13 @@ class CheckRun:
         if self._progress:
             self._progress.close()
 
+    report_stream = sys.stdout  # where the problems are reported
+
     def check_text(self, source: str, shown: str, path: str | None) -> None:
-        from server.checker import check_source
         from server.reporting import problems_of
 
         try:
-            problems = problems_of(check_source(source, path, self.settings_for(path)), shown)
+            problems = problems_of(self.result_for(source, shown, path), shown)
         except Exception:  # noqa: BLE001 - one bad file must not hide the others' results
             self.internal_errors += 1
             self.note(
@@ -271,6 +315,12 @@ class CheckRun:
         self.checked += 1
         self.files_with_problems += bool(problems)
         self.problems.extend(problems)
+
+    def result_for(self, source: str, shown: str, path: str | None):
+        """The `CheckResult` whose findings are reported for this text."""
+        from server.checker import check_source
+
+        return check_source(source, path, self.settings_for(path))
 
     # -- settings ----------------------------------------------------------------------
     def settings_for(self, path: str | None):
@@ -319,6 +369,92 @@ class CheckRun:
         if self.problems and not exit_zero:
             return EXIT_FINDINGS
         return EXIT_CLEAN
+
+
+class FixRun(CheckRun):
+    """`check --fix` / `--diff`: fixes each file (`codeactions.fixes.fix_all`), writes it or
+    prints its diff, and reports what remains."""
+
+    def __init__(self, selection, messages: TextIO, unsafe: bool, diff: bool) -> None:
+        super().__init__(selection, messages)
+        self.unsafe = unsafe
+        self.diff = diff
+        self.fixed: dict[str, int] = {}
+        self.files_fixed = 0
+        self.unsafe_left = 0
+        self._stdin_text: str | None = None
+        self.report_stream = sys.stderr if diff else sys.stdout
+
+    def check_stdin(self, stdin_filename: str | None) -> None:
+        self._stdin_text = ""  # fixed text goes to standard output, so the report goes to stderr
+        self.report_stream = sys.stderr
+        super().check_stdin(stdin_filename)
+
+    def result_for(self, source: str, shown: str, path: str | None):
+        from server.codeactions.fixes import fix_all, main_fix
+
+        result = fix_all(source, path, self.settings_for(path), unsafe=self.unsafe)
+        for finding in result.fixed:
+            self.fixed[finding.code] = self.fixed.get(finding.code, 0) + 1
+        self.files_fixed += result.changed
+        if self.diff:
+            sys.stdout.write(unified_diff(source, result.source, shown))
+        elif self._stdin_text is not None:
+            sys.stdout.write(result.source)
+        elif result.changed:
+            write_fixed(Path(path), result.source)
+        if not self.unsafe:
+            remaining = result.remaining
+            self.unsafe_left += sum(main_fix(remaining.analysis, f, unsafe=True) is not None for f in remaining.findings)
+        return result.remaining
+
+    def print_summary(self) -> None:
+        count = sum(self.fixed.values())
+        verb = "Would fix" if self.diff else "Fixed"
+        if count:
+            codes = ", ".join(f"{code} ×{n}" if n > 1 else code for code, n in sorted(self.fixed.items()))
+            files = f"{self.files_fixed} file{'s' if self.files_fixed != 1 else ''}"
+            self.note(f"{verb} {count} problem{'s' if count != 1 else ''} ({codes}) in {files}.")
+        elif self.checked:
+            self.note("No problem could be fixed automatically." if self.problems else "Nothing to fix.")
+        if self.unsafe_left:
+            more = self.unsafe_left
+            self.note(f"{more} more problem{'s' if more != 1 else ''} can be fixed with --unsafe-fixes "
+                      "(fixes that may change behaviour; review them).")
+        super().print_summary()
+
+
+def unified_diff(old: str, new: str, shown: str) -> str:
+    """`--- a/x.py` / `+++ b/x.py` diff of one file ('' when unchanged); line endings kept."""
+    import difflib
+
+    from server.codeactions.fixes.edits import line_pieces
+
+    if old == new:
+        return ""
+    lines = difflib.unified_diff(_ended(line_pieces(old)), _ended(line_pieces(new)),
+                                 fromfile=f"a/{shown}", tofile=f"b/{shown}")
+    return "".join(line if line.endswith(("\n", "\r")) else line + "\n" for line in lines)
+
+
+def _ended(lines: list[str]) -> list[str]:
+    """Mark a last line without a line break the way `diff` does."""
+    if lines and not lines[-1].endswith(("\n", "\r")):
+        lines[-1] += "\n\\ No newline at end of file\n"
+    return lines
+
+
+def write_fixed(path: Path, text: str) -> None:
+    """Rewrite a file in its own encoding (a UTF-8 BOM kept), replacing it in one step."""
+    import io
+    import shutil
+    import tokenize
+
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(path.read_bytes()).readline)
+    temporary = path.with_name(f".{path.name}.torch-lsp-fix")
+    temporary.write_bytes(text.encode(encoding))
+    shutil.copymode(path, temporary)
+    os.replace(temporary, path)
 
 
 class ProgressBar:

@@ -1,0 +1,315 @@
+"""Fixes for TL2xx, silent correctness: softmax axes, `.reshape`, checked `strict=False`
+loads, `.clone().detach()`, logits into the loss."""
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from server.analysis import argument
+from server.codeactions.fixes import calls
+from server.codeactions.fixes.imports import use_module
+from server.codeactions.fixes.locate import call_at, on_lines_of_its_own
+from server.codeactions.fixes.names import bound_in, fresh_name, root_name
+from server.codeactions.fixes.registry import FixOffer, fixer, importing, offer
+from server.codeactions.fixes.rewrite import CannotRewrite, Rewrite
+from server.diagnostics.correctness import (
+    FUNCTIONAL_SOFTMAX,
+    SOFTMAX_METHODS,
+    SOFTMAX_MODULES,
+    TORCH_SOFTMAX,
+    VALUE_KEEPING_METHODS,
+    activation_output,
+    followed,
+    source_of,
+    torch_module_class,
+)
+
+if TYPE_CHECKING:
+    from server.analysis import Analysis
+    from server.diagnostics.base import Finding
+
+
+def _dim_position(analysis: "Analysis", call: ast.Call) -> int | None:
+    """Where a softmax-family call takes `dim` positionally (None: not a softmax call)."""
+    if torch_module_class(analysis, call) in SOFTMAX_MODULES:
+        return 0
+    qualname = analysis.call_qualname(call)
+    if qualname in FUNCTIONAL_SOFTMAX or qualname in TORCH_SOFTMAX:
+        return 1
+    if qualname is None and isinstance(call.func, ast.Attribute) and call.func.attr in SOFTMAX_METHODS:
+        return 0
+    return None
+
+
+# ------------------------------------------------------------------- TL201
+@fixer("TL201")
+def add_softmax_dim(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
+    call = call_at(analysis, finding)
+    position = _dim_position(analysis, call) if call is not None else None
+    if position is None:
+        return []
+    if argument(call, position, "dim") is None:
+        return [offer(analysis, finding, "Add `dim=-1`",
+                      lambda rw: rw.change_call(call, lambda node: calls.add_keyword(node, "dim", "-1")))]
+    return [offer(analysis, finding, "Replace `dim=None` with `dim=-1`",
+                  lambda rw: rw.change_call(call, lambda node: calls.set_argument(node, position, "dim", "-1")))]
+
+
+# ------------------------------------------------------------------- TL202
+@fixer("TL202")
+def softmax_over_last_dim(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
+    call = call_at(analysis, finding)
+    position = _dim_position(analysis, call) if call is not None else None
+    dim = argument(call, position, "dim") if position is not None else None
+    if dim is None:
+        return []
+    return [offer(analysis, finding, f"Replace `dim={ast.unparse(dim)}` with `dim=-1`",
+                  lambda rw: rw.change_call(call, lambda node: calls.set_argument(node, position, "dim", "-1")))]
+
+
+# ------------------------------------------------------------------- TL203
+@fixer("TL203")
+def view_to_reshape(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
+    call = call_at(analysis, finding)
+    if call is None or not isinstance(call.func, ast.Attribute) or call.func.attr != "view":
+        return []
+    return [offer(analysis, finding, "Replace `.view(...)` with `.reshape(...)`",
+                  lambda rw: rw.change_call(call, lambda node: calls.rename_method(node, "reshape")))]
+
+
+# ------------------------------------------------------------------- TL204
+@fixer("TL204")
+def check_load_result(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
+    call = call_at(analysis, finding)
+    stmt = analysis.statement_of(call) if call is not None else None
+    if not (isinstance(stmt, ast.Expr) and stmt.value is call) or not on_lines_of_its_own(analysis, stmt):
+        return []
+    function = analysis.context(stmt).function
+    missing = fresh_name(analysis, function, "missing_keys")
+    unexpected = fresh_name(analysis, function, "unexpected_keys")
+    logger = _module_logger(analysis)
+
+    def plan(rw: Rewrite) -> None:
+        if logger is not None:
+            report = (f'{logger}.warning("load_state_dict(strict=False): missing keys %s, unexpected keys %s", '
+                      f"{missing}, {unexpected})")
+        else:
+            warnings = use_module(rw, "warnings", stmt)
+            report = (f'{warnings}.warn(f"load_state_dict(strict=False): missing keys {{{missing}}}, '
+                      f'unexpected keys {{{unexpected}}}")')
+        ref = rw.ref(stmt)
+        assign = rw.statements(ref.group, f"{missing}, {unexpected} = _\n")[0].body[0]
+        rw.change_statement(stmt, lambda expr: assign.with_changes(value=expr.value))
+        rw.insert_after(stmt, f"if {missing} or {unexpected}:\n    {report}\n")
+
+    how = f"log them with `{logger}.warning`" if logger else "warn about missing and unexpected keys"
+    title = f"Bind the result and {how}" + ("" if logger else importing(analysis, "warnings", stmt))
+    return [offer(analysis, finding, title, plan)]
+
+
+def _module_logger(analysis: "Analysis") -> str | None:
+    """A module-level `log = logging.getLogger(...)`."""
+    for stmt in analysis.tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            if isinstance(stmt.value, ast.Call) and analysis.call_qualname(stmt.value) == "logging.getLogger":
+                return stmt.targets[0].id
+    return None
+
+
+# ------------------------------------------------------------------- TL205
+_COPY_KEYWORDS = {"dtype", "device", "requires_grad"}
+
+
+@fixer("TL205")
+def clone_detach(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
+    call = call_at(analysis, finding)
+    if call is None or len(call.args) != 1 or any(kw.arg not in _COPY_KEYWORDS for kw in call.keywords):
+        return []
+    data = source_of(analysis, call.args[0], 40)
+    if not isinstance(call.args[0], (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+        data = f"({data})"
+    methods = ("clone",) if data.endswith(".detach()") else ("clone", "detach")
+    moves = [kw.arg for kw in call.keywords if kw.arg in ("dtype", "device")]
+    shown = data + "".join(f".{m}()" for m in methods) + (".to(...)" if moves else "")
+    if any(kw.arg == "requires_grad" for kw in call.keywords):
+        shown += ".requires_grad_(...)"
+
+    def plan(rw: Rewrite) -> None:
+        ref, _ = rw.call(call)
+        rw.change_call(call, lambda node: _copied(node, methods, moves, ref.group.module))
+
+    return [offer(analysis, finding, f"Replace with `{shown}`", plan)]
+
+
+def _copied(node: cst.Call, methods: tuple[str, ...], moves: list[str], module: cst.Module) -> cst.BaseExpression:
+    """`torch.tensor(x, dtype=d)` -> `x.clone().detach().to(dtype=d)`."""
+    value = calls.chained(calls.stripped(node.args[calls.find_argument(node, 0, None)].value), *methods, module=module)
+    keywords = {arg.keyword.value: arg for arg in node.args if arg.keyword is not None}
+    moved = [keywords[name].with_changes(comma=cst.MaybeSentinel.DEFAULT) for name in moves]
+    if moved:
+        value = cst.Call(func=cst.Attribute(value=value, attr=cst.Name("to")), args=moved)
+    if "requires_grad" in keywords:
+        flag = cst.Arg(value=keywords["requires_grad"].value)
+        value = cst.Call(func=cst.Attribute(value=value, attr=cst.Name("requires_grad_")), args=[flag])
+    return value.with_changes(lpar=node.lpar, rpar=node.rpar)
+
+
+# ------------------------------------------------------------------- TL206
+@fixer("TL206")
+def pass_logits(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
+    call = call_at(analysis, finding)
+    prediction = argument(call, 0, "input") if call is not None else None
+    found = activation_output(analysis, prediction) if prediction is not None else None
+    if found is None:
+        return []
+    activation = found[1]
+    logits = _activation_input(analysis, activation)
+    site = _activation_site(analysis, prediction, activation)
+    if logits is None or site is None:
+        return []
+    title = f"Pass the logits `{source_of(analysis, logits, 30)}`"
+    if site is activation:
+        method_form = analysis.call_qualname(activation) is None and isinstance(activation.func, ast.Attribute)
+        return [offer(analysis, finding, title, lambda rw: rw.change_call(activation, _unwrapped(method_form)))]
+    # `probs = softmax(logits)` ... `loss(probs, y)`: name the logits instead of `probs`.
+    if _stable_between(analysis, logits, activation, call):
+        text = ast.unparse(logits)
+        return [offer(analysis, finding, title, lambda rw: _pass_name(rw, call, site, text))]
+    return _name_the_logits(analysis, finding, call, site, activation, logits)
+
+
+def _pass_name(rw: Rewrite, call: ast.Call, site: ast.Name, text: str) -> None:
+    rank = _name_rank(call, site)
+    rw.change_call(call, lambda node: _replace_nth_name(node, site.id, rank, text))
+
+
+def _name_the_logits(analysis: "Analysis", finding: "Finding", call: ast.Call, site: ast.Name,
+                     activation: ast.Call, logits: ast.AST) -> list[FixOffer]:
+    """`probs = softmax(model(x))` ... `loss(probs, y)` -> `logits = model(x)`,
+    `probs = softmax(logits)`, `loss(logits, y)`: the model still runs once, first."""
+    stmt = analysis.statement_of(activation)
+    if not (isinstance(stmt, ast.Assign) and stmt.value is activation and len(stmt.targets) == 1):
+        return []
+    name = fresh_name(analysis, analysis.context(stmt).function, "logits")
+    method_form = analysis.call_qualname(activation) is None and isinstance(activation.func, ast.Attribute)
+
+    def plan(rw: Rewrite) -> None:
+        code = rw.source.segment(logits)
+        if "\n" in code or "\r" in code:
+            code = f"({code})"
+        rw.insert_before(stmt, f"{name} = {code}\n")
+        rw.change_call(activation, lambda node: _with_input(node, method_form, name))
+        _pass_name(rw, call, site, name)
+
+    title = f"Name the logits `{name} = {source_of(analysis, logits, 30)}` and pass them"
+    return [offer(analysis, finding, title, plan)]
+
+
+def _with_input(node: cst.Call, method_form: bool, name: str) -> cst.Call:
+    """The activation applied to `name` instead of the expression it had."""
+    if method_form:
+        return node.with_changes(func=node.func.with_changes(value=cst.Name(name)))
+    index = calls.find_argument(node, 0, "input")
+    if index is None:
+        raise CannotRewrite("the activation has no input argument")
+    args = list(node.args)
+    args[index] = args[index].with_changes(value=cst.Name(name))
+    return node.with_changes(args=args)
+
+
+def _activation_input(analysis: "Analysis", activation: ast.Call) -> ast.AST | None:
+    if analysis.call_qualname(activation) is None and isinstance(activation.func, ast.Attribute):
+        return activation.func.value
+    return argument(activation, 0, "input")
+
+
+def _activation_site(analysis: "Analysis", expr: ast.AST, activation: ast.Call) -> ast.AST | None:
+    """The node inside the loss argument to replace: the activation call itself, or the name
+    bound to its result."""
+    node = expr
+    for _ in range(12):
+        if node is activation:
+            return node
+        if isinstance(node, ast.Name):
+            value, via = followed(analysis, node)
+            return node if via is not None and value is activation else None
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif (
+            isinstance(node, ast.Call) and analysis.call_qualname(node) is None
+            and isinstance(node.func, ast.Attribute) and node.func.attr in VALUE_KEEPING_METHODS
+        ):
+            node = node.func.value
+        else:
+            return None
+    return None
+
+
+def _unwrapped(method_form: bool):
+    """`softmax(logits, dim=-1)` / `logits.softmax(-1)` -> `logits`."""
+
+    def change(node: cst.Call) -> cst.BaseExpression:
+        if method_form:
+            inner = node.func.value
+        else:
+            index = calls.find_argument(node, 0, "input")
+            if index is None:
+                raise CannotRewrite("the activation has no input argument")
+            inner = node.args[index].value
+        inner = calls.parenthesized(calls.stripped(inner))
+        return inner.with_changes(lpar=[*node.lpar, *inner.lpar], rpar=[*inner.rpar, *node.rpar])
+
+    return change
+
+
+def _stable_between(analysis: "Analysis", logits: ast.AST, activation: ast.Call, use: ast.Call) -> bool:
+    """`logits` is a plain name (or attribute of one) not rebound between the activation and the use."""
+    if not isinstance(logits, (ast.Name, ast.Attribute)) or any(isinstance(n, ast.Call) for n in ast.walk(logits)):
+        return False
+    name = root_name(logits)
+    function = analysis.context(use).function
+    for stmt in function.statements:
+        if activation.lineno <= stmt.lineno <= use.lineno and stmt is not analysis.statement_of(activation):
+            if name in bound_in([stmt]) and not isinstance(stmt, (ast.For, ast.While, ast.If, ast.With, ast.Try)):
+                return False
+    return name is not None
+
+
+def _name_rank(call: ast.Call, site: ast.Name) -> int:
+    names = sorted(
+        (n for n in ast.walk(call) if isinstance(n, ast.Name) and n.id == site.id),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
+    return [id(n) for n in names].index(id(site))
+
+
+class _Names(cst.CSTVisitor):
+    """Names that `ast` also sees as names (not attribute names nor keyword names), in order."""
+
+    def __init__(self, wanted: str) -> None:
+        self.wanted = wanted
+        self.found: list[cst.Name] = []
+        self.skip: set[int] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.skip.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.skip.add(id(node.keyword))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.wanted and id(node) not in self.skip:
+            self.found.append(node)
+
+
+def _replace_nth_name(node: cst.Call, name: str, rank: int, text: str) -> cst.Call:
+    visitor = _Names(name)
+    node.visit(visitor)
+    if rank >= len(visitor.found):
+        raise CannotRewrite("the name to replace was not found")
+    target = visitor.found[rank]
+    return node.deep_replace(target, cst.parse_expression(text))
+

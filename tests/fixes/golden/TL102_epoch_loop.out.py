@@ -1,0 +1,18 @@
+import torch
+import torch.nn.functional as F
+
+
+@torch.no_grad()
+def validate(model, loader):
+    model.eval()
+    return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+def fit(model, loader, val_loader, optimizer, epochs):
+    for epoch in range(epochs):
+        model.train()
+        for x, y in loader:
+            optimizer.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            optimizer.step()
+        print(epoch, validate(model, val_loader))

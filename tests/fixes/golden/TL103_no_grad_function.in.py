@@ -1,0 +1,7 @@
+import torch
+
+
+@torch.no_grad()
+def predict(model, images):
+    """Class indices for a batch."""
+    return model(images).argmax(dim=-1)

@@ -1,0 +1,8 @@
+import torch
+import torch.nn.functional as F
+
+
+def attend(q, k, v):
+    scores = torch.bmm(q, k.transpose(1, 2))  # [B, Q, N]
+    attn = F.softmax(scores, dim=-1)
+    return torch.bmm(attn, v)

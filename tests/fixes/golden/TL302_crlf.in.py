@@ -1,0 +1,10 @@
+"""Scoring script."""
+import torch
+
+
+def predict(model, loader):
+    model.eval()
+    outputs = []
+    for x in loader:
+        outputs.append(model(x))
+    return outputs
