@@ -29,14 +29,18 @@ class OpenDocument:
 
     @property
     def path(self) -> str | None:
-        """Local file path of a `file:` URI; None for untitled buffers and the like."""
-        parsed = urlparse(self.uri)
-        if parsed.scheme != "file":
-            return None
-        path = unquote(parsed.path)
-        if os.name == "nt" and re.match(r"^/[A-Za-z]:", path):
-            path = path[1:]
-        return path
+        return path_from_uri(self.uri)
+
+
+def path_from_uri(uri: str) -> str | None:
+    """Local file path of a `file:` URI; None for untitled buffers and the like."""
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return None
+    path = unquote(parsed.path)
+    if os.name == "nt" and re.match(r"^/[A-Za-z]:", path):
+        path = path[1:]
+    return path
 
 
 class DocumentStore:
@@ -150,6 +154,8 @@ class DocumentSettings:
     def __init__(self) -> None:
         self.editor: dict = {}
         self.generation = 0
+        # Workspace folders: the editor's `per-file-ignores` globs are relative to them.
+        self.workspace_folders: list[str] = []
         self._projects: dict[tuple[int, str | None], tuple[Settings, list, str | None]] = {}
 
     def set_editor(self, editor: dict) -> None:
@@ -161,8 +167,15 @@ class DocumentSettings:
         self._projects = {key: value for key, value in self._projects.items() if key[0] == self.generation}
 
     def editor_problems(self) -> list[tuple[str, tuple[str, ...]]]:
-        _, errors = merge_editor_settings(Settings(), self.editor)
+        root = self.workspace_folders[0] if self.workspace_folders else None
+        _, errors = merge_editor_settings(Settings(), self.editor, root=root)
         return [(EDITOR_ORIGIN, tuple(errors))] if errors else []
+
+    def _workspace_folder_of(self, path: str | None) -> str | None:
+        if path is None:
+            return self.workspace_folders[0] if self.workspace_folders else None
+        containing = [f for f in self.workspace_folders if path.startswith(f.rstrip(os.sep) + os.sep)]
+        return max(containing, key=len) if containing else os.path.dirname(path)
 
     def settings_for(self, path: str | None, generation: int) -> tuple[Settings, list[tuple[str, tuple[str, ...]]]]:
         """Settings for the file at `path` and the problems met building them.
@@ -175,7 +188,7 @@ class DocumentSettings:
             project = load_project_settings(path) if path else (Settings(), [], None)
             self._projects[key] = project
         base, project_errors, pyproject = project
-        settings, editor_errors = merge_editor_settings(base, self.editor)
+        settings, editor_errors = merge_editor_settings(base, self.editor, root=self._workspace_folder_of(path))
         problems = []
         if project_errors:
             problems.append((str(pyproject or "pyproject.toml"), tuple(project_errors)))

@@ -26,7 +26,15 @@ from server import DOCS_URL, __version__
 from server.checker import SYNTAX_ERROR_CODE, check_source
 from server.codeactions import QUICKFIX, Action, actions_for
 from server.diagnostics import all_rules
-from server.documents import CheckCache, CheckedVersion, Debouncer, DocumentSettings, DocumentStore, OpenDocument
+from server.documents import (
+    CheckCache,
+    CheckedVersion,
+    Debouncer,
+    DocumentSettings,
+    DocumentStore,
+    OpenDocument,
+    path_from_uri,
+)
 
 SERVER_NAME = "torch-lsp"
 SETTINGS_SECTION = "torch-lsp"
@@ -59,6 +67,7 @@ class TorchLanguageServer(LanguageServer):
         # One worker: analyses queue behind each other instead of fighting for the GIL.
         self.analysis_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="torch-lsp-analysis")
         self.settings_ready = asyncio.Event()
+        self.running_checks: dict[tuple, asyncio.Future] = {}
         self.shown_settings_problems: set[tuple[str, tuple[str, ...]]] = set()
         self.session_token = uuid.uuid4().hex[:8]
         self.init_options: dict = {}
@@ -78,18 +87,32 @@ class TorchLanguageServer(LanguageServer):
         return getattr(encoding, "value", encoding)
 
     # -- checking -------------------------------------------------------------
-    async def checked(self, document: OpenDocument) -> CheckedVersion:
-        """The check of this document version under the current settings (cached)."""
+    async def checked(self, document: OpenDocument) -> CheckedVersion | None:
+        """The check of this document version under the current settings: from the
+        cache, from a check already running, or a new one on the analysis thread.
+        None when the document changed before its check started."""
         await self._settings_settled()
         generation = self.settings.generation
         cached = self.checks.get(document.uri, document.version, generation)
         if cached is not None:
             return cached
-        loop = asyncio.get_running_loop()
-        checked = await loop.run_in_executor(self.analysis_executor, self._check, document, generation)
-        self.checks.put(document.uri, checked)
-        self._show_settings_problems(checked.settings_problems)
-        return checked
+        key = (document.uri, document.version, generation)
+        running = self.running_checks.get(key)
+        if running is None:
+            loop = asyncio.get_running_loop()
+            running = loop.run_in_executor(self.analysis_executor, self._check, document, generation)
+            self.running_checks[key] = running
+            running.add_done_callback(lambda future: self._check_done(key, future))
+        # Shielded: a cancelled waiter (a restarted debounce) must not cancel the check others share.
+        return await asyncio.shield(running)
+
+    def _check_done(self, key, future: asyncio.Future) -> None:
+        self.running_checks.pop(key, None)
+        if future.cancelled() or future.exception() is not None or future.result() is None:
+            return
+        checked = future.result()
+        self.checks.put(key[0], checked)
+        self.show_settings_problems(checked.settings_problems)
 
     async def _settings_settled(self) -> None:
         try:
@@ -97,8 +120,10 @@ class TorchLanguageServer(LanguageServer):
         except asyncio.TimeoutError:
             self.settings_ready.set()  # the client never answered: go on with what we have
 
-    def _check(self, document: OpenDocument, generation: int) -> CheckedVersion:
+    def _check(self, document: OpenDocument, generation: int) -> CheckedVersion | None:
         """Runs on the analysis thread."""
+        if self.documents.get(document.uri) is not document:
+            return None  # edited or closed while this check waited for the thread
         if is_too_large(document.text):
             return CheckedVersion(document.version, generation, None, [too_large_diagnostic(document.text)])
         settings, problems = self.settings.settings_for(document.path, generation)
@@ -117,6 +142,8 @@ class TorchLanguageServer(LanguageServer):
             raise
         except Exception:
             self.log_failure(f"Checking {uri} failed; its previous diagnostics stay.")
+            return
+        if checked is None:
             return
         current = self.documents.get(uri)
         if current is None or current.version != document.version:
@@ -138,34 +165,31 @@ class TorchLanguageServer(LanguageServer):
             document = self.documents.get(uri)
             if document is None:
                 return checked
-            checked = await self.checked(document)
-            latest = self.documents.get(uri)
-            if latest is None or latest.version == document.version:
-                return checked
+            fresh = await self.checked(document)
+            if fresh is not None:
+                checked = fresh
+                if self.documents.get(uri) is document:
+                    return fresh
         return checked
 
     # -- settings -------------------------------------------------------------
     def settings_changed(self) -> None:
         """Editor or project settings changed: check every open document again."""
-        self._show_settings_problems(self.settings.editor_problems())
+        self.show_settings_problems(self.settings.editor_problems())
         if not self.pulls_diagnostics:
             for document in self.documents.all():
                 self.schedule_check(document.uri, 0)
         elif self.client_supports("workspace.diagnostics.refresh_support"):
             self.workspace_diagnostic_refresh(None)
 
-    def _show_settings_problems(self, problems: list[tuple[str, tuple[str, ...]]]) -> None:
+    def show_settings_problems(self, problems: list[tuple[str, tuple[str, ...]]]) -> None:
         for origin, messages in problems:
             if (origin, messages) in self.shown_settings_problems:
                 continue
             self.shown_settings_problems.add((origin, messages))
+            # The messages are sentences that already say where and what falls back.
             text = " ".join(messages)
-            self.window_show_message(
-                lsp.ShowMessageParams(
-                    type=lsp.MessageType.Warning,
-                    message=f"torch-lsp: invalid settings in {origin}: {text} The defaults are used instead.",
-                )
-            )
+            self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"torch-lsp: {text}"))
 
     async def fetch_editor_settings(self) -> dict | None:
         """The `torch-lsp` section from `workspace/configuration`, or None when unavailable."""
@@ -278,6 +302,7 @@ def create_server() -> TorchLanguageServer:
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: TorchLanguageServer, params: lsp.InitializeParams) -> None:
         ls.init_options = editor_section(params.initialization_options)
+        ls.settings.workspace_folders = workspace_folders(params)
         ls.settings.set_editor(ls.init_options)
 
     @server.feature(lsp.INITIALIZED)
@@ -288,11 +313,14 @@ def create_server() -> TorchLanguageServer:
             configured = await ls.fetch_editor_settings()
             if configured is not None:
                 ls.settings.set_editor({**ls.init_options, **configured})
-                ls._show_settings_problems(ls.settings.editor_problems())
         finally:
+            # Set already only when checks stopped waiting for a client that was slow to answer.
+            checked_without_configuration = ls.settings_ready.is_set()
             ls.settings_ready.set()
-        if configured is not None and ls.documents.all():
+        if configured is not None and checked_without_configuration:
             ls.settings_changed()
+        else:
+            ls.show_settings_problems(ls.settings.editor_problems())
 
     @server.feature(lsp.SHUTDOWN)
     def shutdown(ls: TorchLanguageServer, params: None) -> None:
@@ -354,7 +382,8 @@ def create_server() -> TorchLanguageServer:
         if not wants_kind(params.context.only, QUICKFIX):
             return []
         document = ls.documents.get(params.text_document.uri)
-        ours = [d for d in params.context.diagnostics if d.source == DIAGNOSTIC_SOURCE and d.code in all_rules()]
+        rules = all_rules()
+        ours = [d for d in params.context.diagnostics if d.source == DIAGNOSTIC_SOURCE and d.code in rules]
         if document is None or not ours:
             return []
         try:
@@ -362,7 +391,7 @@ def create_server() -> TorchLanguageServer:
         except Exception:
             ls.log_failure(f"Checking {document.uri} for code actions failed.")
             return []
-        if checked.result is None:
+        if checked is None or checked.result is None:
             return []
         analysis = checked.result.analysis
         versioned = ls.client_supports("workspace.workspace_edit.document_changes")
@@ -378,10 +407,15 @@ def create_server() -> TorchLanguageServer:
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: TorchLanguageServer, params: lsp.DidChangeConfigurationParams) -> None:
-        configured = await ls.fetch_editor_settings()
-        if configured is None:
-            configured = editor_section(params.settings) if params.settings else {}
-        ls.settings.set_editor({**ls.init_options, **configured})
+        # Checks and pulls that arrive while the new settings are fetched wait for them.
+        ls.settings_ready.clear()
+        try:
+            configured = await ls.fetch_editor_settings()
+            if configured is None:
+                configured = editor_section(params.settings) if params.settings else {}
+            ls.settings.set_editor({**ls.init_options, **configured})
+        finally:
+            ls.settings_ready.set()
         ls.settings_changed()
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
@@ -391,6 +425,16 @@ def create_server() -> TorchLanguageServer:
             ls.settings_changed()
 
     return server
+
+
+def workspace_folders(params: lsp.InitializeParams) -> list[str]:
+    uris = [folder.uri for folder in params.workspace_folders or []]
+    if not uris and params.root_uri:
+        uris = [params.root_uri]
+    paths = [path_from_uri(uri) for uri in uris]
+    if not paths and params.root_path:
+        paths = [params.root_path]
+    return [path for path in paths if path]
 
 
 def register_watchers(ls: TorchLanguageServer) -> None:

@@ -34,12 +34,14 @@ def _load_rule_modules() -> None:
         correctness,
         memory,
         performance,
+        shapes,
     )
 
 
 def all_rules() -> dict[str, type[Rule]]:
-    if not RULES:
-        _load_rule_modules()
+    # Always load every family: a module imported on its own first (a fix importing
+    # `server.diagnostics.correctness`) has already registered some rules, not all.
+    _load_rule_modules()
     return dict(sorted(RULES.items()))
 
 
