@@ -24,7 +24,17 @@ from pygls.lsp.server import LanguageServer
 
 from server import DOCS_URL, __version__
 from server.checker import SYNTAX_ERROR_CODE, check_source
-from server.codeactions import QUICKFIX, Action, actions_for
+from server.codeactions import (
+    FIX_ALL,
+    FIX_ALL_TITLE,
+    QUICKFIX,
+    Action,
+    FixChoice,
+    actions_for,
+    build_fix,
+    fix_all_action,
+    fix_choices,
+)
 from server.diagnostics import all_rules
 from server.documents import (
     CheckCache,
@@ -75,6 +85,16 @@ class TorchLanguageServer(LanguageServer):
     # -- what the client can do ---------------------------------------------
     def client_supports(self, path: str) -> bool:
         return bool(get_capability(self.client_capabilities, path, False))
+
+    @property
+    def resolves_edits(self) -> bool:
+        """The client can ask for a code action's edit later (`codeAction/resolve`)."""
+        support = get_capability(self.client_capabilities, "text_document.code_action.resolve_support", None)
+        return support is not None and "edit" in (support.properties or [])
+
+    @property
+    def versioned_edits(self) -> bool:
+        return self.client_supports("workspace.workspace_edit.document_changes")
 
     @property
     def pulls_diagnostics(self) -> bool:
@@ -276,7 +296,10 @@ def to_code_action(action: Action, document: OpenDocument, lines, encoding: str,
         edit = lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(text_document=identifier, edits=edits)])
     else:
         edit = lsp.WorkspaceEdit(changes={document.uri: edits})
-    return lsp.CodeAction(title=action.title, kind=action.kind, diagnostics=[diagnostic], edit=edit)
+    return lsp.CodeAction(
+        title=action.title, kind=action.kind, diagnostics=[diagnostic] if diagnostic is not None else None,
+        edit=edit, is_preferred=action.preferred or None,
+    )
 
 
 def wants_kind(only: list[str] | None, kind: str) -> bool:
@@ -293,6 +316,64 @@ def editor_section(options) -> dict:
         return {}
     inner = options.get(SETTINGS_SECTION)
     return inner if isinstance(inner, dict) else options
+
+
+def diagnostic_span(diagnostic: lsp.Diagnostic, lines, encoding: str) -> tuple[int, int, int, int]:
+    """The ast range (1-based lines, UTF-8 byte columns) of a client's diagnostic."""
+    start, end = diagnostic.range.start, diagnostic.range.end
+    return (
+        lines.clamp_line(start.line) + 1, lines.byte_from_client(start.line, start.character, encoding),
+        lines.clamp_line(end.line) + 1, lines.byte_from_client(end.line, end.character, encoding),
+    )
+
+
+async def quick_fixes(ls: "TorchLanguageServer", document: OpenDocument, checked: CheckedVersion,
+                      diagnostics: list[lsp.Diagnostic]) -> list[lsp.CodeAction]:
+    """Rule fixes (edits built now, or on resolve when the client can resolve), then noqa actions."""
+    analysis, findings = checked.result.analysis, checked.result.findings
+    lines = analysis.lines
+    loop = asyncio.get_running_loop()
+    fixes, noqa, seen = [], [], set()
+    for diagnostic in diagnostics:
+        if diagnostic.range.start.line >= len(lines.lines):
+            continue  # out of range: no action, never an error
+        code = str(diagnostic.code)
+        span = diagnostic_span(diagnostic, lines, ls.encoding)
+        choices = await loop.run_in_executor(ls.analysis_executor, fix_choices, analysis, findings, code, span)
+        for choice in choices:
+            if (choice.title, choice.span) in seen:
+                continue
+            seen.add((choice.title, choice.span))
+            if ls.resolves_edits:
+                fixes.append(lsp.CodeAction(
+                    title=choice.title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic],
+                    is_preferred=choice.preferred or None,
+                    data={"uri": document.uri, "version": document.version, "code": code,
+                          "safety": choice.safety, "span": list(choice.span)},
+                ))
+                continue
+            built = await loop.run_in_executor(ls.analysis_executor, build_fix, analysis, findings, choice)
+            if built is not None:
+                fixes.append(to_code_action(built, document, lines, ls.encoding, diagnostic, ls.versioned_edits))
+        for action in actions_for(analysis, code, diagnostic.range.start.line + 1):
+            if (action.title, action.changes) not in seen:
+                seen.add((action.title, action.changes))
+                noqa.append(to_code_action(action, document, lines, ls.encoding, diagnostic, ls.versioned_edits))
+    return fixes + noqa
+
+
+async def fix_all_code_action(ls: "TorchLanguageServer", document: OpenDocument, checked: CheckedVersion,
+                              lazy: bool) -> lsp.CodeAction | None:
+    """`source.fixAll.torch-lsp`: every safe fix in one edit (left to resolve when `lazy`)."""
+    if lazy:
+        return lsp.CodeAction(title=FIX_ALL_TITLE, kind=FIX_ALL,
+                              data={"uri": document.uri, "version": document.version})
+    settings, _ = ls.settings.settings_for(document.path, ls.settings.generation)
+    loop = asyncio.get_running_loop()
+    action = await loop.run_in_executor(ls.analysis_executor, fix_all_action, document.text, document.path, settings)
+    if action is None:
+        return None
+    return to_code_action(action, document, checked.result.analysis.lines, ls.encoding, None, ls.versioned_edits)
 
 
 # ------------------------------------------------------------------ features
@@ -312,7 +393,8 @@ def create_server() -> TorchLanguageServer:
         try:
             configured = await ls.fetch_editor_settings()
             if configured is not None:
-                ls.settings.set_editor({**ls.init_options, **configured})
+                # The client's answer is the whole truth: a key it left out was removed.
+                ls.settings.set_editor(configured or ls.init_options)
         finally:
             # Set already only when checks stopped waiting for a client that was slow to answer.
             checked_without_configuration = ls.settings_ready.is_set()
@@ -377,14 +459,20 @@ def create_server() -> TorchLanguageServer:
             return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
         return lsp.RelatedFullDocumentDiagnosticReport(items=checked.diagnostics, result_id=result_id)
 
-    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]))
+    @server.feature(
+        lsp.TEXT_DOCUMENT_CODE_ACTION,
+        lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=True),
+    )
     async def code_action(ls: TorchLanguageServer, params: lsp.CodeActionParams):
-        if not wants_kind(params.context.only, QUICKFIX):
-            return []
         document = ls.documents.get(params.text_document.uri)
+        if document is None:
+            return []
+        only = params.context.only
         rules = all_rules()
         ours = [d for d in params.context.diagnostics if d.source == DIAGNOSTIC_SOURCE and d.code in rules]
-        if document is None or not ours:
+        wants_fixes = wants_kind(only, QUICKFIX) and bool(ours)
+        wants_fix_all = wants_kind(only, FIX_ALL) and (bool(only) or ls.resolves_edits)
+        if not wants_fixes and not wants_fix_all:
             return []
         try:
             checked = await ls.checked(document)
@@ -393,17 +481,39 @@ def create_server() -> TorchLanguageServer:
             return []
         if checked is None or checked.result is None:
             return []
-        analysis = checked.result.analysis
-        versioned = ls.client_supports("workspace.workspace_edit.document_changes")
-        actions, seen = [], set()
-        for diagnostic in ours:
-            line = diagnostic.range.start.line + 1  # an out-of-range line gets no action
-            for action in actions_for(analysis, str(diagnostic.code), line):
-                if (action.title, action.changes) in seen:
-                    continue
-                seen.add((action.title, action.changes))
-                actions.append(to_code_action(action, document, analysis.lines, ls.encoding, diagnostic, versioned))
+        actions = await quick_fixes(ls, document, checked, ours) if wants_fixes else []
+        if wants_fix_all and any(f.fix and f.fix.safety == "safe" for f in checked.result.findings):
+            fix_all = await fix_all_code_action(ls, document, checked, lazy=ls.resolves_edits and not only)
+            if fix_all is not None:
+                actions.append(fix_all)
         return actions
+
+    @server.feature(lsp.CODE_ACTION_RESOLVE)
+    async def resolve_code_action(ls: TorchLanguageServer, action: lsp.CodeAction) -> lsp.CodeAction:
+        data = action.data if isinstance(action.data, dict) else {}
+        document = ls.documents.get(data.get("uri", ""))
+        if document is None or document.version != data.get("version") or action.edit is not None:
+            return action  # the document moved on: an edit now could land in the wrong place
+        try:
+            checked = await ls.checked(document)
+        except Exception:
+            ls.log_failure(f"Resolving {action.title!r} failed.")
+            return action
+        if checked is None or checked.result is None:
+            return action
+        if action.kind == FIX_ALL:
+            resolved = await fix_all_code_action(ls, document, checked, lazy=False)
+            action.edit = resolved.edit if resolved is not None else None
+            return action
+        choice = FixChoice(action.title, data.get("code", ""), data.get("safety", "safe"), bool(action.is_preferred),
+                           tuple(data.get("span", (0, 0, 0, 0))))
+        loop = asyncio.get_running_loop()
+        built = await loop.run_in_executor(ls.analysis_executor, build_fix, checked.result.analysis,
+                                           checked.result.findings, choice)
+        if built is not None:
+            action.edit = to_code_action(built, document, checked.result.analysis.lines, ls.encoding, None,
+                                         ls.versioned_edits).edit
+        return action
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: TorchLanguageServer, params: lsp.DidChangeConfigurationParams) -> None:
@@ -412,8 +522,8 @@ def create_server() -> TorchLanguageServer:
         try:
             configured = await ls.fetch_editor_settings()
             if configured is None:
-                configured = editor_section(params.settings) if params.settings else {}
-            ls.settings.set_editor({**ls.init_options, **configured})
+                configured = editor_section(params.settings) if params.settings else ls.init_options
+            ls.settings.set_editor(configured)
         finally:
             ls.settings_ready.set()
         ls.settings_changed()

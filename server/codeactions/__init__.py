@@ -4,8 +4,11 @@ An action is a title plus text changes in `ast`-like positions (1-based lines,
 0-based code-point columns).  The language server turns them into LSP edits in the
 client's column unit; nothing here imports `lsprotocol` or `pygls`.
 
-Today there is one action per finding, "Disable TLxxx for this line"
-(`noqa.disable_for_line`).  The rule fixes of later issues join `actions_for`.
+For a finding: the rule's fixes (`fixes/`, built with libcst; the first safe one is
+preferred), then "Disable TLxxx for this line" (`noqa.disable_for_line`).  For a file:
+"Fix all" applies every safe fix at once (`source.fixAll.torch-lsp`).  Fix titles are
+cheap to list; their edits are built only when asked for (`build_fix`), so clients with
+`codeAction/resolve` pay for libcst only for the action the user picks.
 """
 from __future__ import annotations
 
@@ -16,6 +19,8 @@ if TYPE_CHECKING:
     from server.analysis import Analysis
 
 QUICKFIX = "quickfix"
+FIX_ALL = "source.fixAll.torch-lsp"
+FIX_ALL_TITLE = "Fix all auto-fixable torch-lsp problems"
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,66 @@ class Action:
     kind: str
     changes: tuple[TextChange, ...]
     code: str  # the rule code of the finding this action answers
+    preferred: bool = False
+
+
+@dataclass(frozen=True)
+class FixChoice:
+    """A fix that can be offered before its edits exist (they are built on demand)."""
+
+    title: str
+    code: str
+    safety: str
+    preferred: bool
+    span: tuple[int, int, int, int]  # the finding's ast range: line, byte col, end line, end byte col
+
+
+def fix_choices(analysis: "Analysis", findings, code: str, span: tuple[int, int, int, int]) -> list[FixChoice]:
+    """The fixes of the finding with `code` at `span` (recomputed when the cache has none there)."""
+    from server.codeactions.fixes import fix_offers
+
+    finding = _finding(analysis, findings, code, span)
+    if finding is None:
+        return []
+    return [FixChoice(o.title, o.code, o.safety, o.preferred, span) for o in fix_offers(analysis, finding)]
+
+
+def build_fix(analysis: "Analysis", findings, choice: FixChoice) -> Action | None:
+    """The edits of a fix chosen from `fix_choices` (None when it cannot be made here)."""
+    from server.codeactions.fixes import build, fix_offers, to_text_changes
+
+    finding = _finding(analysis, findings, choice.code, choice.span)
+    if finding is None:
+        return None
+    for offer in fix_offers(analysis, finding):
+        if offer.title == choice.title:
+            fix = build(offer)
+            if fix is None:
+                return None
+            changes = to_text_changes(analysis.source, fix.edits)
+            return Action(fix.title, QUICKFIX, changes, fix.code, fix.preferred)
+    return None
+
+
+def fix_all_action(source: str, path: str | None, settings) -> Action | None:
+    """Every safe fix of the file in one action, or None when there is nothing to fix."""
+    from server.codeactions.fixes import fix_all, to_text_changes
+
+    result = fix_all(source, path, settings)
+    if not result.changed:
+        return None
+    return Action(FIX_ALL_TITLE, FIX_ALL, to_text_changes(source, result.edits()), code="")
+
+
+def _finding(analysis: "Analysis", findings, code: str, span: tuple[int, int, int, int]):
+    """The cached finding at `span`, else one recomputed from the range (a client dropped `data`)."""
+    from server.codeactions.fixes import finding_at
+
+    line, col = span[0], span[1]
+    for finding in findings or ():
+        if finding.code == code and finding.line == line and finding.col == col:
+            return finding
+    return finding_at(analysis, code, *span)
 
 
 def actions_for(analysis: "Analysis", code: str, line: int) -> list[Action]:
@@ -46,4 +111,7 @@ def actions_for(analysis: "Analysis", code: str, line: int) -> list[Action]:
     return [action for action in actions if action is not None]
 
 
-__all__ = ["QUICKFIX", "Action", "TextChange", "actions_for"]
+__all__ = [
+    "FIX_ALL", "FIX_ALL_TITLE", "QUICKFIX", "Action", "FixChoice", "TextChange", "actions_for", "build_fix",
+    "fix_all_action", "fix_choices",
+]
