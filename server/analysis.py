@@ -203,6 +203,17 @@ class Analysis:
         function = node_or_function if isinstance(node_or_function, FunctionInfo) else self.context(node_or_function).function
         return self.roles[function]
 
+    def block_of(self, stmt: ast.stmt) -> list[ast.stmt] | None:
+        """The statement list (a body, `else` or `finally` block) that holds `stmt`."""
+        parent = self.parents.get(stmt)
+        blocks = [self.tree.body] if parent is None else [
+            getattr(parent, name, []) for name in ("body", "orelse", "finalbody")
+        ]
+        for block in blocks:
+            if any(s is stmt for s in block):
+                return block
+        return None
+
     def function_named(self, name: str) -> list[FunctionInfo]:
         return self._functions_by_name.get(name, [])
 
@@ -565,6 +576,24 @@ def _guarded(ctx: Context, stmt: ast.If, in_body: bool) -> Context:
 
 def analyze(source: str, path: str | None = None) -> Analysis:
     return Analysis(source, path)
+
+
+def accumulation(stmt: ast.stmt) -> tuple[ast.AST, ast.AST, str] | None:
+    """(container, value, kind) for `c.append(v)` ("append"), `c += v`, `c = c + v` / `c = v + c` ("sum")."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        if call_name(call) == "append" and isinstance(call.func, ast.Attribute) and len(call.args) == 1:
+            return call.func.value, call.args[0], "append"
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and isinstance(stmt.target, ast.Name):
+        return stmt.target, stmt.value, "sum"
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        target, value = stmt.targets[0], stmt.value
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+            if isinstance(value.left, ast.Name) and value.left.id == target.id:
+                return target, value.right, "sum"
+            if isinstance(value.right, ast.Name) and value.right.id == target.id:
+                return target, value.left, "sum"
+    return None
 
 
 # ------------------------------------------------------------- shared spans

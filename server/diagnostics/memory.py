@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from server.analysis import Analysis, LoopInfo, call_name
+from server.analysis import Analysis, LoopInfo, accumulation, call_name
 from server.diagnostics import register
 from server.diagnostics.base import Finding, Rule
 from server.diagnostics.training import _EvaluationContexts
@@ -89,7 +89,7 @@ class AccumulatedGraph(Rule):
             for stmt in loop.statements:
                 if analysis.enclosing_step_loop(stmt) is not loop:
                     continue
-                found = self._accumulation(stmt)
+                found = accumulation(stmt)
                 if found is None:
                     continue
                 container, value, kind = found
@@ -101,23 +101,6 @@ class AccumulatedGraph(Rule):
                 elif not isinstance(container, ast.Attribute):
                     continue
                 yield self._report(stmt, container, value, kind)
-
-    def _accumulation(self, stmt: ast.stmt):
-        """(container, value, kind) for `c.append(v)`, `c += v`, `c = c + v`."""
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            call = stmt.value
-            if call_name(call) == "append" and isinstance(call.func, ast.Attribute) and len(call.args) == 1:
-                return call.func.value, call.args[0], "append"
-        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and isinstance(stmt.target, ast.Name):
-            return stmt.target, stmt.value, "sum"
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            target, value = stmt.targets[0], stmt.value
-            if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
-                if isinstance(value.left, ast.Name) and value.left.id == target.id:
-                    return target, value.right, "sum"
-                if isinstance(value.right, ast.Name) and value.right.id == target.id:
-                    return target, value.left, "sum"
-        return None
 
     def _report(self, stmt: ast.stmt, container: ast.AST, value: ast.AST, kind: str) -> Finding:
         text, holder = ast.unparse(value), ast.unparse(container)

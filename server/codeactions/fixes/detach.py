@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from server.analysis import accumulation
+
 from server.codeactions.fixes import calls
 from server.codeactions.fixes.locate import statement_at, text_of
 from server.codeactions.fixes.registry import SAFE, UNSAFE, FixOffer, fixer, offer
@@ -35,10 +37,10 @@ _REDUCTIONS = {"sum", "mean", "max", "min", "norm", "prod", "item"}
 @fixer("TL301")
 def detach_accumulated(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
     stmt = statement_at(analysis, finding)
-    accumulation = _accumulation(stmt) if stmt is not None else None
-    if accumulation is None:
+    found = accumulation(stmt) if stmt is not None else None
+    if found is None:
         return []
-    container, value, kind = accumulation
+    container, value, kind = found
     text = text_of(analysis, value, 40)
     shown = text if isinstance(value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({text})"
     scalar = _is_scalar(analysis, value, stmt)
@@ -60,24 +62,6 @@ def detach_accumulated(analysis: "Analysis", finding: "Finding") -> list[FixOffe
     if scalar:
         offers.append(item_offer(UNSAFE, False))
     return offers
-
-
-def _accumulation(stmt: ast.stmt) -> tuple[ast.AST, ast.AST, str] | None:
-    """(container, value, kind) for `c.append(v)`, `c += v`, `c = c + v` / `c = v + c`."""
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-        call = stmt.value
-        if isinstance(call.func, ast.Attribute) and call.func.attr == "append" and len(call.args) == 1:
-            return call.func.value, call.args[0], "append"
-    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and isinstance(stmt.target, ast.Name):
-        return stmt.target, stmt.value, "sum"
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-        target, value = stmt.targets[0], stmt.value
-        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
-            if isinstance(value.left, ast.Name) and value.left.id == target.id:
-                return target, value.right, "sum"
-            if isinstance(value.right, ast.Name) and value.right.id == target.id:
-                return target, value.left, "sum"
-    return None
 
 
 def _is_scalar(analysis: "Analysis", value: ast.AST, stmt: ast.stmt) -> bool:

@@ -162,7 +162,7 @@ def _evaluation_block(analysis: "Analysis", call: ast.Call, model: str) -> list[
     """The statements of the call's block, from the first to the last that run `model`."""
     function = analysis.context(call).function
     stmt = analysis.statement_of(call)
-    block = _block_holding(analysis, stmt)
+    block = analysis.block_of(stmt)
     if block is None:
         return None
     roles = analysis.roles_for(function)
@@ -175,12 +175,3 @@ def _evaluation_block(analysis: "Analysis", call: ast.Call, model: str) -> list[
     return members if _evaluates_only(analysis, function, calls, inner) else None
 
 
-def _block_holding(analysis: "Analysis", stmt: ast.stmt) -> list[ast.stmt] | None:
-    parent = analysis.parents.get(stmt)
-    blocks = [analysis.tree.body] if parent is None else [
-        getattr(parent, name, []) for name in ("body", "orelse", "finalbody")
-    ]
-    for block in blocks:
-        if any(s is stmt for s in block):
-            return block
-    return None

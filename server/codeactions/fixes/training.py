@@ -201,7 +201,7 @@ def _movable_unit(analysis: "Analysis", stmt: ast.stmt, step: ast.Call) -> ast.s
 
 def _later_sibling_holding(analysis: "Analysis", stmt: ast.stmt, node: ast.AST) -> ast.stmt | None:
     """The statement after `stmt` in its block that holds `node`."""
-    block = _block_of(analysis, stmt)
+    block = analysis.block_of(stmt)
     if block is None:
         return None
     for sibling in block[block.index(stmt) + 1:]:
@@ -219,19 +219,8 @@ def _first_optimizer_step(analysis: "Analysis", call: ast.Call) -> ast.Call | No
     return min(steps, key=lambda c: (c.lineno, c.col_offset)) if steps else None
 
 
-def _block_of(analysis: "Analysis", stmt: ast.stmt) -> list[ast.stmt] | None:
-    parent = analysis.parents.get(stmt)
-    blocks = [analysis.tree.body] if parent is None else [
-        getattr(parent, name, []) for name in ("body", "orelse", "finalbody")
-    ]
-    for block in blocks:
-        if any(s is stmt for s in block):
-            return block
-    return None
-
-
 def _statements_between(analysis: "Analysis", first: ast.stmt, last: ast.stmt) -> list[ast.stmt]:
-    block = _block_of(analysis, first) or []
+    block = analysis.block_of(first) or []
     return block[block.index(first) + 1: block.index(last)]
 
 
