@@ -13,17 +13,22 @@ from typing import TYPE_CHECKING, Iterator
 from server.analysis import argument, call_name, dotted, has_star_args, receiver
 from server.diagnostics import register
 from server.diagnostics.base import Finding, Rule
+from server.roles import class_attribute_roles
 from server.shapes.rank import (
     Dim,
     WILDCARD,
     dim_of,
+    int_constant,
+    is_batch_size,
     is_identity_transpose,
     is_transposing,
     looks_like_dtype,
+    node_text,
     permutation,
     reaching_assignment,
     shape_of,
     size_symbol,
+    trailing_comment,
     transposed_tensor,
     view_merges,
 )
@@ -44,7 +49,7 @@ TORCH_SOFTMAX = {
     "torch.special.softmax": "softmax",
     "torch.special.log_softmax": "log_softmax",
 }
-SOFTMAX_METHODS = {"softmax": "softmax", "log_softmax": "log_softmax"}
+SOFTMAX_METHODS = {"softmax", "log_softmax"}
 SOFTMAX_MODULES = {"Softmax": "softmax", "LogSoftmax": "log_softmax", "Softmin": "softmin"}
 SIGMOID_FUNCTIONS = {"torch.sigmoid", "torch.nn.functional.sigmoid", "torch.special.expit"}
 CROSS_ENTROPY_FUNCTIONS = {"torch.nn.functional.cross_entropy": "cross_entropy"}
@@ -81,24 +86,12 @@ MAX_DEPTH = 8
 # ------------------------------------------------------------------ helpers
 def source_of(analysis: "Analysis", node: ast.AST, limit: int = 60) -> str:
     """Short source text of a node for a message: `F.softmax(scores)`, `criterion(...)`."""
-    text = ast.get_source_segment(analysis.source, node) or ""
-    if not text or "\n" in text:
-        text = ast.unparse(node)  # one line, without the comments a span may hold
-    text = " ".join(text.split())
+    text = node_text(analysis, node)
     if len(text) <= limit:
         return text
     if isinstance(node, ast.Call):
         return source_of(analysis, node.func, limit) + "(...)"
     return text[: limit - 3] + "..."
-
-
-def int_constant(node: ast.AST | None) -> int | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = int_constant(node.operand)
-        return -inner if inner is not None else None
-    return None
 
 
 def is_none(node: ast.AST | None) -> bool:
@@ -125,51 +118,99 @@ def without_moves(value: ast.AST) -> ast.AST:
     return value
 
 
-def module_constructor(analysis: "Analysis", func: ast.AST) -> ast.Call | None:
+def module_constructor(analysis: "Analysis", func: ast.AST, through_callers: bool = True) -> ast.Call | None:
     """The constructor call that built the module a call runs: `nn.CrossEntropyLoss(...)`
-    for `criterion(...)` (local or module-level name) or `self.criterion(...)` (set in the
-    class), or None when the binding is not one plain constructor."""
+    for `criterion(...)` (a local or module-level name, or a parameter every caller in the
+    file passes the same kind of module) or `self.criterion(...)` (set in the class), or
+    None when the binding is not one plain constructor."""
     if isinstance(func, ast.Call):
         return func
     if isinstance(func, ast.Name):
-        return _constructor_of_name(analysis, func)
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        return _constructor_of_name(analysis, func, through_callers)
+    if _is_self_attribute(func):
         return _constructor_of_attribute(analysis, func)
     return None
 
 
-def _constructor_of_name(analysis: "Analysis", name: ast.Name) -> ast.Call | None:
+def _constructor_of_name(analysis: "Analysis", name: ast.Name, through_callers: bool) -> ast.Call | None:
+    if name.id in analysis.imports or analysis.function_named(name.id) or name.id in analysis.classes:
+        return None  # an imported or locally defined function or class, not a module instance
     assignment = reaching_assignment(analysis, name)
     if assignment is not None:
         value = without_moves(assignment.value)
         return value if isinstance(value, ast.Call) else None
     roles = analysis.roles_for(name)
     function = roles.function
-    if function.is_module or name.id in roles.assignments or name.id in function.params:
+    if function.is_module or name.id in roles.assignments:
         return None  # a local whose value we cannot follow
+    if name.id in function.params:
+        return _constructor_from_callers(analysis, function, name.id) if through_callers else None
+    if bound_in_enclosing_function(analysis, function, name.id):
+        return None  # a closure variable, not the module-level name
     bindings = analysis.roles[analysis.module_scope].assignments.get(name.id, [])
     return _single_constructor(analysis, [b.value for b in bindings if not b.unpacked], len(bindings))
+
+
+def _constructor_from_callers(analysis: "Analysis", function, param: str) -> ast.Call | None:
+    """`def train(model, loader, criterion)`: the module every call of `train` in this file
+    passes as `criterion` (one level of callers; a caller's own parameters stop the search)."""
+    constructors = []
+    for site in analysis.callers(function):
+        passed = analysis.argument_for(site, function, param)
+        if passed is None or has_star_args(site):
+            return None  # the default, or something we cannot see
+        constructor = module_constructor(analysis, passed, through_callers=False)
+        if constructor is None:
+            return None
+        constructors.append(constructor)
+    return _single_constructor(analysis, constructors, len(constructors))
+
+
+def bound_in_enclosing_function(analysis: "Analysis", function, name: str) -> bool:
+    """`name` is a parameter or local of a `def` that encloses `function`."""
+    node = analysis.parents.get(function.node)
+    while node is not None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for outer in analysis.functions:
+                if outer.node is node and (name in outer.params or name in analysis.roles[outer].assignments):
+                    return True
+        node = analysis.parents.get(node)
+    return False
 
 
 def _constructor_of_attribute(analysis: "Analysis", attribute: ast.Attribute) -> ast.Call | None:
     cls = analysis.context(attribute).function.class_node
     if cls is None:
         return None
-    values = []
+    values = self_attribute_values(analysis, cls).get(attribute.attr, [])
+    return _single_constructor(analysis, values, len(values))
+
+
+def self_attribute_values(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, list[ast.AST | None]]:
+    """`self.x = value` in the methods of a class: attribute -> values (None for `+=` and the like)."""
+    cache = analysis.__dict__.setdefault("_self_attribute_values", {})
+    if cls in cache:
+        return cache[cls]
+    table: dict[str, list[ast.AST | None]] = {}
     for function in analysis.functions:
         if function.class_node is not cls:
             continue
         for stmt in function.statements:
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
-                stmt, (ast.AnnAssign, ast.AugAssign)
-            ) else []
+            if isinstance(stmt, ast.Assign):
+                targets, value = stmt.targets, stmt.value
+            elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+                targets, value = [stmt.target], stmt.value if isinstance(stmt, ast.AnnAssign) else None
+            else:
+                continue
             for target in targets:
-                if (
-                    isinstance(target, ast.Attribute) and target.attr == attribute.attr
-                    and isinstance(target.value, ast.Name) and target.value.id == "self"
-                ):
-                    values.append(stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None)
-    return _single_constructor(analysis, values, len(values))
+                if _is_self_attribute(target):
+                    table.setdefault(target.attr, []).append(value)
+    cache[cls] = table
+    return table
+
+
+def _is_self_attribute(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _single_constructor(analysis: "Analysis", values: list, expected: int) -> ast.Call | None:
@@ -251,9 +292,11 @@ class SoftmaxImplicitDim(Rule):
 class SoftmaxOverBatch(Rule):
     """## What it does
     Flags a softmax (`softmax`, `log_softmax`, `softmin`, as function, method or
-    `nn.Softmax(dim=0)(x)`) taken over dim 0 of a tensor whose dim 0 is known to be
-    the batch: a `torch.bmm`/`baddbmm` result, `x.view(B, -1)`, `torch.zeros(B, N)`,
-    `B, N, C = x.shape`, or a shape comment such as `# [B, Q, N]`.
+    `nn.Softmax(dim=0)` module) taken over dim 0 of a tensor whose dim 0 is known to be
+    the batch: a `torch.bmm`/`baddbmm` result, `x.view(B, -1)`, `x.flatten(1)`,
+    `torch.zeros(B, N)`, `B, N, C = x.shape`, or a shape comment such as `# [B, Q, N]`
+    (and what follows from those through `@`, indexing and element-wise ops).
+    Sequence-first layouts (`[T, B, D]`) and batch-by-batch matrices are not reported.
 
     ## Why is this bad
     Normalising across the batch makes each sample's probabilities depend on which
@@ -292,10 +335,14 @@ class SoftmaxOverBatch(Rule):
             if shape is None or shape.rank < 2 or not shape.batch_first or axis not in (0, -shape.rank):
                 continue
             name = source_of(analysis, tensor, 40)
+            origin = "" if shape.stated_by is tensor else f" (from {shape.origin})"
+            subject = f"`{source_of(analysis, call)}`"
+            if reported is not call and reported is not call.func:
+                subject = f"`{source_of(analysis, reported)}` (applied as {subject} on line {call.lineno})"
             yield self.finding(
                 reported,
-                f"`{source_of(analysis, call)}` normalises across the batch: dim {axis} of `{name}` is the batch "
-                f"(from {shape.origin}), so each sample's probabilities depend on the rest of its batch. "
+                f"{subject} normalises across the batch: dim {axis} of `{name}` is the batch"
+                f"{origin}, so each sample's probabilities depend on the rest of its batch. "
                 "Use `dim=-1` (or the axis you mean).",
                 f"Replace `dim={axis}` with `dim=-1`",
             )
@@ -311,10 +358,19 @@ def softmax_application(analysis: "Analysis", call: ast.Call) -> tuple[ast.AST, 
         return (call, tensor, argument(call, 1, "dim")) if tensor is not None else None
     if qualname is None and isinstance(call.func, ast.Attribute) and call.func.attr in SOFTMAX_METHODS:
         return call, call.func.value, argument(call, 0, "dim")
-    if isinstance(call.func, ast.Call) and torch_module_class(analysis, call.func) in SOFTMAX_MODULES:
-        if len(call.args) == 1 and not call.keywords and not has_star_args(call.func):
-            return call.func, call.args[0], argument(call.func, 0, "dim")
+    if len(call.args) != 1 or call.keywords or not _may_run_a_module(call.func):
+        return None
+    constructor = module_constructor(analysis, call.func)  # `nn.Softmax(dim=0)(x)`, `self.softmax(x)`
+    if torch_module_class(analysis, constructor) in SOFTMAX_MODULES and not has_star_args(constructor):
+        return constructor, call.args[0], argument(constructor, 0, "dim")
     return None
+
+
+def _may_run_a_module(func: ast.AST) -> bool:
+    """`m(x)`, `self.m(x)` or `nn.Softmax(dim=0)(x)`."""
+    if isinstance(func, (ast.Name, ast.Call)):
+        return True
+    return _is_self_attribute(func)
 
 
 # ==================================================================== TL203
@@ -357,6 +413,8 @@ class ViewAfterTranspose(Rule):
             transposing, via = followed(analysis, call.func.value)
             if not is_transposing(analysis, transposing) or is_identity_transpose(analysis, transposing):
                 continue
+            if _undoes_a_transpose(analysis, transposing):
+                continue
             verdict = view_verdict(analysis, call, transposing, via)
             if verdict is None:
                 continue
@@ -376,11 +434,24 @@ class ViewAfterTranspose(Rule):
                 "Use `.reshape(...)` (or call `.contiguous()` first)."
             )
         tensor = source_of(analysis, transposed_tensor(analysis, transposing), 30)
+        if verdict == "channels_last":
+            return (
+                f"`{view}` merges dims that {origin} moved apart: `view` succeeds only when `{tensor}` is stored "
+                "channels-last, and raises a RuntimeError for the default contiguous layout. "
+                "Use `.reshape(...)`, which copies only when it has to."
+            )
         return (
             f"`{view}` merges dims that {origin} reordered; `view` succeeds only while `{tensor}` is contiguous "
             "and raises a RuntimeError for sliced or otherwise non-contiguous input. "
             "Use `.reshape(...)`, which copies only when it has to."
         )
+
+
+def _undoes_a_transpose(analysis: "Analysis", transposing: ast.AST) -> bool:
+    """`w.t().t()` or `wt.t()` with `wt = w.t()`: the second transpose may restore memory order."""
+    tensor = transposed_tensor(analysis, transposing)
+    value, _ = followed(analysis, tensor) if tensor is not None else (None, None)
+    return tensor is None or is_transposing(analysis, tensor) or is_transposing(analysis, value)
 
 
 def _is_shape_view(analysis: "Analysis", call: ast.Call) -> bool:
@@ -393,18 +464,20 @@ def _is_shape_view(analysis: "Analysis", call: ast.Call) -> bool:
 
 
 def view_verdict(analysis: "Analysis", view: ast.Call, transposing: ast.AST, via: ast.Name | None) -> str | None:
-    """"raises" when the view surely merges dims the transpose separated, "layout" when it
-    merges moved dims that happen to stay in memory order, None when fine or unknown."""
+    """"raises" when the view surely merges dims the transpose separated (for a contiguous
+    input), "channels_last" when that permute is the one a channels-last input undoes,
+    "layout" when it merges moved dims that happen to stay in memory order, None when the
+    view is fine or we cannot tell."""
     tensor = transposed_tensor(analysis, transposing)
     if tensor is None:
         return None
     known = shape_of(analysis, tensor)
     order = permutation(analysis, transposing, known.rank if known else None)
     if order is None:
-        return _flatten_verdict(analysis, view, transposing)
-    base_dims = _symbolic_dims(tensor, known, len(order))
-    if base_dims is None or (known is not None and known.rank != len(order)):
+        return None if handles_unit_dims(analysis, tensor) else _flatten_verdict(analysis, view, transposing)
+    if known is not None and known.rank != len(order):
         return None
+    base_dims = _symbolic_dims(tensor, known, len(order))
     dims = [(base_dims[old], old, new) for new, old in enumerate(order)]
 
     def resolve(reference: ast.AST, index: int) -> Dim | None:
@@ -416,36 +489,89 @@ def view_verdict(analysis: "Analysis", view: ast.Call, transposing: ast.AST, via
         return None
 
     sizes = _view_sizes(view, resolve)
-    if sizes is None:
-        return None
-    groups = view_merges(dims, sizes)
-    if not groups:
-        return None
-    if any(not g.keeps_memory_order for g in groups):
-        return "raises"
-    return "layout" if any(g.moved for g in groups) else None
+    groups = view_merges(dims, sizes) if sizes is not None else None
+    if groups is None:
+        verdict = None if handles_unit_dims(analysis, tensor) else _rank_verdict(view, dims)
+    elif any(not g.keeps_memory_order for g in groups):
+        verdict = "raises"
+    else:
+        verdict = "layout" if any(g.moved for g in groups) else None
+    if verdict == "raises" and is_channels_last_permutation(order):
+        return "channels_last"  # contiguous again when the input is stored channels-last
+    return verdict
 
 
-def _symbolic_dims(tensor: ast.AST, known, rank: int) -> list[Dim] | None:
-    """Each dim's size as stated, else as `x.size(k)`; None when neither can be named."""
+def is_channels_last_permutation(order: tuple[int, ...]) -> bool:
+    """`(0, 2, 3, 1)` (NCHW -> NHWC) and `(0, 2, 3, 4, 1)`: the permutes that turn a
+    channels-last tensor into a contiguous one."""
+    return len(order) in (4, 5) and order == (0, *range(2, len(order)), 1)
+
+
+def _symbolic_dims(tensor: ast.AST, known, rank: int) -> list[Dim]:
+    """Each dim's size as stated, else as `x.size(k)`, else an opaque symbol of its own."""
     dims = []
     for index in range(rank):
-        dim = known.dims[index] if known is not None and index < known.rank else None
+        dim = known.dims[index] if known is not None else None
         if dim is None:
-            symbol = size_symbol(tensor, index)
-            if symbol is None:
-                return None
-            dim = Dim((symbol,))
+            dim = Dim((size_symbol(tensor, index) or f"<dim {index}>",))
         dims.append(dim)
     return dims
 
 
+def handles_unit_dims(analysis: "Analysis", tensor: ast.AST) -> bool:
+    """The tensor went through `squeeze`/`unsqueeze`/`[None]`: size-1 dims are in play, and a
+    transpose that moves only a size-1 dim keeps memory order (`w.squeeze(0).t().view(-1)`
+    on a `[1, 1, T]` waveform works).  Verdicts that assume sizes > 1 stay silent then."""
+    node, steps = tensor, 0
+    while node is not None and steps < MAX_DEPTH:
+        steps += 1
+        if isinstance(node, ast.Name):
+            node, via = followed(analysis, node)
+            if via is None:
+                return False
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in ("squeeze", "unsqueeze", "squeeze_", "unsqueeze_"):
+                return True
+            node = node.func.value
+        elif isinstance(node, ast.Subscript):
+            index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if any(is_none(item) for item in index):
+                return True
+            node = node.value
+        else:
+            return False
+    return False
+
+
+def _rank_verdict(view: ast.Call, dims: list[tuple[Dim, int, int]]) -> str | None:
+    """Sizes we cannot match symbolically, so count instead.  `view` with m sizes can keep
+    at most m - 1 of the gaps between neighbouring dims; every other gap is merged.  A merged
+    gap between dims that were not neighbours in order before the transpose raises, so when
+    there are more such broken gaps than m - 1, the view raises whatever the sizes are
+    (`(attn @ v).transpose(1, 2).view(B, N, C)` on a 4-D tensor, or
+    `logits.permute(0, 2, 3, 1).view(-1, C)`).  Assumes sizes > 1: a literal 1 among the
+    sizes hints at size-1 dims, and then it says nothing."""
+    sizes = _view_arguments(view)
+    if any(int_constant(size) == 1 for size in sizes) or (len(sizes) == 1 and not _is_flat_size(sizes[0])):
+        return None  # `view(shape)`: one name may hold a whole shape
+    kept = [old for dim, old, _ in dims if not dim.is_one]
+    rank_of = {old: rank for rank, old in enumerate(sorted(kept))}
+    order = [rank_of[old] for old in kept]
+    broken_gaps = sum(1 for before, after in zip(order, order[1:]) if after != before + 1)
+    return "raises" if broken_gaps > len(sizes) - 1 else None
+
+
+def _view_arguments(view: ast.Call) -> list[ast.AST]:
+    """The sizes of `view(B, N, C)` or `view((B, N, C))`."""
+    if len(view.args) == 1 and isinstance(view.args[0], (ast.Tuple, ast.List)):
+        return list(view.args[0].elts)
+    return list(view.args)
+
+
 def _view_sizes(view: ast.Call, resolve) -> list[Dim | str] | None:
-    args = view.args
-    if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
-        args = args[0].elts
-    if len(args) == 1 and _is_flat_size(args[0]):
-        return [WILDCARD]  # a single size is the whole element count
+    args = _view_arguments(view)
+    if len(args) == 1:  # one number is the whole element count; one name may hold a whole shape
+        return [WILDCARD] if _is_flat_size(args[0]) else None
     sizes = [dim_of(arg, resolve) for arg in args]
     return None if any(size is None for size in sizes) else sizes
 
@@ -460,18 +586,24 @@ def _is_flat_size(arg: ast.AST) -> bool:
 
 
 def _flatten_verdict(analysis: "Analysis", view: ast.Call, transposing: ast.AST) -> str | None:
-    """`x.transpose(0, 1).view(-1)` with the rank unknown: flattening a reordered tensor raises."""
-    args = view.args
-    if len(args) != 1 or not _is_flat_size(args[0]):
+    """The rank is unknown.  Still surely raising: flattening a reordered tensor
+    (`x.transpose(0, 1).view(-1)`, `w.T.view(-1)`), and `view(B, -1)` after a transpose of
+    two dims behind the batch (`x.transpose(1, 2).view(B, -1)` merges the swapped pair)."""
+    sizes = _view_arguments(view)
+    flat = len(sizes) == 1 and _is_flat_size(sizes[0])
+    keeps_batch = len(sizes) == 2 and is_batch_size(sizes[0]) and int_constant(sizes[1]) == -1
+    if not (flat or keeps_batch):
         return None
-    if isinstance(transposing, ast.Attribute):  # `.T`, `.mT`: always a reorder of the last dims
-        return "raises"
+    if isinstance(transposing, ast.Attribute):  # `.T`, `.mT`: a reorder of the last dims
+        return "raises" if flat else None
     if call_name(transposing) not in ("transpose", "swapaxes", "swapdims") or len(transposing.args) < 2:
         return None
     first, second = (int_constant(a) for a in transposing.args[-2:])
-    if first is None or second is None or first == second or (first < 0) != (second < 0):
+    if first is None or second is None or first == second:
         return None
-    return "raises"
+    if flat:
+        return "raises" if (first < 0) == (second < 0) else None
+    return "raises" if first >= 1 and second >= 1 else None
 
 
 # ==================================================================== TL204
@@ -513,7 +645,7 @@ class UncheckedStrictFalse(Rule):
             strict = argument(call, 1, "strict")
             if not (isinstance(strict, ast.Constant) and strict.value is False):
                 continue
-            if not isinstance(analysis.parents.get(call), ast.Expr):
+            if not isinstance(analysis.parents.get(call), ast.Expr) or checks_keys_itself(analysis, call):
                 continue
             yield self.finding(
                 call,
@@ -522,6 +654,26 @@ class UncheckedStrictFalse(Rule):
                 "mismatched layers silently keep their random weights. Bind the result and check or log both lists.",
                 "Bind the result and warn about missing and unexpected keys",
             )
+
+
+def checks_keys_itself(analysis: "Analysis", call: ast.Call) -> bool:
+    """The author already accounts for mismatched keys: the function computes its own
+    `missing_keys`/`unexpected_keys` (before loading checkpoint shards one by one, say), or
+    a comment on or just above the call explains the non-strict load."""
+    assigned = analysis.roles_for(call).assignments
+    if any("missing" in name.lower() or "unexpected" in name.lower() for name in assigned):
+        return True
+    statement = analysis.statement_of(call)
+    comment = trailing_comment(analysis, statement) if statement is not None else None
+    if comment and "strict" in comment.lower():
+        return True
+    for line in range(call.lineno - 1, max(call.lineno - 4, 0), -1):
+        text = analysis.lines.line_text(line).strip()
+        if not text.startswith("#"):
+            break
+        if "strict" in text.lower():
+            return True
+    return False
 
 
 # ==================================================================== TL205
@@ -569,13 +721,30 @@ class TensorFromTensor(Rule):
                 already = f"`{name}` already returns a tensor"
             else:
                 already = f"`{name}` already is one (`{source_of(analysis, evidence, 40)}` on line {evidence.lineno})"
-            copy = f"{name}.clone()" if name.endswith(".detach()") else f"{name}.clone().detach()"
+            copy = copy_expression(analysis, name, call)
             yield self.finding(
                 call,
                 f"`{source_of(analysis, call)}` copies a tensor: {already}, so this makes an extra copy and "
-                f"PyTorch warns about it. Use `{copy}`, or `.to(...)` when you only need another dtype or device.",
+                f"PyTorch warns about it. Use `{copy}` (or just `.to(...)` when no copy is needed).",
                 f"Replace with `{copy}`",
             )
+
+
+def copy_expression(analysis: "Analysis", name: str, call: ast.Call) -> str:
+    """`x.clone().detach()`, carrying `dtype=`/`device=` over as `.to(...)` and
+    `requires_grad=True` as `.requires_grad_()`."""
+    copy = f"{name}.clone()" if ".detach()" in name else f"{name}.clone().detach()"
+    moves = [f"{kw.arg}={source_of(analysis, kw.value, 30)}" for kw in call.keywords if kw.arg in ("dtype", "device")]
+    if moves:
+        copy += f".to({', '.join(moves)})"
+    requires_grad = keyword_value(call, "requires_grad")
+    if isinstance(requires_grad, ast.Constant) and requires_grad.value is True:
+        copy += ".requires_grad_()"
+    return copy
+
+
+def keyword_value(call: ast.Call, name: str) -> ast.AST | None:
+    return next((kw.value for kw in call.keywords if kw.arg == name), None)
 
 
 def tensor_evidence(analysis: "Analysis", expr: ast.AST, depth: int = 0) -> ast.AST | None:
@@ -597,11 +766,30 @@ def tensor_evidence(analysis: "Analysis", expr: ast.AST, depth: int = 0) -> ast.
         module == "torch.nn.functional" and function in TENSOR_FUNCTIONAL
     ):
         return expr
-    if analysis.roles_for(expr).model_name(expr):
+    if is_model_call(analysis, expr):
         return expr
     if not qualname and isinstance(expr.func, ast.Attribute) and expr.func.attr in TENSOR_METHODS:
         return tensor_evidence(analysis, expr.func.value, depth + 1)
     return None
+
+
+def is_model_call(analysis: "Analysis", call: ast.Call) -> bool:
+    """A call of a name known to be a model by what built it or what is done with it; a
+    parameter that is only *named* like one (`encoder`) may be a tokenizer's callable."""
+    roles = analysis.roles_for(call)
+    if _is_self_attribute(call.func) and roles.function.class_node is not None:
+        return call.func.attr in class_attribute_roles(analysis, roles.function.class_node)["model"]
+    name = roles.model_name(call)
+    if name is None:
+        return False
+    function = roles.function
+    if name not in function.params:
+        return True
+    return any(
+        isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name) and c.func.value.id == name
+        and c.func.attr in ("eval", "train", "parameters", "named_parameters", "to", "cuda", "zero_grad")
+        for c in function.calls
+    )
 
 
 # ==================================================================== TL206
