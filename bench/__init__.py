@@ -1,0 +1,1 @@
+"""torch-lsp's benchmark: `python -m bench [--quick]` prints figures; it never asserts."""

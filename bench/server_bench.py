@@ -1,0 +1,165 @@
+"""Timings of the real language server over stdio: start-up, didOpen and didChange to
+published diagnostics, and its memory once files are open.
+
+The client declares no pull-diagnostics capability, so the server must push
+`textDocument/publishDiagnostics`; a latency is the time from writing the
+notification to reading the diagnostics published for that document version.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.lsp_client import LspClient, Received
+
+SERVER_COMMAND = [sys.executable, "-m", "server", "serve"]
+WAIT_S = 60.0
+
+CLIENT_CAPABILITIES = {
+    "general": {"positionEncodings": ["utf-16"]},
+    "textDocument": {
+        "synchronization": {"didSave": True, "dynamicRegistration": False},
+        # No "diagnostic" entry: this client cannot pull, so the server pushes.
+        "publishDiagnostics": {"versionSupport": True, "codeDescriptionSupport": True},
+    },
+    "workspace": {"configuration": False, "workspaceFolders": True},
+}
+
+
+@dataclass
+class OpenDocument:
+    uri: str
+    text: str
+    version: int
+
+
+@dataclass
+class ServerSession:
+    client: LspClient
+    incremental_sync: bool
+    startup_s: float
+    documents: dict[str, OpenDocument] = field(default_factory=dict)
+
+
+def start_session(root: Path, log_path: Path) -> ServerSession:
+    """Spawns the server and completes the initialize handshake."""
+    client = LspClient(SERVER_COMMAND, stderr_path=log_path, cwd=root)
+    try:
+        response = client.request("initialize", _initialize_params(root), timeout=WAIT_S)
+    except Exception:
+        client.shutdown(timeout=2)
+        raise
+    if "error" in response.message:
+        client.shutdown(timeout=2)
+        raise RuntimeError(f"the server answered initialize with an error: {response.message['error']}")
+    client.notify("initialized", {})
+    capabilities = response.message.get("result", {}).get("capabilities", {})
+    return ServerSession(client, _is_incremental(capabilities), response.at - client.spawned_at)
+
+
+def _initialize_params(root: Path) -> dict:
+    return {
+        "processId": None,
+        "clientInfo": {"name": "torch-lsp-bench", "version": "1"},
+        "rootUri": root.as_uri(),
+        "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+        "capabilities": CLIENT_CAPABILITIES,
+    }
+
+
+def _is_incremental(capabilities: dict) -> bool:
+    sync = capabilities.get("textDocumentSync", 1)
+    kind = sync.get("change", 1) if isinstance(sync, dict) else sync
+    return kind == 2
+
+
+def measure_startup(root: Path, log_path: Path, runs: int) -> list[float]:
+    """Seconds from spawning `python -m server serve` to reading its initialize response."""
+    samples = []
+    for _ in range(runs):
+        session = start_session(root, log_path)
+        samples.append(session.startup_s)
+        session.client.shutdown()
+    return samples
+
+
+def _diagnostics_for(uri: str, version: int):
+    def matches(params: dict) -> bool:
+        # A server that leaves out the version is matched on the document alone.
+        return params.get("uri") == uri and params.get("version", version) == version
+    return matches
+
+
+def open_document(session: ServerSession, path: Path, text: str) -> tuple[float, Received]:
+    """didOpen; returns (latency in s, the publishDiagnostics notification)."""
+    uri = path.as_uri()
+    document = OpenDocument(uri, text, 1)
+    session.documents[uri] = document
+    session.client.drain_notifications()
+    sent = session.client.notify("textDocument/didOpen", {
+        "textDocument": {"uri": uri, "languageId": "python", "version": document.version, "text": text},
+    })
+    published = session.client.wait_for_notification(
+        "textDocument/publishDiagnostics", _diagnostics_for(uri, document.version), WAIT_S)
+    return published.at - sent, published
+
+
+def close_document(session: ServerSession, path: Path) -> None:
+    uri = path.as_uri()
+    session.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    session.documents.pop(uri, None)
+
+
+def type_one_character(session: ServerSession, path: Path, line: int, character: int, insert: bool) -> float:
+    """Inserts (or deletes again) one character at (line, character); returns the latency in s."""
+    document = session.documents[path.as_uri()]
+    document.version += 1
+    lines = document.text.split("\n")
+    text_line = lines[line]
+    if insert:
+        lines[line] = text_line[:character] + "x" + text_line[character:]
+        change = {"range": _range(line, character, line, character), "text": "x"}
+    else:
+        lines[line] = text_line[:character] + text_line[character + 1:]
+        change = {"range": _range(line, character, line, character + 1), "text": ""}
+    document.text = "\n".join(lines)
+    if not session.incremental_sync:
+        change = {"text": document.text}
+    session.client.drain_notifications()
+    sent = session.client.notify("textDocument/didChange", {
+        "textDocument": {"uri": document.uri, "version": document.version},
+        "contentChanges": [change],
+    })
+    published = session.client.wait_for_notification(
+        "textDocument/publishDiagnostics", _diagnostics_for(document.uri, document.version), WAIT_S)
+    return published.at - sent
+
+
+def _range(line: int, start: int, end_line: int, end: int) -> dict:
+    return {"start": {"line": line, "character": start}, "end": {"line": end_line, "character": end}}
+
+
+def resident_memory_mib(pid: int) -> tuple[float, float]:
+    """(VmRSS, VmHWM) of a process in MiB, read from /proc (Linux only)."""
+    fields = {}
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            name, _, value = line.partition(":")
+            if name in ("VmRSS", "VmHWM"):
+                fields[name] = int(value.split()[0]) / 1024
+    return fields.get("VmRSS", float("nan")), fields.get("VmHWM", float("nan"))
+
+
+def typing_position(text: str) -> tuple[int, int]:
+    """A place in the middle of the file inside a string literal, where one more
+    character keeps the file valid Python (as typing into a message would)."""
+    lines = text.split("\n")
+    middle = len(lines) // 2
+    for offset in range(len(lines)):
+        for index in (middle + offset, middle - offset):
+            if 0 <= index < len(lines):
+                column = lines[index].find('"')
+                if column >= 0 and lines[index].count('"') >= 2 and '"""' not in lines[index] and "\\" not in lines[index]:
+                    return index, column + 1
+    return middle, 0
