@@ -36,6 +36,7 @@ from server.codeactions import (
     fix_choices,
 )
 from server.diagnostics import all_rules
+from server.shapes import infer_shapes
 from server.documents import (
     CheckCache,
     CheckedVersion,
@@ -201,6 +202,20 @@ class TorchLanguageServer(LanguageServer):
                 self.schedule_check(document.uri, 0)
         elif self.client_supports("workspace.diagnostics.refresh_support"):
             self.workspace_diagnostic_refresh(None)
+        if self.client_supports("workspace.inlay_hint.refresh_support"):
+            self.workspace_inlay_hint_refresh(None)  # `shapes.inlayHints` may have changed
+
+    async def shape_report(self, uri: str):
+        """The shapes of the open document's current version (from the cached analysis), or None."""
+        document = self.documents.get(uri)
+        if document is None:
+            return None, None
+        checked = await self.checked(document)
+        if checked is None or checked.result is None:
+            return document, None
+        loop = asyncio.get_running_loop()
+        report = await loop.run_in_executor(self.analysis_executor, infer_shapes, checked.result.analysis)
+        return document, (checked, report)
 
     def show_settings_problems(self, problems: list[tuple[str, tuple[str, ...]]]) -> None:
         for origin, messages in problems:
@@ -257,11 +272,9 @@ def too_large_diagnostic(text: str) -> lsp.Diagnostic:
 
 def to_diagnostic(finding, lines, encoding: str) -> lsp.Diagnostic:
     """An LSP diagnostic for a finding, its columns in the client's unit."""
-    start = lsp.Position(line=finding.line - 1, character=lines.client_column(finding.line, finding.col, encoding))
-    end = lsp.Position(line=finding.end_line - 1, character=lines.client_column(finding.end_line, finding.end_col, encoding))
     is_rule = finding.code != SYNTAX_ERROR_CODE
     return lsp.Diagnostic(
-        range=lsp.Range(start=start, end=end),
+        range=ast_range(finding.line, finding.col, finding.end_line, finding.end_col, lines, encoding),
         message=finding.message,
         severity=_SEVERITIES.get(finding.severity, lsp.DiagnosticSeverity.Warning),
         code=finding.code,
@@ -316,6 +329,14 @@ def editor_section(options) -> dict:
         return {}
     inner = options.get(SETTINGS_SECTION)
     return inner if isinstance(inner, dict) else options
+
+
+def ast_range(line: int, col: int, end_line: int, end_col: int, lines, encoding: str) -> lsp.Range:
+    """An LSP range for an ast range (1-based lines, UTF-8 byte columns)."""
+    return lsp.Range(
+        start=lsp.Position(line=line - 1, character=lines.client_column(line, col, encoding)),
+        end=lsp.Position(line=end_line - 1, character=lines.client_column(end_line, end_col, encoding)),
+    )
 
 
 def diagnostic_span(diagnostic: lsp.Diagnostic, lines, encoding: str) -> tuple[int, int, int, int]:
@@ -514,6 +535,58 @@ def create_server() -> TorchLanguageServer:
             action.edit = to_code_action(built, document, checked.result.analysis.lines, ls.encoding, None,
                                          ls.versioned_edits).edit
         return action
+
+    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: TorchLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
+        try:
+            document, found = await ls.shape_report(params.text_document.uri)
+        except Exception:
+            ls.log_failure(f"Hover in {params.text_document.uri} failed.")
+            return None
+        if found is None:
+            return None
+        checked, report = found
+        lines = checked.result.analysis.lines
+        position = params.position
+        if position.line >= len(lines.lines):
+            return None
+        line = position.line + 1
+        answer = report.hover(line, lines.byte_from_client(position.line, position.character, ls.encoding))
+        if answer is None:
+            return None
+        return lsp.Hover(
+            contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=answer.markdown),
+            range=ast_range(answer.line, answer.col, answer.end_line, answer.end_col, lines, ls.encoding),
+        )
+
+    @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT, lsp.InlayHintOptions(resolve_provider=False))
+    async def inlay_hints(ls: TorchLanguageServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
+        document = ls.documents.get(params.text_document.uri)
+        if document is None:
+            return []
+        settings, _ = ls.settings.settings_for(document.path, ls.settings.generation)
+        if not settings.inlay_hints:
+            return []
+        try:
+            _, found = await ls.shape_report(document.uri)
+        except Exception:
+            ls.log_failure(f"Inlay hints for {document.uri} failed.")
+            return []
+        if found is None:
+            return []
+        checked, report = found
+        lines = checked.result.analysis.lines
+        first, last = params.range.start.line + 1, params.range.end.line + 1
+        hints = []
+        for hint in report.inlay_hints():
+            if first <= hint.line <= last:
+                hints.append(lsp.InlayHint(
+                    position=lsp.Position(line=hint.line - 1,
+                                          character=lines.client_column(hint.line, hint.col, ls.encoding)),
+                    label=hint.label, kind=lsp.InlayHintKind.Type,
+                    tooltip=hint.tooltip or None,
+                ))
+        return hints
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: TorchLanguageServer, params: lsp.DidChangeConfigurationParams) -> None:

@@ -1,0 +1,54 @@
+"""TL5xx — shapes: contradictions the static shape pass proves (`server.shapes`)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator
+
+from server.diagnostics import register
+from server.diagnostics.base import Finding, Rule
+from server.shapes import infer_shapes
+
+if TYPE_CHECKING:
+    from server.analysis import Analysis
+
+
+@register
+class ShapeMismatch(Rule):
+    """## What it does
+    Flags operations whose tensor shapes are statically known to be incompatible: a
+    `Linear`, `Conv*`, `Embedding`, RNN or norm layer given the wrong feature or
+    channel size, `@`/`matmul`/`bmm` with different inner sizes, arithmetic between
+    shapes that cannot broadcast, `torch.cat`/`torch.stack` on tensors whose other
+    dims differ, a `view`/`reshape` to a different number of elements, and an index
+    past a known size. Shapes come from factories, layers, shape comments,
+    annotations and the call sites of the file; only definite contradictions are
+    reported, never guesses.
+
+    ## Why is this bad
+    Each of these raises a `RuntimeError` the first time the line runs, often minutes
+    into a job, after data loading and model set-up. The message names both shapes
+    and where each came from, so the fix is usually one constant.
+
+    ## Example
+    ```python
+    self.fc1 = nn.Linear(784, 128)
+    self.fc2 = nn.Linear(256, 10)
+    ...
+    x = self.fc2(self.fc1(x))  # fc2 expects 256 features, gets 128
+    ```
+
+    ## Use instead
+    ```python
+    self.fc1 = nn.Linear(784, 128)
+    self.fc2 = nn.Linear(128, 10)
+    ```
+    """
+
+    code = "TL501"
+    name = "shape-mismatch"
+    severity = "error"
+    fix_safety = "none"
+
+    def check(self, analysis: "Analysis") -> Iterator[Finding]:
+        report = infer_shapes(analysis)
+        for mismatch in report.mismatches:
+            yield self.finding_at((mismatch.line, mismatch.col, mismatch.end_line, mismatch.end_col), mismatch.message)

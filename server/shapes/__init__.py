@@ -1,0 +1,94 @@
+"""Tensor shapes, inferred statically: no torch, no LSP, only the standard library.
+
+One entry point, computed once per document version and cached on its `Analysis`:
+
+    from server.shapes import infer_shapes
+    report = infer_shapes(analysis)            # ShapeReport, cached on `analysis`
+
+    report.bindings        -> [ShapeBinding(line, col, end_col, name, kind, tensor)]
+                              every tensor-valued name binding with some shape known
+                              (assignment, tuple-unpacking and `for` targets, parameters);
+                              `.dims` is JSON-ready: 8, "B", "3*n_embd", "(H-3)//2+1",
+                              "?" for an unknown size, a leading "*" for unknown leading dims;
+                              `.origin` says where the shape came from.
+    report.hover(line, col) -> Hover(line, col, end_line, end_col, markdown) | None
+                              a tensor (`x: Tensor[B, T, 3*n_embd]` + its origin), a
+                              module attribute (`self.fc: Linear(128 → 64)`, in → out),
+                              a call's output, a function's signature, or, on an
+                              `nn.Module` subclass name, a torchinfo-like summary.
+    report.inlay_hints()   -> [InlayHint(line, col, label, tooltip)]  (`: [B, nh, T, hs]`)
+    report.mismatches      -> [ShapeMismatch(line, col, end_line, end_col, message)]
+                              definite contradictions only (TL501)
+    report.tensor_at(node) -> Tensor | None   the shape of any expression of the file
+                              (rules use it: TL202 asks for the rank and dim 0)
+    report.class_summary(name) -> str | None
+    report.complete        -> False when the pass stopped early (work cap, or an internal
+                              error, whose traceback is `report.error`: shapes found
+                              before it are kept, the other diagnostics are unaffected)
+
+Positions are `ast` positions: 1-based lines, UTF-8 byte columns (0-based); the
+front ends convert them with `server.text.LineIndex`.
+
+Imported model classes (`from model import GPT`) are followed through an
+`ImportResolver` (see `resolver.py`): pass one as `infer_shapes(analysis, resolver)`,
+or install one for every caller (the rules call `infer_shapes(analysis)` inside
+`check_source`) with `set_default_resolver(WorkspaceResolver([root]))` once at
+start-up.  Without one, imported classes are unknown.
+
+How it works: `dims` (a small integer-polynomial algebra with floor division),
+`values` / `pyvalues` (abstract values and their join), `ops` / `functions` /
+`layers` (shape rules of tensor operations, torch functions and `torch.nn` layers),
+`stated` (comments, jaxtyping annotations, docstrings), `interpret` / `frame` /
+`expressions` / `calls` / `syntax` / `limits` (the abstract interpreter), `report`
+and `listing` (what the front ends read), `batch` (the view TL202 needs),
+`resolver` (other files).  `rank` is the older, narrower helper TL202 and TL203 use.
+Unknown stays unknown: a wrong shape is worse than none.
+"""
+from __future__ import annotations
+
+import traceback
+from typing import TYPE_CHECKING
+
+from server.shapes.report import Hover, InlayHint, ShapeBinding, ShapeMismatch, ShapeReport
+from server.shapes.resolver import ImportResolver, WorkspaceResolver
+
+if TYPE_CHECKING:
+    from server.analysis import Analysis
+
+_CACHE_ATTRIBUTE = "_shape_report"
+_default_resolver: ImportResolver | None = None
+
+
+def set_default_resolver(resolver: ImportResolver | None) -> None:
+    """The resolver `infer_shapes` uses when its caller passes none (None: no other files)."""
+    global _default_resolver
+    _default_resolver = resolver
+
+
+def infer_shapes(analysis: "Analysis", resolver: ImportResolver | None = None) -> ShapeReport:
+    """The shapes of one analysed document version (computed on first use, then cached)."""
+    cached = analysis.__dict__.get(_CACHE_ATTRIBUTE)
+    if cached is not None:
+        return cached
+    from server.shapes.interpret import Engine
+
+    engine = Engine(analysis, resolver or _default_resolver)
+    error = None
+    if analysis.uses_torch:
+        try:
+            engine.run()
+        except RecursionError:
+            engine.exhausted = True  # expressions nested thousands deep: keep what was found
+        except Exception:  # noqa: BLE001 - a bug here must not take the other diagnostics down
+            engine.exhausted = True
+            error = traceback.format_exc()
+    report = ShapeReport(analysis, engine)
+    report.error = error
+    analysis.__dict__[_CACHE_ATTRIBUTE] = report
+    return report
+
+
+__all__ = [
+    "Hover", "ImportResolver", "InlayHint", "ShapeBinding", "ShapeMismatch", "ShapeReport", "WorkspaceResolver",
+    "infer_shapes", "set_default_resolver",
+]

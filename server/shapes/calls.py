@@ -1,0 +1,502 @@
+"""Evaluating calls: torch functions and layers, the file's own functions and
+classes, methods of modules, lists and dicts, and Python builtins (a part of `Frame`)."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from server.shapes import functions as fn
+from server.shapes import layers
+from server.shapes.dims import Dim
+from server.shapes.limits import MAX_STEPS, Budget
+from server.shapes.pyvalues import RangeValue, SuperValue, UnknownTensorOf
+from server.shapes.syntax import is_staticmethod, torch_layer_name
+from server.shapes.values import (
+    NONE, NUM, UNKNOWN, UNKNOWN_TENSOR, Bool, BoundTorchMethod, ClassRef, DictValue, FunctionRef, Instance, Int,
+    Layer, ListValue, Num, Opaque, Origin, SizeOf, Str, Tensor, TorchRef, TupleValue, Value, as_claimed, has_claims,
+    join, join_all,
+)
+
+if TYPE_CHECKING:
+    from server.shapes.frame import Frame
+
+
+MODULE_METHODS_RETURNING_SELF = {
+    "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval", "requires_grad_", "to_empty",
+    "apply", "share_memory", "type", "xpu", "zero_grad",
+}
+# In-place methods that change the shape of the tensor they are called on.
+RESHAPING_IN_PLACE = {
+    "unsqueeze_", "squeeze_", "transpose_", "t_", "swapdims_", "swapaxes_", "resize_", "resize_as_", "set_",
+    "as_strided_",
+}
+TENSOR_ONLY_METHODS = {
+    "view", "reshape", "permute", "transpose", "unsqueeze", "squeeze", "flatten", "contiguous", "size", "dim",
+    "masked_fill", "softmax", "log_softmax", "matmul", "expand", "unflatten", "chunk", "unbind", "view_as",
+    "expand_as", "float", "long", "bool", "half", "detach", "type_as", "new_zeros", "new_ones", "new_full",
+    "new_empty", "numel", "t", "mean", "sum", "norm", "to", "clone", "argmax", "masked_fill_", "gather",
+}
+
+
+@dataclass(eq=False)
+class ModuleCall:
+    """A submodule called inside a method: for summaries and hover."""
+
+    site: "CallSite | str"  # where it was called; its label is "self.attn", "self.mlp.0"
+    module: Value
+    output: Value
+    frame: "Frame | None"  # the frame of the submodule's forward, for user modules
+
+    @property
+    def label(self) -> str:
+        return self.site if isinstance(self.site, str) else self.site.label
+
+
+class CallRules:
+    """Call evaluation; mixed into `Frame`, whose state it uses."""
+
+    # -- calls ---------------------------------------------------------------------------
+    def _call(self, node: ast.Call, env) -> Value:
+        engine = self.engine
+        engine.steps += 1
+        if engine.steps > MAX_STEPS:
+            raise Budget()
+        callee = self._callee(node.func, env)
+        args: list[Value] = []
+        unknown_star = False
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                spread = fn.items_of(self.eval(arg.value, env))
+                if spread is None:
+                    unknown_star = True
+                else:
+                    args.extend(spread)
+            else:
+                args.append(self.eval(arg, env))
+        kwargs: dict[str, Value] = {}
+        for keyword in node.keywords:
+            value = self.eval(keyword.value, env)
+            if keyword.arg is None:
+                unknown_star = True
+            else:
+                kwargs[keyword.arg] = value
+        if unknown_star:
+            value = UNKNOWN
+        else:
+            site = CallSite(self, node, env)
+            value = self.call(callee, args, kwargs, site)
+        self.record(node, value)
+        return value
+
+    def _callee(self, func: ast.AST, env) -> Value:
+        """What a call calls; a tensor-only method of something unknown treats it as a tensor."""
+        if not isinstance(func, ast.Attribute) or func.attr not in TENSOR_ONLY_METHODS:
+            return self.eval(func, env)
+        owner = self.eval(func.value, env)
+        if isinstance(owner, Opaque) or owner is UNKNOWN:
+            value: Value = BoundTorchMethod(UnknownTensorOf(owner), func.attr)
+        else:
+            value = self.attribute_of(owner, func.attr, func)
+        self.record(func, value)
+        return value
+
+    def call(self, callee: Value, args: list[Value], kwargs: dict[str, Value], site: "CallSite") -> Value:
+        receiver = callee.receiver if isinstance(callee, BoundTorchMethod) else None
+        if not has_claims([receiver, *args, *kwargs.values()]):
+            return self._dispatch(callee, args, kwargs, site)
+        # Inputs whose sizes only a comment claims: the result is a claim too, and no
+        # mismatch is reported from it.
+        saved, self.claimed_inputs = self.claimed_inputs, True
+        try:
+            return as_claimed(self._dispatch(callee, args, kwargs, site))
+        finally:
+            self.claimed_inputs = saved
+
+    def _dispatch(self, callee: Value, args: list[Value], kwargs: dict[str, Value], site: "CallSite") -> Value:
+        if isinstance(callee, BoundTorchMethod) and isinstance(callee.receiver, UnknownTensorOf):
+            if callee.name == "size" and not args and not kwargs:
+                return SizeOf(UNKNOWN_TENSOR, callee.receiver.source)
+            callee = BoundTorchMethod(UNKNOWN_TENSOR, callee.name)
+        if isinstance(callee, BoundTorchMethod):
+            return self._call_method(callee, args, kwargs, site)
+        if isinstance(callee, TorchRef):
+            return self._call_torch(callee.qualname, args, kwargs, site)
+        if isinstance(callee, Layer):
+            value = callee.kind.forward(site, callee, args, kwargs)
+            site.module_called(callee, value, None)
+            return value
+        if isinstance(callee, ClassRef):
+            return self.engine.instantiate(callee, args, kwargs, self, site.node)
+        if isinstance(callee, FunctionRef):
+            return self._call_function(callee, args, kwargs, site)
+        if isinstance(callee, Instance):
+            method = self.engine.lookup_method(callee.cls, "forward") or self.engine.lookup_method(callee.cls, "__call__")
+            if method is None:
+                return UNKNOWN
+            frame = self.engine.call_function(FunctionRef(method.node, method.scope, callee, method.owner), args,
+                                              kwargs, self, site.node)
+            value = frame.result if frame is not None else UNKNOWN
+            site.module_called(callee, value, frame)
+            return value
+        return UNKNOWN
+
+    def _call_function(self, callee: FunctionRef, args, kwargs, site) -> Value:
+        if isinstance(callee.node, ast.Lambda):
+            return self._call_lambda(callee, args)
+        if is_staticmethod(callee.node) and callee.bound_self is not None:
+            callee = FunctionRef(callee.node, callee.scope, None, callee.owner)
+        frame = self.engine.call_function(callee, args, kwargs, self, site.node)
+        return frame.result if frame is not None else UNKNOWN
+
+    def _call_lambda(self, callee: FunctionRef, args: list[Value]) -> Value:
+        node = callee.node
+        local = dict(callee.closure or {})
+        for param, value in zip(node.args.args, args):
+            local[param.arg] = value
+        frame = type(self)(self.engine, self.scope, self.node, self.self_value, record=False)
+        frame.self_name = self.self_name
+        return frame.eval(node.body, local)
+
+    def _call_method(self, method: BoundTorchMethod, args, kwargs, site: "CallSite") -> Value:
+        receiver, name = method.receiver, method.name
+        if isinstance(receiver, Tensor):
+            if name in RESHAPING_IN_PLACE:
+                # `x.unsqueeze_(0)` changes `x` itself: what was known of it no longer holds.
+                self.refine(receiver, Tensor((), True), site.env)
+                return UNKNOWN
+            rule = fn.METHODS.get(name)
+            return rule(fn.Call(site, args, kwargs), receiver) if rule is not None else UNKNOWN
+        if isinstance(receiver, (Layer, Instance)):
+            if name == "forward" or name == "__call__":
+                return self.call(receiver, args, kwargs, site)
+            if name in MODULE_METHODS_RETURNING_SELF:
+                return receiver
+            if name == "register_buffer" and isinstance(receiver, Instance):
+                return self._register_buffer(receiver, args, site)
+            if name in ("add_module", "register_module") and isinstance(receiver, Instance) and len(args) == 2:
+                if isinstance(args[0], Str):
+                    site.env[f"{self.self_name}.{args[0].value}"] = args[1]
+                    receiver.attrs[args[0].value] = args[1]
+                return NONE
+            if name == "register_parameter" and isinstance(receiver, Instance) and len(args) == 2:
+                return NONE
+            return UNKNOWN
+        if isinstance(receiver, ListValue):
+            return self._list_method(receiver, name, args)
+        if isinstance(receiver, DictValue):
+            return self._dict_method(receiver, name, args)
+        if isinstance(receiver, SuperValue):
+            return NONE if name == "__init__" else UNKNOWN
+        return UNKNOWN
+
+    def _register_buffer(self, instance: Instance, args: list[Value], site: "CallSite") -> Value:
+        if len(args) >= 2 and isinstance(args[0], Str) and self.self_name is not None:
+            site.env[f"{self.self_name}.{args[0].value}"] = args[1]
+            if self.is_init:
+                instance.attrs[args[0].value] = args[1]
+        return NONE
+
+    def _list_method(self, target: ListValue, name: str, args: list[Value]) -> Value:
+        exact = self.inexact_depth == 0
+        if name == "append" and len(args) == 1:
+            target.append(args[0], exact)
+            return NONE
+        if name == "extend" and len(args) == 1:
+            items = fn.items_of(args[0])
+            if items is None:
+                target.mark_inexact()
+                target.element = join(target.element, self.element_of(args[0]))
+            else:
+                for item in items:
+                    target.append(item, exact)
+            return NONE
+        if name == "insert" and len(args) == 2:
+            index = fn.int_of(args[0])
+            if exact and target.exact and index is not None:
+                target.items.insert(index, args[1])
+                target.element = join_all(target.items)
+            else:
+                target.append(args[1], False)
+            return NONE
+        if name == "pop":
+            if target.exact and exact and target.items:
+                index = fn.int_of(args[0]) if args else -1
+                if index is not None and -len(target.items) <= index < len(target.items):
+                    return target.items.pop(index)
+            target.mark_inexact()
+            return target.element
+        if name in ("copy",):
+            return target.copy()
+        if name in ("reverse",):
+            if target.exact and exact:
+                target.items.reverse()
+            else:
+                target.mark_inexact()
+            return NONE
+        if name in ("clear",):
+            if exact:
+                target.items.clear()
+            else:
+                target.mark_inexact()
+            return NONE
+        if name in ("index", "count"):
+            return Int(None)
+        return UNKNOWN
+
+    def _dict_method(self, target: DictValue, name: str, args: list[Value]) -> Value:
+        if name == "items" and target.exact:
+            return ListValue([TupleValue((Str(k), v)) for k, v in target.items.items()])
+        if name == "values" and target.exact:
+            return ListValue(list(target.items.values()))
+        if name == "keys" and target.exact:
+            return ListValue([Str(k) for k in target.items])
+        if name == "get" and args and isinstance(args[0], Str):
+            if args[0].value in target.items:
+                return target.items[args[0].value]
+            return args[1] if len(args) > 1 and target.exact else UNKNOWN
+        if name == "update" or name == "setdefault" or name == "pop":
+            target.exact = False
+        return UNKNOWN
+
+    # -- torch and builtins --------------------------------------------------------------
+    def _call_torch(self, qualname: str, args, kwargs, site: "CallSite") -> Value:
+        if qualname.startswith("builtins."):
+            return self._call_builtin(qualname[9:], args, kwargs, site)
+        rule = fn.FUNCTIONS.get(qualname)
+        if rule is not None:
+            return rule(fn.Call(site, args, kwargs))
+        layer_name = torch_layer_name(qualname)
+        if layer_name is not None:
+            return self._construct_layer(layer_name, args, kwargs)
+        if qualname.startswith("math."):
+            return fn.math_result(qualname[5:], args)
+        if qualname in ("collections.OrderedDict",):
+            return self._ordered_dict(args)
+        if qualname == "torch.Size" and args:
+            items = fn.items_of(args[0])
+            return TupleValue(tuple(items)) if items is not None else UNKNOWN
+        if qualname in ("dataclasses.field",):
+            return kwargs.get("default", UNKNOWN)
+        return UNKNOWN
+
+    def _construct_layer(self, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        if name == "ModuleList":
+            items = fn.items_of(args[0]) if args else []
+            if items is None:
+                source = args[0]
+                element = source.element if isinstance(source, ListValue) else UNKNOWN
+                return ListValue([], exact=False, kind="ModuleList", element=element)
+            return ListValue(items, exact=True, kind="ModuleList")
+        if name == "ModuleDict":
+            source = args[0] if args else None
+            if source is None:
+                return DictValue({}, True, "ModuleDict")
+            if isinstance(source, DictValue):
+                return DictValue(source.items, source.exact, "ModuleDict")
+            return DictValue({}, False, "ModuleDict")
+        if name in ("ParameterList", "ParameterDict"):
+            return UNKNOWN
+        if name == "Sequential":
+            if len(args) == 1 and isinstance(args[0], DictValue):
+                if not args[0].exact:
+                    return UNKNOWN
+                return layers.sequential(list(args[0].items.values()), list(args[0].items))
+            return layers.sequential(list(args))
+        kind = layers.KINDS.get(name)
+        if kind is None:
+            return UNKNOWN
+        return layers.build_layer(kind, args, kwargs)
+
+    def _ordered_dict(self, args: list[Value]) -> Value:
+        if not args:
+            return DictValue({})
+        items = fn.items_of(args[0])
+        if items is None:
+            return DictValue({}, exact=False)
+        result: dict[str, Value] = {}
+        for pair in items:
+            pair_items = fn.items_of(pair)
+            if pair_items is None or len(pair_items) != 2 or not isinstance(pair_items[0], Str):
+                return DictValue({}, exact=False)
+            result[pair_items[0].value] = pair_items[1]
+        return DictValue(result)
+
+    def _call_builtin(self, name: str, args: list[Value], kwargs, site) -> Value:
+        if name == "len" and len(args) == 1:
+            return length_of(args[0])
+        if name == "range":
+            return RangeValue.of(args)
+        if name in ("zip", "enumerate", "reversed", "list", "tuple", "sorted"):
+            return sequence_builtin(name, args, self)
+        if name == "int" and args:
+            return args[0] if isinstance(args[0], Int) else (Int(args[0].dim) if isinstance(args[0], Opaque) else Int(None))
+        if name == "float":
+            return NUM
+        if name in ("max", "min") and len(args) >= 2:
+            values = [fn.int_of(a) for a in args]
+            if None not in values:
+                return Int(Dim.const(max(values) if name == "max" else min(values)))  # type: ignore[type-var]
+            if all(isinstance(a, (Int, Num, Opaque)) for a in args):
+                return Int(None) if all(isinstance(a, Int) for a in args) else NUM
+            return UNKNOWN
+        if name == "sum" and args:
+            items = fn.items_of(args[0])
+            if items is not None and all(isinstance(i, Int) and i.dim is not None for i in items):
+                total = Dim()
+                for item in items:
+                    total = total + item.dim  # type: ignore[operator]
+                return Int(total)
+            if items is not None and items and all(isinstance(i, Tensor) for i in items):
+                return join_all(items) if all(i == items[0] for i in items) else UNKNOWN
+            return UNKNOWN
+        if name == "abs" and args and isinstance(args[0], Tensor):
+            return args[0]
+        if name == "round":
+            return Int(None) if len(args) == 1 else NUM
+        if name == "super":
+            return self._super()
+        if name == "getattr" and len(args) >= 2 and isinstance(args[1], Str):
+            value = self.attribute_of(args[0], args[1].value)
+            return value if value is not UNKNOWN or len(args) < 3 else args[2]
+        if name == "setattr" and len(args) == 3 and isinstance(args[1], Str) and isinstance(args[0], Instance):
+            if args[0] is self.self_value and self.self_name is not None:
+                site.env[f"{self.self_name}.{args[1].value}"] = args[2]
+                if self.is_init:
+                    args[0].attrs[args[1].value] = args[2]
+            return NONE
+        if name == "dict" and not args:
+            return DictValue(dict(kwargs))
+        if name in ("isinstance", "hasattr", "callable", "any", "all"):
+            return Bool(None)
+        if name == "print":
+            return NONE
+        return UNKNOWN
+
+    def _super(self) -> Value:
+        if not isinstance(self.self_value, Instance) or self.owner is None:
+            return SuperValue(self.self_value, None)
+        bases = self.engine.bases(self.owner)
+        return SuperValue(self.self_value, bases[0] if bases else None)
+
+
+# ---------------------------------------------------------------- call site
+class CallSite:
+    """The interpreter's side of one call, as layer and op rules see it."""
+
+    __slots__ = ("frame", "node", "env", "_callee", "_label", "children", "path")
+
+    def __init__(self, frame: Frame, node: ast.Call, env: dict[str, Value], callee=None, label=None, path=()):
+        self.frame, self.node, self.env = frame, node, env
+        self._callee = callee  # None: the source of the called expression; a function: built on demand
+        self._label = label
+        self.children = 0
+        self.path = path  # child indexes inside containers (`Sequential`)
+
+    @property
+    def callee(self) -> str:
+        """Source text of what is called (`self.fc`), for messages."""
+        if self._callee is None:
+            self._callee = self.frame.scope.text(self.node.func)
+        elif not isinstance(self._callee, str):
+            self._callee = self._callee()
+        return self._callee
+
+    @property
+    def label(self) -> str:
+        if self._label is None:
+            return self.callee
+        if not isinstance(self._label, str):
+            self._label = self._label()
+        return self._label
+
+    def origin(self, text: str) -> Origin:
+        return self.frame.scope.origin(text, self.node.lineno)
+
+    def here(self) -> Origin:
+        frame, node = self.frame, self.node
+        return frame.scope.origin(lambda: frame.scope.text(node), node.lineno)
+
+    def layer_origin(self, layer: Layer) -> Origin:
+        return self.frame.scope.origin(lambda: f"{self.callee}: {layer.kind.describe(layer)}", self.node.lineno)
+
+    def fail(self, message: str) -> None:
+        self.frame.fail(self.node, message)
+
+    def require(self, value: Value, needed: Tensor) -> Tensor:
+        """The input must have `needed`'s trailing dims (`x: [*, 128]` because it feeds Linear(128, ...))."""
+        required = needed.with_origin(self.frame.scope.origin(f"`{self.callee}`", self.node.lineno, "required by"))
+        current = value if isinstance(value, Tensor) else None
+        if current is not None and current.dims:
+            return current
+        if isinstance(value, (Opaque, Tensor)):
+            self.frame.refine(value, required, self.env)
+        return required
+
+    def call(self, callee: Value, args: list[Value]) -> Value:
+        """A child of a container (a `Sequential` layer) called with `args`."""
+        index = self.children
+        self.children += 1
+        site = CallSite(self.frame, self.node, self.env, lambda: f"{self.callee}[{index}]",
+                        lambda: f"{self.label}.{index}", self.path + (index,))
+        return self.frame.call(callee, args, {}, site)
+
+    def module_called(self, module: Value, output: Value, frame: Frame | None) -> None:
+        calls = self.frame.module_calls
+        key = (id(self.node), self.path)
+        known = calls.get(key)
+        if known is not None:
+            known.output = join(known.output, output)
+            known.frame = known.frame or frame
+        else:
+            calls[key] = ModuleCall(self, module, output, frame)
+
+
+def length_of(value: Value) -> Value:
+    if isinstance(value, (TupleValue,)):
+        return Int(Dim.const(len(value.items)))
+    if isinstance(value, ListValue):
+        return Int(Dim.const(len(value.items))) if value.exact else Int(None)
+    if isinstance(value, SizeOf):
+        return Int(Dim.const(value.tensor.rank)) if value.tensor.rank is not None else Int(None)
+    if isinstance(value, Tensor):
+        return Int(value.dim(0)) if value.rank else Int(None)
+    if isinstance(value, Layer) and value.kind.name == "Sequential":
+        return Int(Dim.const(len(value.children)))
+    if isinstance(value, DictValue) and value.exact:
+        return Int(Dim.const(len(value.items)))
+    if isinstance(value, RangeValue):
+        return Int(value.length())
+    if isinstance(value, Str):
+        return Int(Dim.const(len(value.value)))
+    return Int(None)
+
+
+def sequence_builtin(name: str, args: list[Value], frame: Frame) -> Value:
+    if name in ("list", "tuple", "sorted") and len(args) == 1:
+        source = args[0]
+        items = frame.unrolled(source) if not isinstance(source, DictValue) else None
+        if items is None and isinstance(source, (TupleValue, ListValue)) and (
+                not isinstance(source, ListValue) or source.exact):
+            items = fn.items_of(source)
+        if items is not None and name != "sorted":
+            return ListValue(items) if name == "list" else TupleValue(tuple(items))
+        return ListValue([], exact=False, element=frame.element_of(source))
+    if name == "reversed" and len(args) == 1:
+        items = frame.unrolled(args[0]) or (fn.items_of(args[0]) if isinstance(args[0], (TupleValue, ListValue))
+                                            and getattr(args[0], "exact", True) else None)
+        if items is not None:
+            return ListValue(list(reversed(items)))
+        return ListValue([], exact=False, element=frame.element_of(args[0]))
+    if name == "enumerate" and args:
+        items = frame.unrolled(args[0])
+        if items is not None:
+            return ListValue([TupleValue((Int(Dim.const(i)), item)) for i, item in enumerate(items)])
+        return ListValue([], exact=False, element=TupleValue((Int(None), frame.element_of(args[0]))))
+    if name == "zip" and args:
+        columns = [frame.unrolled(a) for a in args]
+        if all(c is not None for c in columns):
+            length = min(len(c) for c in columns)  # type: ignore[arg-type]
+            return ListValue([TupleValue(tuple(c[i] for c in columns)) for i in range(length)])  # type: ignore[index]
+        return ListValue([], exact=False, element=TupleValue(tuple(frame.element_of(a) for a in args)))
+    return UNKNOWN

@@ -1,0 +1,386 @@
+"""The abstract interpreter: runs a file's code over abstract values, once per function
+and call context, and records the value of every name and call it meets.
+
+- The module body runs first: classes and functions are bound, and module-level code
+  (`model = Net(); out = model(torch.randn(8, 1, 28, 28))`) builds instances and calls
+  them with concrete shapes.  Each call of a function with new argument values is a
+  *derived frame*, memoised by (function, self, arguments).
+- Then every function runs *standalone*: parameters are `Opaque` (only their names
+  known) unless an annotation, comment or docstring states a shape; methods get a
+  standalone instance of their class whose `__init__` ran with opaque arguments, so
+  `nn.Linear(config.n_embd, 3 * config.n_embd)` has the symbolic size `n_embd`.
+- Branches run both ways (unless the condition is known) and their environments are
+  joined; loops over known sequences are unrolled, other loops run until their
+  environment is stable (at most three passes).  Mutations of lists under unknown
+  conditions or in loops make them inexact.
+
+Definite mismatches found on the way are recorded with the node and frame; the
+report decides where and how they are shown.
+
+Here: the `Engine` (frames, memo, classes and instances, imports from other files)
+and each file's `ModuleScope`.  A run of one function is a `Frame` (frame.py), which
+evaluates expressions (expressions.py) and calls (calls.py).
+"""
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any
+
+from server.shapes.dims import Dim
+from server.shapes.frame import Frame, Mismatch
+from server.shapes.limits import Budget, MAX_CALL_DEPTH, MAX_CONTEXTS, MAX_STEPS, MAX_TEXT
+from server.shapes.syntax import (
+    DATACLASS_DECORATORS, assigned_foreign_attributes, is_generator, positional_params, self_attributes_assigned,
+    takes_self,
+)
+from server.shapes.values import (
+    UNKNOWN, ClassRef, DictValue, FunctionRef, Instance, Int, Layer, ListValue, Opaque, Origin, Tensor, TupleValue,
+    Value,
+)
+
+if TYPE_CHECKING:
+    from server.analysis import Analysis
+
+
+class ModuleScope:
+    """One analysed file and the values of its top-level names."""
+
+    def __init__(self, analysis: "Analysis", is_main: bool):
+        self.analysis = analysis
+        self.is_main = is_main
+        self.globals: dict[str, Value] = {}
+        self.lines = analysis.lines
+        self.imported: dict[str, Value] = {}  # imported names, resolved once
+
+    def origin(self, text, line: int, verb: str = "from") -> Origin:
+        """An origin in this file; one in another file names it (`model.py, line 14`)."""
+        return Origin(text, line, verb, None if self.is_main else self.file_name)
+
+    @property
+    def file_name(self) -> str:
+        return self.analysis.path.replace("\\", "/").rsplit("/", 1)[-1]
+
+    def text(self, node: ast.AST, limit: int = MAX_TEXT) -> str:
+        """Short source text of a node, one line (for origins and messages)."""
+        line = getattr(node, "lineno", None)
+        if line is None:
+            return "?"
+        if node.end_lineno == line:
+            raw = self.lines.line_text(line).encode("utf-8")[node.col_offset:node.end_col_offset].decode(
+                "utf-8", errors="ignore")
+        else:
+            raw = ast.unparse(node)
+        raw = " ".join(raw.split())
+        if len(raw) > limit:
+            if isinstance(node, ast.Call):
+                return self.text(node.func, limit) + "(...)"
+            return raw[: limit - 3] + "..."
+        return raw
+
+
+# =========================================================================== engine
+class Engine:
+    """Runs the main file and whatever it needs; keeps every frame for the report."""
+
+    def __init__(self, analysis: "Analysis", resolver=None):
+        self.main = ModuleScope(analysis, True)
+        self.resolver = resolver
+        self.foreign: dict[str, ModuleScope | None] = {}
+        self.frames: dict[Any, Frame] = {}
+        self.frames_by_function: dict[ast.AST, list[Frame]] = {}
+        self.active: set[Any] = set()
+        self.instances: dict[Any, Instance] = {}
+        self.standalone_instances: dict[ast.ClassDef, Instance] = {}
+        self.class_refs: dict[ast.ClassDef, ClassRef] = {}
+        self.class_attrs: dict[ast.ClassDef, dict[str, Value]] = {}
+        self.class_bases: dict[ast.ClassDef, list[ClassRef]] = {}
+        self.mismatches: list[Mismatch] = []
+        self.steps = 0
+        self.depth = 0
+        self.volatile: dict[ast.ClassDef, set[str]] = {}
+        self.foreign_volatile: set[str] = set()
+        self.exhausted = False
+        self.nested: dict[ast.AST, bool] = {}
+        self.stated_parameters: dict[ast.arg, Any] = {}  # what comments and annotations say of each parameter
+        self.generators: dict[ast.AST, bool] = {}
+        self.contexts: dict[ast.AST, int] = {}  # frames run per function
+        self.enclosing: dict[ast.AST, set[str]] = {}
+        self.function_locals: dict[ast.AST, set[str]] = {}
+
+    # -- running ---------------------------------------------------------------------
+    def run(self) -> None:
+        scope = self.main
+        self.foreign_volatile = assigned_foreign_attributes(scope.analysis)
+        module_frame = Frame(self, scope, scope.analysis.tree, None, standalone=True)
+        self._register(module_frame, ("module", id(scope.analysis.tree)))
+        try:
+            module_frame.run_module()
+        except Budget:
+            self.exhausted = True
+        # Every function also runs on its own (symbolic) arguments: hover falls back on it
+        # where call sites disagree, and rules ask it which dim is the batch.  Callers are
+        # usually defined after their callees, so running from the last function up lets
+        # callees first run in their callers' (more informed) contexts.
+        for info in reversed(scope.analysis.functions):
+            if info.is_module:
+                continue
+            try:
+                self.run_standalone(scope, info.node, info.class_node)
+            except Budget:
+                self.exhausted = True
+                break
+
+    def run_standalone(self, scope: ModuleScope, node: ast.AST, class_node: ast.ClassDef | None) -> None:
+        owner = self.class_ref(class_node, scope) if class_node is not None else None
+        bound = None
+        if owner is not None and takes_self(node):
+            bound = self.standalone_instance(owner)
+        function = FunctionRef(node, scope, bound, owner)
+        args = [Opaque(p.arg, Dim.symbol(p.arg), ) for p in positional_params(node)[1 if bound is not None else 0:]]
+        frame = self.call_function(function, args, {}, None, standalone=True)
+        if frame is not None:
+            frame.standalone = True
+
+    def _register(self, frame: "Frame", key: Any) -> None:
+        self.frames[key] = frame
+        self.frames_by_function.setdefault(frame.node, []).append(frame)
+
+    def is_generator(self, function: ast.AST) -> bool:
+        found = self.generators.get(function)
+        if found is None:
+            found = self.generators[function] = is_generator(function)
+        return found
+
+    def tick(self, amount: int = 1) -> None:
+        self.steps += amount
+        if self.steps > MAX_STEPS:
+            raise Budget()
+
+    # -- classes ---------------------------------------------------------------------
+    def class_ref(self, node: ast.ClassDef, scope: ModuleScope) -> ClassRef:
+        ref = self.class_refs.get(node)
+        if ref is None:
+            ref = ClassRef(node, scope)
+            self.class_refs[node] = ref
+        return ref
+
+    def class_attributes(self, ref: ClassRef) -> dict[str, Value]:
+        """Values of the class body's simple assignments (constants, dataclass defaults)."""
+        found = self.class_attrs.get(ref.node)
+        if found is not None:
+            return found
+        found = {}
+        self.class_attrs[ref.node] = found
+        frame = Frame(self, ref.scope, ref.node, None, standalone=True, record=False)
+        env: dict[str, Value] = {}
+        for stmt in ref.node.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                found[stmt.targets[0].id] = frame.eval(stmt.value, env)
+            elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+                found[stmt.target.id] = frame.eval(stmt.value, env)
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found[stmt.name] = FunctionRef(stmt, ref.scope, None, ref)
+        return found
+
+    def bases(self, ref: ClassRef) -> list[ClassRef]:
+        """The class's bases that are classes of an analysed file (torch bases are not)."""
+        found = self.class_bases.get(ref.node)
+        if found is None:
+            frame = Frame(self, ref.scope, ref.node, None, standalone=True, record=False)
+            found = [v for v in (frame.eval(base, {}) for base in ref.node.bases) if isinstance(v, ClassRef)]
+            self.class_bases[ref.node] = found
+        return found
+
+    def lookup_method(self, ref: ClassRef, name: str, depth: int = 0) -> FunctionRef | None:
+        if depth > 8:
+            return None
+        value = self.class_attributes(ref).get(name)
+        if isinstance(value, FunctionRef):
+            return value
+        for base in self.bases(ref):
+            found = self.lookup_method(base, name, depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def lookup_class_attribute(self, ref: ClassRef, name: str, depth: int = 0) -> Value | None:
+        if depth > 8:
+            return None
+        value = self.class_attributes(ref).get(name)
+        if value is not None:
+            return value
+        for base in self.bases(ref):
+            found = self.lookup_class_attribute(base, name, depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def volatile_attributes(self, ref: ClassRef) -> set[str]:
+        """Attributes assigned outside `__init__` (their value at any use is not known)."""
+        found = self.volatile.get(ref.node)
+        if found is None:
+            found = set(self.foreign_volatile)
+            for stmt in ref.node.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name != "__init__":
+                    found |= self_attributes_assigned(stmt)
+            self.volatile[ref.node] = found
+        return found
+
+    def is_dataclass(self, ref: ClassRef) -> bool:
+        for decorator in ref.node.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            name = ref.scope.analysis.qualname(target) or (target.id if isinstance(target, ast.Name) else None)
+            if name in DATACLASS_DECORATORS or name == "dataclasses.dataclass":
+                return True
+        return False
+
+    def standalone_instance(self, ref: ClassRef) -> Instance:
+        instance = self.standalone_instances.get(ref.node)
+        if instance is not None:
+            return instance
+        init = self.lookup_method(ref, "__init__")
+        params = positional_params(init.node)[1:] if init is not None else []
+        args = [Opaque(p.arg, Dim.symbol(p.arg)) for p in params]
+        instance = self.instantiate(ref, args, {}, None, standalone=True)
+        self.standalone_instances[ref.node] = instance
+        return instance
+
+    def instantiate(self, ref: ClassRef, args: list[Value], kwargs: dict[str, Value], caller: "Frame | None",
+                    site: ast.AST | None = None, standalone: bool = False) -> Instance:
+        init = self.lookup_method(ref, "__init__")
+        if init is not None:
+            args, kwargs = normalized_arguments(init.node, True, args, kwargs)
+        key = ("new", id(ref.node), tuple(a.key for a in args), tuple(sorted((k, v.key) for k, v in kwargs.items())))
+        instance = self.instances.get(key)
+        if instance is not None:
+            return instance
+        label = ref.name + ("(...)" if args or kwargs else "()")
+        instance = Instance(ref, label, standalone)
+        self.instances[key] = instance
+        if self.is_dataclass(ref):
+            self._fill_dataclass(instance, ref, args, kwargs)
+            return instance
+        init = self.lookup_method(ref, "__init__")
+        if init is not None:
+            bound = FunctionRef(init.node, init.scope, instance, init.owner)
+            self.call_function(bound, args, kwargs, caller, site=site, standalone=standalone)
+        return instance
+
+    def _fill_dataclass(self, instance: Instance, ref: ClassRef, args: list[Value], kwargs: dict[str, Value]) -> None:
+        defaults = self.class_attributes(ref)
+        fields = [s.target.id for s in ref.node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+        for name, value in zip(fields, args):
+            instance.attrs[name] = value
+        for name in fields:
+            if name in kwargs:
+                instance.attrs[name] = kwargs[name]
+            elif name not in instance.attrs:
+                instance.attrs[name] = defaults.get(name, UNKNOWN)
+
+    # -- functions ---------------------------------------------------------------------
+    def call_function(self, function: FunctionRef, args: list[Value], kwargs: dict[str, Value],
+                      caller: "Frame | None", site: ast.AST | None = None, standalone: bool = False) -> "Frame | None":
+        """Run `function` with these arguments (memoised); the frame, or None when it cannot run."""
+        if isinstance(function.node, ast.Lambda):
+            return None
+        args, kwargs = normalized_arguments(function.node, function.bound_self is not None, args, kwargs)
+        if not standalone and (self.contexts.get(function.node, 0) >= MAX_CONTEXTS or not says_something(
+                function.bound_self, args, kwargs)):
+            # Nothing new to learn, or enough contexts already: answer from the general run.
+            bound = function.bound_self is not None
+            args, kwargs = [Opaque(p.arg, Dim.symbol(p.arg)) for p in positional_params(function.node)[bound:]], {}
+            if bound and function.owner is not None and takes_self(function.node):
+                function = FunctionRef(function.node, function.scope, self.standalone_instance(function.owner),
+                                       function.owner)
+        key = (id(function.node), function.bound_self.key if function.bound_self is not None else None,
+               tuple(a.key for a in args), tuple(sorted((k, v.key) for k, v in kwargs.items())))
+        frame = self.frames.get(key)
+        if frame is not None:
+            return frame
+        if key in self.active or self.depth >= MAX_CALL_DEPTH:
+            return None
+        self.tick(5)
+        frame = Frame(self, function.scope, function.node, function.bound_self, standalone=standalone,
+                      owner=function.owner)
+        frame.caller = (caller, site) if caller is not None else None
+        frame.from_call_site = caller.from_call_site if caller is not None else function.owner is None
+        frame.bind_arguments(args, kwargs)
+        self.contexts[function.node] = self.contexts.get(function.node, 0) + 1
+        self.active.add(key)
+        self.depth += 1
+        try:
+            frame.run_function()
+        finally:
+            self.depth -= 1
+            self.active.discard(key)
+        self._register(frame, key)
+        return frame
+
+    # -- imports across files ---------------------------------------------------------
+    def foreign_value(self, qualname: str) -> Value | None:
+        """A class or function imported from another file of the workspace, if the resolver finds it."""
+        if self.resolver is None or "." not in qualname:
+            return None
+        module, _, name = qualname.rpartition(".")
+        if module.split(".")[0] in ("torch", "torchvision", "numpy", "math", "typing", "collections", "dataclasses"):
+            return None
+        scope = self.foreign.get(module, False)
+        if scope is False:
+            scope = None
+            analysis = self.resolver.analysis_of(module, self.main.analysis.path)
+            if analysis is not None:
+                scope = ModuleScope(analysis, False)
+                self.foreign[module] = scope
+                frame = Frame(self, scope, analysis.tree, None, standalone=True, record=False)
+                try:
+                    frame.run_module()
+                except Budget:
+                    self.exhausted = True
+            else:
+                self.foreign[module] = None
+        if scope is None:
+            return None
+        value = scope.globals.get(name)
+        return value if isinstance(value, (ClassRef, FunctionRef)) else None
+
+
+def normalized_arguments(node: ast.AST, bound: bool, args: list[Value], kwargs: dict[str, Value]):
+    """Arguments nothing is known about become the parameter's own `Opaque`, so that a call
+    with them shares the standalone run instead of repeating it."""
+    params = positional_params(node)[1 if bound else 0:]
+    if not any(a is UNKNOWN or isinstance(a, Opaque) for a in args) and not any(
+            v is UNKNOWN or isinstance(v, Opaque) for v in kwargs.values()):
+        return args, kwargs
+    fixed = list(args)
+    for index, value in enumerate(fixed):
+        if index < len(params) and (value is UNKNOWN or isinstance(value, Opaque)):
+            fixed[index] = Opaque(params[index].arg, Dim.symbol(params[index].arg))
+    named = {k: (Opaque(k, Dim.symbol(k)) if v is UNKNOWN or isinstance(v, Opaque) else v) for k, v in kwargs.items()}
+    return fixed, named
+
+
+def says_something(bound_self: Value | None, args: list[Value], kwargs: dict[str, Value]) -> bool:
+    """Whether a call's arguments tell more about shapes than the function's standalone run
+    (a shaped tensor, a known int, a concrete instance); strings, flags and unknowns do not
+    get a run of their own."""
+    if isinstance(bound_self, Instance) and not bound_self.standalone:
+        return True
+    return any(_informative(v, 0) for v in (*args, *kwargs.values()))
+
+
+def _informative(value: Value, depth: int) -> bool:
+    if isinstance(value, Tensor):
+        return value.has_shape
+    if isinstance(value, Int):
+        return value.dim is not None
+    if isinstance(value, Instance):
+        return not value.standalone
+    if isinstance(value, (Layer, ClassRef, FunctionRef)):
+        return True
+    if depth < 2 and isinstance(value, TupleValue):
+        return any(_informative(v, depth + 1) for v in value.items)
+    if depth < 2 and isinstance(value, ListValue):
+        return any(_informative(v, depth + 1) for v in value.items[:8]) or _informative(value.element, depth + 1)
+    if depth < 2 and isinstance(value, DictValue):
+        return any(_informative(v, depth + 1) for v in list(value.items.values())[:8])
+    return False

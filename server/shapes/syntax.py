@@ -1,0 +1,144 @@
+"""What definitions say, read from the syntax tree: parameters, decorators, the
+statements of a body, the attributes a method assigns."""
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from server.analysis import Analysis
+
+DATACLASS_DECORATORS = {"dataclass", "dataclasses.dataclass"}
+
+
+def positional_params(node: ast.AST | None) -> list[ast.arg]:
+    if node is None or not hasattr(node, "args"):
+        return []
+    return list(node.args.posonlyargs) + list(node.args.args)
+
+
+def takes_self(node: ast.AST) -> bool:
+    if is_staticmethod(node) or not positional_params(node):
+        return False
+    return not any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list)
+
+
+def is_staticmethod(node: ast.AST) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in getattr(node, "decorator_list", ()))
+
+
+def is_property(node: ast.AST) -> bool:
+    return any(isinstance(d, ast.Name) and d.id in ("property", "cached_property") or
+               isinstance(d, ast.Attribute) and d.attr == "cached_property" for d in node.decorator_list)
+
+
+def module_body(tree: ast.AST, is_main: bool) -> list[ast.stmt]:
+    body = getattr(tree, "body", [])
+    if is_main:
+        return body
+    return [s for s in body if not (isinstance(s, ast.If) and "__main__" in ast.dump(s.test))]
+
+
+def breaks_or_continues(body: list[ast.stmt]) -> bool:
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Break, ast.Continue)):
+            return True
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stack.extend(getattr(node, "orelse", []))
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            stack.extend(getattr(node, name, []))
+    return False
+
+
+def self_attributes_assigned(function: ast.AST) -> set[str]:
+    names = set()
+    self_name = positional_params(function)[0].arg if positional_params(function) else None
+    if self_name is None:
+        return names
+    for node in statements_of(function):
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        for target in targets:
+            for part in ast.walk(target):
+                if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == self_name \
+                        and isinstance(part.ctx, ast.Store):
+                    names.add(part.attr)
+    return names
+
+
+def statements_of(function: ast.AST):
+    """Every statement inside a function (not the expressions: cheaper than `ast.walk`)."""
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            stack.extend(getattr(node, name, ()))
+
+
+def assigned_foreign_attributes(analysis: "Analysis") -> set[str]:
+    """Attributes assigned on objects other than `self` (`model.fc = nn.Linear(...)`): their
+    values depend on which object, so instance reads of these names are not trusted."""
+    names = set()
+    for stmt in analysis.statements:
+        if isinstance(stmt, ast.Assign):
+            targets = stmt.targets
+        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+            targets = [stmt.target]
+        else:
+            continue
+        for target in targets:
+            if isinstance(target, ast.Attribute) and not (isinstance(target.value, ast.Name)
+                                                          and target.value.id in ("self", "cls")):
+                names.add(target.attr)
+    return names
+
+
+def is_parameter_call(analysis: "Analysis", value: ast.AST) -> bool:
+    return isinstance(value, ast.Call) and analysis.qualname(value.func) in (
+        "torch.nn.Parameter", "torch.nn.parameter.Parameter")
+
+
+def shape_subject(node: ast.AST) -> tuple[ast.AST, str] | None:
+    """(`x`, "shape") for `x.shape`/`x.size()`, (`x`, "rank") for `x.dim()`/`x.ndim`/`len(x.shape)`."""
+    if isinstance(node, ast.Attribute) and node.attr == "shape":
+        return node.value, "shape"
+    if isinstance(node, ast.Attribute) and node.attr == "ndim":
+        return node.value, "rank"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args:
+        if node.func.attr == "size":
+            return node.func.value, "shape"
+        if node.func.attr == "dim":
+            return node.func.value, "rank"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1:
+        inner = shape_subject(node.args[0])
+        if inner is not None and inner[1] == "shape":
+            return inner[0], "rank"
+    return None
+
+
+def is_generator(function: ast.AST) -> bool:
+    """A function with a `yield` statement (`yield x`, `y = yield x`): calling it returns a generator."""
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    for stmt in statements_of(function):
+        value = getattr(stmt, "value", None)
+        if isinstance(value, (ast.Yield, ast.YieldFrom)):
+            return True
+    return False
+
+
+def torch_layer_name(qualname: str) -> str | None:
+    """`Linear` for `torch.nn.Linear` or `torch.nn.modules.linear.Linear`."""
+    if not qualname.startswith("torch.nn."):
+        return None
+    last = qualname.rsplit(".", 1)[1]
+    if qualname.count(".") == 2 or qualname.startswith("torch.nn.modules."):
+        return last if last[:1].isupper() else None
+    return None

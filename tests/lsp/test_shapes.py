@@ -1,0 +1,78 @@
+"""Tensor shapes in the editor: hover and inlay hints from the cached analysis."""
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types as lsp
+
+from tests.lsp.lsp_session import PROFILES, session, span_of
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+MODEL = """import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3 * 32 * 32, 10)
+
+    def forward(self, x):
+        h = x.flatten(1)
+        return self.fc(h)
+
+
+images = torch.randn(8, 3, 32, 32)  # é😀
+logits = Net()(images)
+"""
+
+
+def position_of(text: str, needle: str, encoding: str, offset: int = 0) -> lsp.Position:
+    line_no, line = next((i, line) for i, line in enumerate(text.split("\n")) if needle in line)
+    prefix = line[: line.index(needle) + offset]
+    units = len(prefix.encode("utf-16-le")) // 2 if encoding == "utf-16" else len(prefix.encode())
+    return lsp.Position(line=line_no, character=units)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_hover_shows_the_tensor_shape(profile, tmp_path):
+    async with session(profile, tmp_path) as editor:
+        document = editor.open("net.py", MODEL)
+        await editor.diagnostics(document)
+        hover = await editor.client.text_document_hover_async(lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri=document.uri),
+            position=position_of(MODEL, "logits =", editor.encoding, 2),
+        ))
+        assert hover is not None and hover.contents.kind == lsp.MarkupKind.Markdown
+        assert "logits: Tensor[8, 10]" in hover.contents.value
+        hover = await editor.client.text_document_hover_async(lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri=document.uri),
+            position=position_of(MODEL, "h = x", editor.encoding),
+        ))
+        assert hover is not None and "h: Tensor[8, 3072]" in hover.contents.value
+        # Past the end of the file: no hover, no error.
+        nothing = await editor.client.text_document_hover_async(lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri=document.uri),
+            position=lsp.Position(line=2**31 - 1, character=2**31 - 1),
+        ))
+        assert nothing is None
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_inlay_hints_follow_the_setting(profile, tmp_path):
+    async with session(profile, tmp_path) as editor:
+        document = editor.open("net.py", MODEL)
+        await editor.diagnostics(document)
+        everything = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=100, character=0))
+        params = lsp.InlayHintParams(text_document=lsp.TextDocumentIdentifier(uri=document.uri), range=everything)
+        hints = await editor.client.text_document_inlay_hint_async(params)
+        labels = {(h.position.line, h.label) for h in hints}
+        images = position_of(MODEL, "images =", editor.encoding, len("images"))
+        assert (images.line, ": [8, 3, 32, 32]") in labels
+        (hint,) = [h for h in hints if h.position.line == images.line]
+        assert hint.position == images and hint.kind == lsp.InlayHintKind.Type
+        before = editor.publish_count(document)
+        editor.client.set_configuration({"shapes": {"inlayHints": False}}, section="torch-lsp")
+        editor.configuration_changed()
+        await editor.diagnostics(document, after=before)  # the new settings are in force
+        assert not await editor.client.text_document_inlay_hint_async(params)

@@ -1,0 +1,69 @@
+"""TL501 fires only on contradictions that really fail at run time: every `case_*` function of
+the rule's golden fixture runs with torch; a case with an `expect` line must raise on that
+line, a case with only `clean` lines must run without error."""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import traceback
+from pathlib import Path
+
+import pytest
+
+from tests.rules.markers import read_markers
+from tests.shapes.conftest import require_torch
+
+FIXTURE = Path(__file__).resolve().parents[1] / "rules" / "fixtures" / "TL501.py"
+
+
+def cases() -> list[tuple[str, set[int], set[int]]]:
+    """(function name, expect lines, clean lines) of every `case_*` function."""
+    expects, cleans = read_markers(FIXTURE)
+    found = []
+    tree = ast.parse(FIXTURE.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("case_"):
+            lines = range(node.lineno, node.end_lineno + 1)
+            called = _lines_of_classes_it_uses(tree, node)
+            found.append((node.name, {l for l in expects if l in lines or l in called},
+                          {l for l in cleans if l in lines or l in called}))
+    return found
+
+
+def _lines_of_classes_it_uses(tree: ast.Module, function: ast.FunctionDef) -> set[int]:
+    used = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
+    lines: set[int] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name in used:
+            lines.update(range(node.lineno, node.end_lineno + 1))
+    return lines
+
+
+def load_fixture():
+    spec = importlib.util.spec_from_file_location("tl501_fixture", FIXTURE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_marker_belongs_to_a_case():
+    expects, cleans = read_markers(FIXTURE)
+    covered = set()
+    for _, expect_lines, clean_lines in cases():
+        covered |= expect_lines | clean_lines
+    assert set(expects) | cleans <= covered
+
+
+@pytest.mark.parametrize("name, expect_lines, clean_lines", cases(), ids=[c[0] for c in cases()])
+def test_case_raises_exactly_where_reported(name, expect_lines, clean_lines):
+    torch = require_torch()
+    function = getattr(load_fixture(), name)
+    args = [{"features": torch.randn(3, 16)}] * (function.__code__.co_argcount)
+    if not expect_lines:
+        function(*args)  # a near miss must run
+        return
+    with pytest.raises((RuntimeError, IndexError, ValueError)) as raised:
+        function(*args)
+    frames = traceback.extract_tb(raised.value.__traceback__)
+    lines = {f.lineno for f in frames if Path(f.filename).resolve() == FIXTURE}
+    assert lines & expect_lines, f"{name} raised {raised.value!r} away from its marked line {sorted(expect_lines)}"
