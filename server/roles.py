@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 _MODEL_WORDS = (
     "model|net|network|encoder|decoder|backbone|generator|discriminator|teacher|student|classifier"
-    "|critic|actor|policy|autoencoder|unet|transformer|detector|denoiser|regressor|embedder|tagger"
+    "|autoencoder|unet|transformer|detector|denoiser|regressor|embedder|tagger"
 )
 MODEL_NAME = re.compile(rf"^(?:[a-z0-9]+_)*(?:{_MODEL_WORDS})(?:_[a-z0-9]+)?$|^net[A-Z]\w*$", re.IGNORECASE)
 OPTIMIZER_NAME = re.compile(r"^(?:[a-z0-9]+_)*(?:opt|optim|optimizer|optimiser)s?(?:_[a-z0-9]+)?$", re.IGNORECASE)
@@ -107,6 +107,14 @@ class ScopeRoles:
     assignments: dict[str, list[Assignment]] = field(default_factory=dict)
     statement_order: dict[ast.stmt, int] = field(default_factory=dict)
     loop_targets: set[str] = field(default_factory=set)
+
+    _value_facts_done: bool = False
+
+    def _ensure_value_facts(self) -> None:
+        """Graph facts are computed on first use: only the training-loop rules need them."""
+        if not self._value_facts_done:
+            self._value_facts_done = True
+            _value_facts(self)
 
     # ---------------------------------------------------------------- lookups
     def _role(self, attr: str, name: str) -> bool:
@@ -229,7 +237,10 @@ class ScopeRoles:
             return False
         if isinstance(expr, ast.Name):
             assignment = self.last_assignment(expr.id, at)
-            return bool(assignment and assignment.graph)
+            if assignment is None:
+                return False
+            self._ensure_value_facts()
+            return assignment.graph
         if isinstance(expr, ast.Call):
             if self.model_name(expr) or self.is_loss_call(expr):
                 return True
@@ -302,7 +313,6 @@ def _scope_roles(analysis: "Analysis", function: "FunctionInfo", parent: ScopeRo
     for param in function.params:
         _classify_by_name(roles, param)
     _evidence_from_use(analysis, roles)
-    _value_facts(roles)
     return roles
 
 

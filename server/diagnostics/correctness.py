@@ -14,6 +14,7 @@ from server.analysis import argument, call_name, dotted, has_star_args, receiver
 from server.diagnostics import register
 from server.diagnostics.base import Finding, Rule
 from server.roles import class_attribute_roles
+from server.shapes.batch import inferred_shape
 from server.shapes.rank import (
     Dim,
     WILDCARD,
@@ -331,7 +332,7 @@ class SoftmaxOverBatch(Rule):
             axis = int_constant(dim)
             if axis is None or axis > 0:
                 continue
-            shape = shape_of(analysis, tensor)
+            shape = shape_of(analysis, tensor) or inferred_shape(analysis, tensor)
             if shape is None or shape.rank < 2 or not shape.batch_first or axis not in (0, -shape.rank):
                 continue
             name = source_of(analysis, tensor, 40)
