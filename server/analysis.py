@@ -60,7 +60,7 @@ class FunctionInfo:
     def is_module(self) -> bool:
         return isinstance(self.node, ast.Module)
 
-    @property
+    @cached_property
     def params(self) -> list[str]:
         if self.is_module:
             return []
@@ -115,6 +115,7 @@ class Analysis:
         self.lines = LineIndex(source)
         self.tree, self.syntax_errors = parse_source(source)
         self.imports: dict[str, str] = {}
+        self._call_qualnames: dict[int, str | None] = {}
         self.parents: dict[ast.AST, ast.AST] = {}
         self.contexts: dict[ast.AST, Context] = {}
         self.calls: list[ast.Call] = []
@@ -177,7 +178,12 @@ class Analysis:
         return None
 
     def call_qualname(self, call: ast.Call) -> str | None:
-        return self.qualname(call.func)
+        """`qualname` of the called function, memoised: rules ask it of every call, often."""
+        cache = self._call_qualnames
+        key = id(call)
+        if key not in cache:
+            cache[key] = self.qualname(call.func)
+        return cache[key]
 
     def is_torch_call(self, call: ast.AST, *qualnames: str) -> bool:
         return isinstance(call, ast.Call) and self.call_qualname(call) in qualnames
@@ -376,9 +382,14 @@ class Analysis:
         """Loops whose body (any depth, not nested defs) backpropagates or steps an optimizer."""
         return [loop for loop in self.loops if self.backward_calls(loop) or self.optimizer_steps(loop)]
 
+    @cached_property
+    def _backward_call_ids(self) -> set[int]:
+        return {id(c) for c in self.calls if is_backward_call(self, c)}
+
     def backward_calls(self, loop: LoopInfo, direct: bool = False) -> list[ast.Call]:
         calls = loop.direct_calls if direct else loop.calls
-        return [c for c in calls if is_backward_call(self, c)]
+        backward = self._backward_call_ids
+        return [c for c in calls if id(c) in backward]
 
     def optimizer_steps(self, loop: LoopInfo, direct: bool = False) -> list[ast.Call]:
         calls = loop.direct_calls if direct else loop.calls

@@ -718,6 +718,8 @@ class TensorFromTensor(Rule):
             if evidence is None:
                 continue
             name = source_of(analysis, data, 40)
+            if not isinstance(data, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+                name = f"({name})"  # `(a / b).clone()`, not `a / b.clone()`
             if evidence is data:
                 already = f"`{name}` already returns a tensor"
             else:

@@ -79,7 +79,14 @@ def _only_cpu(analysis: Analysis, name: str) -> bool:
         stmt.value for stmt in analysis.statements
         if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
     ]
-    return bool(values) and all(isinstance(v, ast.Constant) and v.value == "cpu" for v in values)
+    return bool(values) and all(_is_cpu(analysis, v) for v in values)
+
+
+def _is_cpu(analysis: Analysis, value: ast.AST) -> bool:
+    """`"cpu"` or `torch.device("cpu")`."""
+    if isinstance(value, ast.Call) and analysis.call_qualname(value) == "torch.device" and value.args:
+        value = value.args[0]
+    return isinstance(value, ast.Constant) and value.value == "cpu"
 
 
 @register
@@ -412,8 +419,8 @@ class DataLoaderDefaults(Rule):
                 continue
             workers = argument(call, 5, "num_workers")
             if workers is None or (isinstance(workers, ast.Constant) and workers.value == 0):
-                problems.append("loads batches in the training process (no `num_workers`)"
-                                if workers is None else "uses `num_workers=0`, so batches load in the training process")
+                problems.append("loads batches in the main process (no `num_workers`)"
+                                if workers is None else "uses `num_workers=0`, so batches load in the main process")
                 fixes.append("num_workers=4")
             if argument(call, 7, "pin_memory") is None and _moves_to_accelerator(analysis, batches_only=True):
                 problems.append("does not pin memory although batches are moved to the GPU")
