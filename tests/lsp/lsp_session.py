@@ -41,15 +41,22 @@ def _record_registration(client: LanguageClient, params: lsp.RegistrationParams)
     client.registrations.extend(params.registrations)
 
 
+def _record_inlay_hint_refresh(client: LanguageClient, params: None) -> None:
+    client.inlay_hint_refreshes += 1
+
+
 def make_client() -> LanguageClient:
-    """pytest-lsp's test client, also keeping every publish (with its version) and
-    every dynamic registration the server asks for."""
+    """pytest-lsp's test client, also keeping every publish (with its version), every
+    dynamic registration the server asks for, and answering inlay-hint refreshes (the
+    Neovim profile declares support for them, as Neovim does)."""
     client = LanguageClient(converter_factory=default_converter)
     client.published = defaultdict(list)
     client.registrations = []
+    client.inlay_hint_refreshes = 0
     features = dict(DEFAULT_CLIENT_FEATURES)
     features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = _record_publish
     features[lsp.CLIENT_REGISTER_CAPABILITY] = _record_registration
+    features[lsp.WORKSPACE_INLAY_HINT_REFRESH] = _record_inlay_hint_refresh
     register_lsp_features(client, features)
     return client
 

@@ -76,3 +76,5 @@ async def test_inlay_hints_follow_the_setting(profile, tmp_path):
         editor.configuration_changed()
         await editor.diagnostics(document, after=before)  # the new settings are in force
         assert not await editor.client.text_document_inlay_hint_async(params)
+        if profile == "neovim":  # it declares refresh support: hints are asked for again
+            assert editor.client.inlay_hint_refreshes >= 1
