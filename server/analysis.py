@@ -470,11 +470,38 @@ class Analysis:
             return None
         return argument(call, params.index(param), param)
 
-    def iter_calls(self, *method_names: str) -> Iterator[ast.Call]:
-        wanted = set(method_names)
+    @cached_property
+    def _calls_by_name(self) -> dict[str | None, list[ast.Call]]:
+        table: dict[str | None, list[ast.Call]] = {}
         for call in self.calls:
-            if call_name(call) in wanted:
-                yield call
+            table.setdefault(call_name(call), []).append(call)
+        return table
+
+    @cached_property
+    def _calls_by_qualname(self) -> dict[str | None, list[ast.Call]]:
+        table: dict[str | None, list[ast.Call]] = {}
+        for call in self.calls:
+            table.setdefault(self.call_qualname(call), []).append(call)
+        return table
+
+    def iter_calls(self, *method_names: str) -> list[ast.Call]:
+        """Calls of `f(...)` / `obj.f(...)` for these names, in source order (from an index)."""
+        found = [call for name in method_names for call in self._calls_by_name.get(name, ())]
+        if len(method_names) > 1:
+            found.sort(key=_position)
+        return found
+
+    def calls_to(self, *qualnames: str) -> list[ast.Call]:
+        """Calls whose function resolves to one of these qualified names, in source order."""
+        found = [call for name in qualnames for call in self._calls_by_qualname.get(name, ())]
+        if len(qualnames) > 1:
+            found.sort(key=_position)
+        return found
+
+    def backward_call_list(self) -> list[ast.Call]:
+        ids = self._backward_call_ids
+        return [c for c in self.iter_calls("backward", "manual_backward") if id(c) in ids] + self.calls_to(
+            "torch.autograd.backward")
 
 
 @dataclass(frozen=True)

@@ -408,7 +408,7 @@ class ViewAfterTranspose(Rule):
     fix_safety = "safe"
 
     def check(self, analysis: "Analysis") -> Iterator[Finding]:
-        for call in analysis.calls:
+        for call in analysis.iter_calls("view"):
             if not _is_shape_view(analysis, call):
                 continue
             transposing, via = followed(analysis, call.func.value)
@@ -640,8 +640,8 @@ class UncheckedStrictFalse(Rule):
     fix_safety = "safe"
 
     def check(self, analysis: "Analysis") -> Iterator[Finding]:
-        for call in analysis.calls:
-            if call_name(call) != "load_state_dict" or receiver(call) is None or has_star_args(call):
+        for call in analysis.iter_calls("load_state_dict"):
+            if receiver(call) is None or has_star_args(call):
                 continue
             strict = argument(call, 1, "strict")
             if not (isinstance(strict, ast.Constant) and strict.value is False):
@@ -710,8 +710,8 @@ class TensorFromTensor(Rule):
     fix_safety = "safe"
 
     def check(self, analysis: "Analysis") -> Iterator[Finding]:
-        for call in analysis.calls:
-            if analysis.call_qualname(call) != "torch.tensor" or has_star_args(call) or len(call.args) != 1:
+        for call in analysis.calls_to("torch.tensor"):
+            if has_star_args(call) or len(call.args) != 1:
                 continue
             data = call.args[0]
             evidence = tensor_evidence(analysis, data)

@@ -271,8 +271,8 @@ class CatInLoop(Rule):
     _JOINS = {"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack"}
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        for call in analysis.calls:
-            if analysis.call_qualname(call) not in self._JOINS or not analysis.context(call).loops:
+        for call in analysis.calls_to(*self._JOINS):
+            if not analysis.context(call).loops:
                 continue
             stmt = analysis.statement_of(call)
             if not (isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1):
@@ -411,8 +411,8 @@ class DataLoaderDefaults(Rule):
     _LOADERS = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        for call in analysis.calls:
-            if analysis.call_qualname(call) not in self._LOADERS or has_star_args(call):
+        for call in analysis.calls_to(*self._LOADERS):
+            if has_star_args(call):
                 continue
             problems, fixes = [], []
             if analysis.is_test_file or self._toy_dataset(call):
@@ -469,15 +469,14 @@ class DataParallelUse(Rule):
     fix_safety = "none"
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        for call in analysis.calls:
-            if analysis.call_qualname(call) in ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
-                                                "torch.nn.parallel.data_parallel.DataParallel"):
-                message = (
-                    f"`{ast.unparse(call.func)}` replicates the model in one process on every forward pass and is "
-                    f"slower than `DistributedDataParallel`, even on one machine. Use `DistributedDataParallel` "
-                    f"(launched with `torchrun`)."
-                )
-                yield self.finding(call, message)
+        for call in analysis.calls_to("torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+                                      "torch.nn.parallel.data_parallel.DataParallel"):
+            message = (
+                f"`{ast.unparse(call.func)}` replicates the model in one process on every forward pass and is "
+                f"slower than `DistributedDataParallel`, even on one machine. Use `DistributedDataParallel` "
+                f"(launched with `torchrun`)."
+            )
+            yield self.finding(call, message)
 
 
 @register
@@ -533,6 +532,10 @@ class ManualZeroGrad(Rule):
             yield self.finding(call, message, f"Set `{ast.unparse(target)} = None` instead")
 
 
+_ANOMALY_SWITCHES = ("torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly")
+_ANOMALY_CONTEXTS = ("torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly")
+
+
 @register
 class AnomalyDetectionOn(Rule):
     """
@@ -562,17 +565,17 @@ class AnomalyDetectionOn(Rule):
     fix_safety = "safe"
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        if not analysis.training_loops and not any(call_name(c) == "backward" for c in analysis.calls):
+        if not analysis.training_loops and not analysis.iter_calls("backward"):
             return
-        for call in analysis.calls:
+        for call in analysis.calls_to(*_ANOMALY_SWITCHES, *_ANOMALY_CONTEXTS):
             qualname = analysis.call_qualname(call)
             if analysis.context(call).guards:
                 continue
-            if qualname in ("torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly"):
+            if qualname in _ANOMALY_SWITCHES:
                 mode = argument(call, 0, "mode")
                 if not (isinstance(mode, ast.Constant) and mode.value is True):
                     continue
-            elif qualname not in ("torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly"):
+            elif qualname not in _ANOMALY_CONTEXTS:
                 continue
             message = (
                 f"`{ast.unparse(call)}` turns on anomaly detection, which slows every training step several times. "

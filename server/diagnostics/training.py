@@ -770,8 +770,8 @@ class BackwardUnderNoGrad(Rule):
     fix_safety = "none"
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        for call in analysis.calls:
-            if not (is_backward_call(analysis, call) and analysis.context(call).grad_disabled):
+        for call in analysis.backward_call_list():
+            if not analysis.context(call).grad_disabled:
                 continue
             if not self._computed_without_grad(analysis, call):
                 continue
