@@ -1,4 +1,4 @@
-"""Intent classifier for a support chatbot: the file the real-editor test opens in Neovim.
+"""Intent classifier for a support chatbot: the file the real-editor tests open.
 
 Markers follow the corpus convention: `# expect: CODE` on each line that must be reported.
 """
@@ -38,3 +38,10 @@ def predict(model, tokens, offsets):
     with torch.no_grad():
         logits = model(tokens.to(device), offsets.to(device))
     return {"intention": logits.argmax(-1), "confiance 📈é": F.softmax(logits)}  # expect: TL201
+
+
+if __name__ == "__main__":
+    # Smoke test on random token ids: 8 utterances of 16 tokens, flattened into bags.
+    tokens = torch.randint(0, 30000, (8, 16))
+    offsets = torch.arange(0, tokens.numel(), 16)
+    print(predict(IntentNet().to(device), tokens.flatten(), offsets))
