@@ -94,6 +94,11 @@ class TorchLanguageServer(LanguageServer):
         return support is not None and "edit" in (support.properties or [])
 
     @property
+    def hover_formats(self) -> list[str]:
+        formats = get_capability(self.client_capabilities, "text_document.hover.content_format", None)
+        return [getattr(f, "value", f) for f in formats or []]
+
+    @property
     def versioned_edits(self) -> bool:
         return self.client_supports("workspace.workspace_edit.document_changes")
 
@@ -339,6 +344,14 @@ def ast_range(line: int, col: int, end_line: int, end_col: int, lines, encoding:
     )
 
 
+def hover_contents(markdown: str, formats: list[str]) -> lsp.MarkupContent:
+    """Markdown, or plain text (code fences dropped) for a client that only takes plain text."""
+    if not formats or lsp.MarkupKind.Markdown.value in formats:
+        return lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=markdown)
+    plain = "\n".join(line for line in markdown.splitlines() if not line.startswith("```"))
+    return lsp.MarkupContent(kind=lsp.MarkupKind.PlainText, value=plain.replace("`", ""))
+
+
 def diagnostic_span(diagnostic: lsp.Diagnostic, lines, encoding: str) -> tuple[int, int, int, int]:
     """The ast range (1-based lines, UTF-8 byte columns) of a client's diagnostic."""
     start, end = diagnostic.range.start, diagnostic.range.end
@@ -555,7 +568,7 @@ def create_server() -> TorchLanguageServer:
         if answer is None:
             return None
         return lsp.Hover(
-            contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=answer.markdown),
+            contents=hover_contents(answer.markdown, ls.hover_formats),
             range=ast_range(answer.line, answer.col, answer.end_line, answer.end_col, lines, ls.encoding),
         )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types as lsp
 
-from tests.lsp.lsp_session import PROFILES, session, span_of
+from tests.lsp.lsp_session import PROFILES, Session, capabilities, server_config, session
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -78,3 +78,24 @@ async def test_inlay_hints_follow_the_setting(profile, tmp_path):
         assert not await editor.client.text_document_inlay_hint_async(params)
         if profile == "neovim":  # it declares refresh support: hints are asked for again
             assert editor.client.inlay_hint_refreshes >= 1
+
+
+async def test_hover_is_plain_text_for_a_client_without_markdown(tmp_path):
+    """eglot without markdown-mode, for one, declares plain text only."""
+    client = await server_config().start()
+    try:
+        caps = capabilities("visual-studio-code")
+        caps.text_document.hover = lsp.HoverClientCapabilities(content_format=[lsp.MarkupKind.PlainText])
+        result = await client.initialize_session(lsp.InitializeParams(capabilities=caps, root_uri=tmp_path.as_uri()))
+        editor = Session(client, "visual-studio-code", tmp_path, result)
+        document = editor.open("net.py", MODEL)
+        await editor.diagnostics(document)
+        hover = await client.text_document_hover_async(lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri=document.uri),
+            position=position_of(MODEL, "logits =", editor.encoding, 2),
+        ))
+        assert hover.contents.kind == lsp.MarkupKind.PlainText
+        assert "logits: Tensor[8, 10]" in hover.contents.value and "```" not in hover.contents.value
+        await client.shutdown_session()
+    finally:
+        await client.stop()
