@@ -194,6 +194,11 @@ def run_shapes(args: argparse.Namespace) -> int:
 # -- check -------------------------------------------------------------------------------
 def run_check(args: argparse.Namespace) -> int:
     from server.settings import Selection
+    from server.shapes import WorkspaceResolver, set_default_resolver
+
+    # TL501 follows imported model classes (`from model import GPT`) into files beside the
+    # importer and under the current folder.
+    set_default_resolver(WorkspaceResolver([os.getcwd()]))
 
     layer = Selection(
         select=_codes_option("--select", args.select),

@@ -36,7 +36,7 @@ from server.codeactions import (
     fix_choices,
 )
 from server.diagnostics import all_rules
-from server.shapes import infer_shapes
+from server.shapes import WorkspaceResolver, infer_shapes, set_default_resolver
 from server.documents import (
     CheckCache,
     CheckedVersion,
@@ -418,6 +418,8 @@ def create_server() -> TorchLanguageServer:
     def initialize(ls: TorchLanguageServer, params: lsp.InitializeParams) -> None:
         ls.init_options = editor_section(params.initialization_options)
         ls.settings.workspace_folders = workspace_folders(params)
+        # Shapes follow imported model classes into other files of the workspace.
+        set_default_resolver(WorkspaceResolver(ls.settings.workspace_folders))
         ls.settings.set_editor(ls.init_options)
 
     @server.feature(lsp.INITIALIZED)

@@ -99,3 +99,25 @@ async def test_hover_is_plain_text_for_a_client_without_markdown(tmp_path):
         await client.shutdown_session()
     finally:
         await client.stop()
+
+
+async def test_hover_follows_an_imported_model_class(tmp_path):
+    (tmp_path / "model.py").write_text(
+        "import torch.nn as nn\n\n\n"
+        "class Classifier(nn.Module):\n"
+        "    def __init__(self, n_in, n_out):\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(n_in, n_out)\n\n"
+        "    def forward(self, x):\n"
+        "        return self.fc(x)\n",
+        encoding="utf-8",
+    )
+    train = "import torch\nfrom model import Classifier\n\nscores = Classifier(64, 5)(torch.randn(4, 64))\n"
+    async with session("visual-studio-code", tmp_path) as editor:
+        document = editor.open_path(tmp_path / "train.py", train)
+        await editor.diagnostics(document)
+        hover = await editor.client.text_document_hover_async(lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri=document.uri),
+            position=position_of(train, "scores =", editor.encoding, 1),
+        ))
+        assert hover is not None and "scores: Tensor[4, 5]" in hover.contents.value
