@@ -11,7 +11,7 @@ from server.shapes import layers
 from server.shapes.dims import Dim
 from server.shapes.limits import MAX_STEPS, Budget
 from server.shapes.pyvalues import RangeValue, SuperValue, UnknownTensorOf
-from server.shapes.syntax import is_staticmethod, torch_layer_name
+from server.shapes.syntax import torch_layer_name
 from server.shapes.values import (
     NONE, NUM, UNKNOWN, UNKNOWN_TENSOR, Bool, BoundTorchMethod, ClassRef, DictValue, FunctionRef, Instance, Int,
     Layer, ListValue, Num, Opaque, Origin, SizeOf, Str, Tensor, TorchRef, TupleValue, Value, as_claimed, has_claims,
@@ -62,36 +62,55 @@ class CallRules:
         engine.steps += 1
         if engine.steps > MAX_STEPS:
             raise Budget()
-        callee = self._callee(node.func, env)
+        func = node.func
+        if func.__class__ is ast.Attribute and func.attr in TENSOR_ONLY_METHODS:
+            callee = self._callee(func, env)
+        else:
+            callee = self.eval(func, env)
         args: list[Value] = []
         unknown_star = False
+        evaluate = self.eval
+        claimed = callee.__class__ is BoundTorchMethod and has_claims((callee.receiver,))
         for arg in node.args:
-            if isinstance(arg, ast.Starred):
-                spread = fn.items_of(self.eval(arg.value, env))
+            if arg.__class__ is ast.Starred:
+                spread = fn.items_of(evaluate(arg.value, env))
                 if spread is None:
                     unknown_star = True
                 else:
                     args.extend(spread)
+                    claimed = claimed or has_claims(spread)
             else:
-                args.append(self.eval(arg, env))
+                value = evaluate(arg, env)
+                args.append(value)
+                kind = value.__class__
+                if kind is Tensor and value.claimed or kind is TupleValue and has_claims(value.items):
+                    claimed = True
         kwargs: dict[str, Value] = {}
         for keyword in node.keywords:
-            value = self.eval(keyword.value, env)
+            value = evaluate(keyword.value, env)
             if keyword.arg is None:
                 unknown_star = True
             else:
                 kwargs[keyword.arg] = value
+                kind = value.__class__
+                if kind is Tensor and value.claimed or kind is TupleValue and has_claims(value.items):
+                    claimed = True
         if unknown_star:
             value = UNKNOWN
+        elif not claimed:
+            handler = _CALLEE_HANDLERS.get(callee.__class__)  # `_dispatch`, inlined
+            value = UNKNOWN if handler is None else handler(self, callee, args, kwargs, CallSite(self, node, env))
         else:
-            site = CallSite(self, node, env)
-            value = self.call(callee, args, kwargs, site)
-        self.record(node, value)
+            value = self._dispatch_claimed(callee, args, kwargs, CallSite(self, node, env))
+        if self.recording:
+            values = self.values
+            old = values.get(node)
+            values[node] = value if old is None else join(old, value)
         return value
 
     def _callee(self, func: ast.AST, env) -> Value:
         """What a call calls; a tensor-only method of something unknown treats it as a tensor."""
-        if not isinstance(func, ast.Attribute) or func.attr not in TENSOR_ONLY_METHODS:
+        if func.__class__ is not ast.Attribute or func.attr not in TENSOR_ONLY_METHODS:
             return self.eval(func, env)
         owner = self.eval(func.value, env)
         if isinstance(owner, Opaque) or owner is UNKNOWN:
@@ -102,9 +121,12 @@ class CallRules:
         return value
 
     def call(self, callee: Value, args: list[Value], kwargs: dict[str, Value], site: "CallSite") -> Value:
-        receiver = callee.receiver if isinstance(callee, BoundTorchMethod) else None
-        if not has_claims([receiver, *args, *kwargs.values()]):
+        if not (callee.__class__ is BoundTorchMethod and has_claims((callee.receiver,)) or has_claims(args)
+                or kwargs and has_claims(kwargs.values())):
             return self._dispatch(callee, args, kwargs, site)
+        return self._dispatch_claimed(callee, args, kwargs, site)
+
+    def _dispatch_claimed(self, callee: Value, args: list[Value], kwargs: dict[str, Value], site: "CallSite") -> Value:
         # Inputs whose sizes only a comment claims: the result is a claim too, and no
         # mismatch is reported from it.
         saved, self.claimed_inputs = self.claimed_inputs, True
@@ -114,37 +136,42 @@ class CallRules:
             self.claimed_inputs = saved
 
     def _dispatch(self, callee: Value, args: list[Value], kwargs: dict[str, Value], site: "CallSite") -> Value:
-        if isinstance(callee, BoundTorchMethod) and isinstance(callee.receiver, UnknownTensorOf):
+        """The call's value, by what is called (`_CALLEE_HANDLERS`); unknown for anything else."""
+        handler = _CALLEE_HANDLERS.get(callee.__class__)
+        return handler(self, callee, args, kwargs, site) if handler is not None else UNKNOWN
+
+    def _call_bound_method(self, callee: BoundTorchMethod, args, kwargs, site: "CallSite") -> Value:
+        if callee.receiver.__class__ is UnknownTensorOf:
             if callee.name == "size" and not args and not kwargs:
                 return SizeOf(UNKNOWN_TENSOR, callee.receiver.source)
             callee = BoundTorchMethod(UNKNOWN_TENSOR, callee.name)
-        if isinstance(callee, BoundTorchMethod):
-            return self._call_method(callee, args, kwargs, site)
-        if isinstance(callee, TorchRef):
-            return self._call_torch(callee.qualname, args, kwargs, site)
-        if isinstance(callee, Layer):
-            value = callee.kind.forward(site, callee, args, kwargs)
-            site.module_called(callee, value, None)
-            return value
-        if isinstance(callee, ClassRef):
-            return self.engine.instantiate(callee, args, kwargs, self, site.node)
-        if isinstance(callee, FunctionRef):
-            return self._call_function(callee, args, kwargs, site)
-        if isinstance(callee, Instance):
-            method = self.engine.lookup_method(callee.cls, "forward") or self.engine.lookup_method(callee.cls, "__call__")
-            if method is None:
-                return UNKNOWN
-            frame = self.engine.call_function(FunctionRef(method.node, method.scope, callee, method.owner), args,
-                                              kwargs, self, site.node)
-            value = frame.result if frame is not None else UNKNOWN
-            site.module_called(callee, value, frame)
-            return value
-        return UNKNOWN
+        return self._call_method(callee, args, kwargs, site)
+
+    def _call_torch_ref(self, callee: TorchRef, args, kwargs, site: "CallSite") -> Value:
+        return self._call_torch(callee.qualname, args, kwargs, site)
+
+    def _call_layer(self, callee: Layer, args, kwargs, site: "CallSite") -> Value:
+        value = callee.kind.forward(site, callee, args, kwargs)
+        site.module_called(callee, value, None)
+        return value
+
+    def _call_class(self, callee: ClassRef, args, kwargs, site: "CallSite") -> Value:
+        return self.engine.instantiate(callee, args, kwargs, self, site.node)
+
+    def _call_instance(self, callee: Instance, args, kwargs, site: "CallSite") -> Value:
+        method = self.engine.lookup_method(callee.cls, "forward") or self.engine.lookup_method(callee.cls, "__call__")
+        if method is None:
+            return UNKNOWN
+        frame = self.engine.call_function(FunctionRef(method.node, method.scope, callee, method.owner), args,
+                                          kwargs, self, site.node)
+        value = frame.result if frame is not None else UNKNOWN
+        site.module_called(callee, value, frame)
+        return value
 
     def _call_function(self, callee: FunctionRef, args, kwargs, site) -> Value:
-        if isinstance(callee.node, ast.Lambda):
+        if callee.node.__class__ is ast.Lambda:
             return self._call_lambda(callee, args)
-        if is_staticmethod(callee.node) and callee.bound_self is not None:
+        if callee.bound_self is not None and self.engine.signature(callee.node).is_staticmethod:
             callee = FunctionRef(callee.node, callee.scope, None, callee.owner)
         frame = self.engine.call_function(callee, args, kwargs, self, site.node)
         return frame.result if frame is not None else UNKNOWN
@@ -380,6 +407,13 @@ class CallRules:
         return SuperValue(self.self_value, bases[0] if bases else None)
 
 
+# What evaluates a call, by the class of what is called.
+_CALLEE_HANDLERS = {
+    BoundTorchMethod: CallRules._call_bound_method, TorchRef: CallRules._call_torch_ref, Layer: CallRules._call_layer,
+    ClassRef: CallRules._call_class, FunctionRef: CallRules._call_function, Instance: CallRules._call_instance,
+}
+
+
 # ---------------------------------------------------------------- call site
 class CallSite:
     """The interpreter's side of one call, as layer and op rules see it."""
@@ -414,11 +448,13 @@ class CallSite:
         return self.frame.scope.origin(text, self.node.lineno)
 
     def here(self) -> Origin:
-        frame, node = self.frame, self.node
-        return frame.scope.origin(lambda: frame.scope.text(node), node.lineno)
+        return self.frame.scope.source_origin(self.node)
 
     def layer_origin(self, layer: Layer) -> Origin:
-        return self.frame.scope.origin(lambda: f"{self.callee}: {layer.kind.describe(layer)}", self.node.lineno)
+        return self.frame.scope.origin((CallSite._layer_text, self, layer), self.node.lineno)
+
+    def _layer_text(self, layer: Layer) -> str:
+        return f"{self.callee}: {layer.kind.describe(layer)}"
 
     def fail(self, message: str) -> None:
         self.frame.fail(self.node, message)

@@ -83,6 +83,12 @@ class FloorDiv(Atom):
 Monomial = tuple  # tuple[Atom, ...], sorted, repeated for powers; () is the constant term
 _CONSTANTS: dict[int, "Dim"] = {}
 _SYMBOLS: dict[str, "Dim"] = {}
+# Results of `+` and `*` (the shape pass repeats the same size arithmetic in every call
+# context and loop pass), keyed by the operands' identities: each entry keeps its
+# operands alive, so their ids stay theirs.  Cleared when full, so it stays small.
+_SUMS: dict[tuple[int, int], tuple["Dim", "Dim", "Dim"]] = {}
+_PRODUCTS: dict[tuple[int, int], tuple["Dim", "Dim", "Dim"]] = {}
+MAX_MEMO = 8192
 
 
 class Dim:
@@ -124,9 +130,17 @@ class Dim:
     def atom(atom: Atom) -> "Dim":
         return Dim((((atom,), 1),))
 
+    @staticmethod
+    def _canonical(terms: tuple[tuple[Monomial, int], ...]) -> "Dim":
+        """A Dim of terms already in canonical form (distinct monomials, in order, no zero)."""
+        dim = object.__new__(Dim)
+        dim.terms = terms
+        dim._hash = hash(terms)
+        return dim
+
     # -- queries ----------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Dim) and self.terms == other.terms
+        return self is other or isinstance(other, Dim) and self.terms == other.terms
 
     def __hash__(self) -> int:
         return self._hash
@@ -138,10 +152,13 @@ class Dim:
         return self.render()
 
     def as_int(self) -> int | None:
-        if not self.terms:
+        terms = self.terms
+        if not terms:
             return 0
-        if len(self.terms) == 1 and self.terms[0][0] == ():
-            return self.terms[0][1]
+        if len(terms) == 1:
+            monomial, coefficient = terms[0]
+            if not monomial:
+                return coefficient
         return None
 
     @property
@@ -165,28 +182,49 @@ class Dim:
 
     def differs_from(self, other: "Dim") -> bool:
         """True when the two sizes are surely different (their difference is a non-zero integer)."""
+        if self is other or self.terms == other.terms:
+            return False
         difference = (self - other).as_int()
         return difference is not None and difference != 0
 
     # -- arithmetic -------------------------------------------------------------------
     def __add__(self, other: "Dim") -> "Dim":
-        return Dim(self.terms + other.terms)
+        if not other.terms:
+            return self
+        if not self.terms:
+            return other
+        key = (id(self), id(other))
+        found = _SUMS.get(key)
+        if found is not None and found[0] is self and found[1] is other:
+            return found[2]
+        result = Dim(self.terms + other.terms)
+        _remember(_SUMS, key, (self, other, result))
+        return result
 
     def __neg__(self) -> "Dim":
-        return Dim((m, -c) for m, c in self.terms)
+        # Negating every coefficient keeps the canonical order (it never depends on them).
+        return Dim._canonical(tuple([(m, -c) for m, c in self.terms]))
 
     def __sub__(self, other: "Dim") -> "Dim":
         return self + (-other)
 
     def __mul__(self, other: "Dim") -> "Dim":
+        key = (id(self), id(other))
+        found = _PRODUCTS.get(key)
+        if found is not None and found[0] is self and found[1] is other:
+            return found[2]
         product = []
         for m1, c1 in self.terms:
             for m2, c2 in other.terms:
                 product.append((tuple(sorted(m1 + m2)), c1 * c2))
-        return Dim(product)
+        result = Dim(product)
+        _remember(_PRODUCTS, key, (self, other, result))
+        return result
 
     def scale(self, factor: int) -> "Dim":
-        return Dim((m, c * factor) for m, c in self.terms)
+        if not factor:
+            return Dim()
+        return Dim._canonical(tuple([(m, c * factor) for m, c in self.terms]))
 
     def floordiv(self, other: "Dim") -> "Dim | None":
         """`self // other`, simplified where that is exact; None for a division by zero."""
@@ -311,6 +349,12 @@ class Dim:
 
 
 DimLike = Union[Dim, int]
+
+
+def _remember(memo: dict, key: tuple, result: tuple) -> None:
+    if len(memo) >= MAX_MEMO:
+        memo.clear()
+    memo[key] = result
 
 
 def as_dim(value: DimLike) -> Dim:

@@ -39,18 +39,35 @@ class ExpressionRules:
 
     # -- expressions ---------------------------------------------------------------------
     def eval(self, node: ast.AST | None, env: dict[str, Value]) -> Value:
-        if node is None:
-            return NONE
-        handler = self.expression_handlers.get(type(node))
+        if node.__class__ is ast.Name:  # names are half of what is evaluated: handled here, without a call
+            value = env.get(node.id)
+            if value is None:
+                value = self.lookup(node.id, env)
+            if self.recording:
+                values = self.values
+                old = values.get(node)
+                values[node] = value if old is None or old is value else join(old, value)
+            return value
+        if node.__class__ is ast.Constant:  # `_constant`'s common case, inlined
+            value = node.value
+            kind = value.__class__
+            if kind is int or kind is str:
+                known = _CONSTANT_VALUES.get((kind, value))
+                if known is not None:
+                    return known
+            return self._constant(node, env)
+        handler = self.expression_handlers.get(node.__class__)
         if handler is None:
-            return UNKNOWN
+            return NONE if node is None else UNKNOWN
         return handler(self, node, env)
 
     def _constant(self, node: ast.Constant, env) -> Value:
         value = node.value
-        known = _CONSTANT_VALUES.get((type(value), value)) if isinstance(value, (int, str)) else None
-        if known is not None:
-            return known
+        kind = value.__class__
+        if kind is int or kind is str:
+            known = _CONSTANT_VALUES.get((kind, value))
+            if known is not None:
+                return known
         if isinstance(value, (int, str)) and not isinstance(value, bool) and len(_CONSTANT_VALUES) < 8192:
             made = Int(Dim.const(value)) if isinstance(value, int) else Str(value)
             _CONSTANT_VALUES[(type(value), value)] = made
@@ -68,15 +85,6 @@ class ExpressionRules:
         if value is Ellipsis:
             return ELLIPSIS_VALUE
         return UNKNOWN
-
-    def _name(self, node: ast.Name, env) -> Value:
-        value = env.get(node.id)
-        if value is None:
-            value = self.lookup(node.id, env)
-        if self.recording:
-            old = self.values.get(node)
-            self.values[node] = value if old is None else join(old, value)
-        return value
 
     def lookup(self, name: str, env: dict[str, Value]) -> Value:
         value = env.get(name)
@@ -104,27 +112,33 @@ class ExpressionRules:
 
     def _attribute(self, node: ast.Attribute, env) -> Value:
         owner = node.value
-        if isinstance(owner, ast.Name) and owner.id == self.self_name and self.self_name is not None:
-            bound = env.get(f"{self.self_name}.{node.attr}")
-            if bound is not None:
-                self.record(node, bound)
-                return bound
-        value = self.attribute_of(self.eval(owner, env), node.attr, node)
-        self.record(node, value)
+        if owner.__class__ is ast.Name and owner.id == self.self_name and self.self_name is not None:
+            value = env.get(f"{self.self_name}.{node.attr}")
+            if value is None:
+                value = self.attribute_of(self.eval(owner, env), node.attr, node)
+        else:
+            value = self.attribute_of(self.eval(owner, env), node.attr, node)
+        if self.recording:
+            values = self.values
+            old = values.get(node)
+            values[node] = value if old is None or old is value else join(old, value)
         return value
 
     def attribute_of(self, owner: Value, name: str, node: ast.AST | None = None) -> Value:
-        if isinstance(owner, TorchRef):
+        kind = owner.__class__
+        if kind is TorchRef:
             return TorchRef(f"{owner.qualname}.{name}")
-        if isinstance(owner, Tensor):
+        if kind is Tensor:
             return self._tensor_attribute(owner, name, node)
-        if isinstance(owner, Instance):
+        if kind is Instance:
             return self._instance_attribute(owner, name)
-        if isinstance(owner, Layer):
+        if kind is Layer:
             value = layers.layer_attribute(owner, name)
             if value is UNKNOWN and name in owner.child_names:
                 return owner.children[owner.child_names.index(name)]
             return value if value is not UNKNOWN else BoundTorchMethod(owner, name)
+        if owner is UNKNOWN:  # the most common of the kinds below, none of which it is
+            return UNKNOWN
         if isinstance(owner, Opaque):
             if name == "shape":
                 return SizeOf(UNKNOWN_TENSOR, owner)  # only tensors and arrays have one
@@ -257,8 +271,7 @@ class ExpressionRules:
 
     def _indexed(self, tensor: Tensor, items: list, node: ast.Subscript) -> Value:
         try:
-            scope = self.scope
-            return ops.index(tensor, items, scope.origin(lambda: scope.text(node), node.lineno))
+            return ops.index(tensor, items, self.scope.source_origin(node))
         except ops.IndexPastSize as error:
             value, _, size = error.args
             self.fail(node, f"`{self.scope.text(node)}` takes index {value} of a dim of size {size} "
@@ -304,7 +317,7 @@ class ExpressionRules:
         return self.binop(node.op, left, right, node)
 
     def binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST) -> Value:
-        if isinstance(left, Tensor) or isinstance(right, Tensor):
+        if left.__class__ is Tensor or right.__class__ is Tensor:
             return self._tensor_binop(op, left, right, node)
         if isinstance(left, (Int, Opaque)) and isinstance(right, (Int, Opaque)):
             return _int_binop(op, left, right)
@@ -341,8 +354,7 @@ class ExpressionRules:
             b = b if b is not None else UNKNOWN_TENSOR
         if a is None or b is None:
             return UNKNOWN
-        scope = self.scope
-        origin = scope.origin(lambda: scope.text(node), node.lineno)
+        origin = self.scope.source_origin(node)
         if isinstance(op, ast.MatMult):
             try:
                 return ops.matmul(a, b, origin)
@@ -599,7 +611,7 @@ def _is_none_check(left: Value, right: Value) -> bool | None:
 
 # Which method evaluates each kind of expression (bound to `Frame` in frame.py).
 EXPRESSION_METHODS = {
-    ast.Constant: "_constant", ast.Name: "_name", ast.Attribute: "_attribute", ast.Call: "_call",
+    ast.Constant: "_constant", ast.Attribute: "_attribute", ast.Call: "_call",  # names: in `eval` itself
     ast.Subscript: "_subscript", ast.BinOp: "_binop", ast.UnaryOp: "_unaryop", ast.BoolOp: "_boolop",
     ast.Compare: "_compare", ast.IfExp: "_ifexp", ast.Tuple: "_tuple", ast.List: "_list",
     ast.Dict: "_dict", ast.ListComp: "_comprehension", ast.GeneratorExp: "_comprehension",

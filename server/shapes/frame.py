@@ -15,7 +15,7 @@ from server.shapes.expressions import EXPRESSION_METHODS, ExpressionRules
 from server.shapes.limits import Budget, MAX_STEPS
 from server.shapes.stated import annotation_shape, comment_shape, merge_stated, parameter_shape
 from server.shapes.syntax import (
-    breaks_or_continues, is_parameter_call, module_body, positional_params, shape_subject,
+    breaks_or_continues, is_parameter_call, module_body, shape_subject,
 )
 from server.shapes.values import (
     NONE, UNKNOWN, UNKNOWN_TENSOR, ClassRef, DictValue, FunctionRef, Instance, Int, ListValue, Opaque, SizeOf, Str,
@@ -78,21 +78,18 @@ class Frame(ExpressionRules, CallRules):
                 env.update(result)
 
     def bind_arguments(self, args: list[Value], kwargs: dict[str, Value]) -> None:
-        node = self.node
-        positional = positional_params(node)
-        values = list(args)
+        signature = self.engine.signature(self.node)
+        positional = signature.positional
+        values = args
         if self.self_value is not None and positional:
             self.self_name = positional[0].arg
             positional = positional[1:]
         informative = self.self_value is not None and not getattr(self.self_value, "standalone", True)
-        a = node.args
-        defaults = dict(zip([p.arg for p in (a.posonlyargs + a.args)][-len(a.defaults):], a.defaults)) if a.defaults else {}
-        for param, default in zip(a.kwonlyargs, a.kw_defaults):
-            if default is not None:
-                defaults[param.arg] = default
-        for index, param in enumerate(positional + list(a.kwonlyargs)):
+        defaults = signature.defaults
+        count = len(positional)
+        for index, param in enumerate(positional + signature.kwonly if signature.kwonly else positional):
             name = param.arg
-            if index < len(positional) and index < len(values):
+            if index < count and index < len(values):
                 value = values[index]
             elif name in kwargs:
                 value = kwargs[name]
@@ -101,15 +98,15 @@ class Frame(ExpressionRules, CallRules):
             else:
                 value = Opaque(name, Dim.symbol(name))
             value = self._stated_parameter(param, value)
-            if isinstance(value, Tensor) and value.has_shape or isinstance(value, Int) and value.dim is not None:
+            if value.__class__ is Tensor and value.has_shape or value.__class__ is Int and value.dim is not None:
                 informative = True
             self.params[name] = value
             self.param_nodes[name] = param
-        if a.vararg is not None:
-            extra = values[len(positional):]
-            self.params[a.vararg.arg] = TupleValue(tuple(extra))
-        if a.kwarg is not None:
-            self.params[a.kwarg.arg] = UNKNOWN
+        if signature.vararg is not None:
+            extra = values[count:]
+            self.params[signature.vararg.arg] = TupleValue(tuple(extra))
+        if signature.kwarg is not None:
+            self.params[signature.kwarg.arg] = UNKNOWN
         self.informative = informative
 
     def _stated_parameter(self, param: ast.arg, value: Value) -> Value:
@@ -140,7 +137,7 @@ class Frame(ExpressionRules, CallRules):
             outcomes.append(NONE)
             self._write_back(end)
         result = join_all(outcomes) if outcomes else UNKNOWN
-        if self.engine.is_generator(self.node):
+        if self.scope.may_yield and self.engine.is_generator(self.node):
             result = UNKNOWN  # calling it makes a generator, whatever it returns
         stated = annotation_shape(getattr(self.node, "returns", None), self.node.lineno)
         if stated is not None and (not isinstance(result, Tensor) or not result.fully_known):
@@ -162,8 +159,9 @@ class Frame(ExpressionRules, CallRules):
     def record(self, node: ast.AST, value: Value) -> None:
         if not self.recording:
             return
-        old = self.values.get(node)
-        self.values[node] = value if old is None else join(old, value)
+        values = self.values
+        old = values.get(node)
+        values[node] = value if old is None or old is value else join(old, value)
 
     def fail(self, node: ast.AST, message: str) -> None:
         if self.try_depth or self.claimed_inputs:
@@ -172,10 +170,16 @@ class Frame(ExpressionRules, CallRules):
 
     # -- statements ----------------------------------------------------------------------
     def block(self, body: Iterable[ast.stmt], env: dict[str, Value] | None) -> dict[str, Value] | None:
-        for stmt in body:
+        engine = self.engine
+        for stmt in body:  # `stmt`, inlined: this loop runs for every statement of the file
             if env is None:
                 return None
-            env = self.stmt(stmt, env)
+            engine.steps += 1
+            if engine.steps > MAX_STEPS:
+                raise Budget()
+            handler = _STATEMENTS.get(stmt.__class__)
+            if handler is not None:
+                env = handler(self, stmt, env)
         return env
 
     def stmt(self, stmt: ast.stmt, env: dict[str, Value]) -> dict[str, Value] | None:
@@ -190,7 +194,22 @@ class Frame(ExpressionRules, CallRules):
 
     def _assign(self, stmt: ast.Assign, env):
         value = self.eval(stmt.value, env)
-        for target in stmt.targets:
+        targets = stmt.targets
+        if len(targets) == 1 and targets[0].__class__ is ast.Name:
+            # `assign`, inlined for the most common statement: `name = expression`
+            target = targets[0]
+            kind = value.__class__
+            if kind is Tensor and not value.fully_known or value is UNKNOWN or kind is Opaque:
+                value = self._with_comment(target.id, value, stmt)
+                if value is UNKNOWN_TENSOR:
+                    value = Tensor((), True)  # its own object, so that later facts refine only this name
+            env[target.id] = value
+            if self.recording:
+                values = self.values
+                old = values.get(target)
+                values[target] = value if old is None else join(old, value)
+            return env
+        for target in targets:
             self.assign(target, value, env, stmt)
         return env
 
@@ -367,12 +386,15 @@ class Frame(ExpressionRules, CallRules):
 
     # -- assignment ----------------------------------------------------------------------
     def assign(self, target: ast.AST, value: Value, env: dict[str, Value], stmt: ast.stmt) -> None:
-        if isinstance(target, ast.Name):
+        if target.__class__ is ast.Name:
             value = self._with_comment(target.id, value, stmt)
             if value is UNKNOWN_TENSOR:
                 value = Tensor((), True)  # its own object, so that later facts refine only this name
             env[target.id] = value
-            self.record(target, value)
+            if self.recording:
+                values = self.values
+                old = values.get(target)
+                values[target] = value if old is None else join(old, value)
         elif isinstance(target, ast.Attribute):
             self._assign_attribute(target, value, env, stmt)
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -383,15 +405,22 @@ class Frame(ExpressionRules, CallRules):
             self.assign(target.value, UNKNOWN, env, stmt)
 
     def _with_comment(self, name: str, value: Value, stmt: ast.stmt) -> Value:
+        kind = value.__class__
+        if kind is Tensor:
+            if value.fully_known:
+                return value
+        elif not (value is UNKNOWN or kind is Opaque):
+            return value
         if not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             return value
         if isinstance(stmt, ast.Assign) and (len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name)):
             return value
-        if not (isinstance(value, Tensor) or value is UNKNOWN or isinstance(value, Opaque)):
-            return value
-        if isinstance(value, Tensor) and value.fully_known:
-            return value
-        stated = comment_shape(self.scope.lines, stmt, name)
+        cache = self.engine.stated_comments
+        key = (stmt, name)
+        if key in cache:
+            stated = cache[key]
+        else:
+            stated = cache[key] = comment_shape(self.scope.lines, stmt, name)
         if stated is None:
             return value
         return merge_stated(value if isinstance(value, Tensor) else None, stated)
@@ -534,7 +563,8 @@ def join_envs(envs: list[dict[str, Value] | None]) -> dict[str, Value] | None:
     for other in live[1:]:
         for name, value in other.items():
             current = result.get(name)
-            result[name] = value if current is None else join(current, value)
+            if current is not value:
+                result[name] = value if current is None else join(current, value)
     return result
 
 

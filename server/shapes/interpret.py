@@ -24,14 +24,14 @@ evaluates expressions (expressions.py) and calls (calls.py).
 from __future__ import annotations
 
 import ast
+import gc
 from typing import TYPE_CHECKING, Any
 
 from server.shapes.dims import Dim
 from server.shapes.frame import Frame, Mismatch
 from server.shapes.limits import Budget, MAX_CALL_DEPTH, MAX_CONTEXTS, MAX_STEPS, MAX_TEXT
 from server.shapes.syntax import (
-    DATACLASS_DECORATORS, assigned_foreign_attributes, is_generator, positional_params, self_attributes_assigned,
-    takes_self,
+    DATACLASS_DECORATORS, Signature, assigned_foreign_attributes, is_generator, self_attributes_assigned, takes_self,
 )
 from server.shapes.values import (
     UNKNOWN, ClassRef, DictValue, FunctionRef, Instance, Int, Layer, ListValue, Opaque, Origin, Tensor, TupleValue,
@@ -51,10 +51,15 @@ class ModuleScope:
         self.globals: dict[str, Value] = {}
         self.lines = analysis.lines
         self.imported: dict[str, Value] = {}  # imported names, resolved once
+        self.may_yield = "yield" in analysis.source  # else no function of the file is a generator
 
     def origin(self, text, line: int, verb: str = "from") -> Origin:
         """An origin in this file; one in another file names it (`model.py, line 14`)."""
         return Origin(text, line, verb, None if self.is_main else self.file_name)
+
+    def source_origin(self, node: ast.AST) -> Origin:
+        """An origin whose text is the node's source (`self.fc(x)`), built when shown."""
+        return Origin((ModuleScope.text, self, node), node.lineno, "from", None if self.is_main else self.file_name)
 
     @property
     def file_name(self) -> str:
@@ -102,13 +107,30 @@ class Engine:
         self.exhausted = False
         self.nested: dict[ast.AST, bool] = {}
         self.stated_parameters: dict[ast.arg, Any] = {}  # what comments and annotations say of each parameter
+        self.stated_comments: dict[tuple[ast.stmt, str], Any] = {}  # what a comment says of a name a line binds
         self.generators: dict[ast.AST, bool] = {}
         self.contexts: dict[ast.AST, int] = {}  # frames run per function
         self.enclosing: dict[ast.AST, set[str]] = {}
         self.function_locals: dict[ast.AST, set[str]] = {}
+        self.signatures: dict[ast.AST, Signature] = {}
+        self.dataclasses: dict[ast.ClassDef, bool] = {}
 
     # -- running ---------------------------------------------------------------------
     def run(self) -> None:
+        # The pass allocates tens of thousands of objects and leaves no cyclic garbage (what
+        # it keeps, the report holds), so the collections its allocations would trigger find
+        # nothing to free and only re-scan everything alive, syntax trees included: a tenth
+        # of its time, more when older document versions are still alive.  The collector is
+        # paused and put back as it was (another thread's pass may hold it paused too).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            self._run()
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _run(self) -> None:
         scope = self.main
         self.foreign_volatile = assigned_foreign_attributes(scope.analysis)
         module_frame = Frame(self, scope, scope.analysis.tree, None, standalone=True)
@@ -136,7 +158,7 @@ class Engine:
         if owner is not None and takes_self(node):
             bound = self.standalone_instance(owner)
         function = FunctionRef(node, scope, bound, owner)
-        args = [Opaque(p.arg, Dim.symbol(p.arg), ) for p in positional_params(node)[1 if bound is not None else 0:]]
+        args = opaque_arguments(self.signature(node).names[1 if bound is not None else 0:])
         frame = self.call_function(function, args, {}, None, standalone=True)
         if frame is not None:
             frame.standalone = True
@@ -144,6 +166,12 @@ class Engine:
     def _register(self, frame: "Frame", key: Any) -> None:
         self.frames[key] = frame
         self.frames_by_function.setdefault(frame.node, []).append(frame)
+
+    def signature(self, function: ast.AST) -> Signature:
+        found = self.signatures.get(function)
+        if found is None:
+            found = self.signatures[function] = Signature(function)
+        return found
 
     def is_generator(self, function: ast.AST) -> bool:
         found = self.generators.get(function)
@@ -227,20 +255,17 @@ class Engine:
         return found
 
     def is_dataclass(self, ref: ClassRef) -> bool:
-        for decorator in ref.node.decorator_list:
-            target = decorator.func if isinstance(decorator, ast.Call) else decorator
-            name = ref.scope.analysis.qualname(target) or (target.id if isinstance(target, ast.Name) else None)
-            if name in DATACLASS_DECORATORS or name == "dataclasses.dataclass":
-                return True
-        return False
+        found = self.dataclasses.get(ref.node)
+        if found is None:
+            found = self.dataclasses[ref.node] = _is_dataclass(ref)
+        return found
 
     def standalone_instance(self, ref: ClassRef) -> Instance:
         instance = self.standalone_instances.get(ref.node)
         if instance is not None:
             return instance
         init = self.lookup_method(ref, "__init__")
-        params = positional_params(init.node)[1:] if init is not None else []
-        args = [Opaque(p.arg, Dim.symbol(p.arg)) for p in params]
+        args = opaque_arguments(self.signature(init.node).names[1:]) if init is not None else []
         instance = self.instantiate(ref, args, {}, None, standalone=True)
         self.standalone_instances[ref.node] = instance
         return instance
@@ -249,8 +274,8 @@ class Engine:
                     site: ast.AST | None = None, standalone: bool = False) -> Instance:
         init = self.lookup_method(ref, "__init__")
         if init is not None:
-            args, kwargs = normalized_arguments(init.node, True, args, kwargs)
-        key = ("new", id(ref.node), tuple(a.key for a in args), tuple(sorted((k, v.key) for k, v in kwargs.items())))
+            args, kwargs = normalized_arguments(self.signature(init.node), True, args, kwargs)
+        key = ("new", id(ref.node), tuple([a.key for a in args]), keyword_key(kwargs))
         instance = self.instances.get(key)
         if instance is not None:
             return instance
@@ -281,19 +306,20 @@ class Engine:
     def call_function(self, function: FunctionRef, args: list[Value], kwargs: dict[str, Value],
                       caller: "Frame | None", site: ast.AST | None = None, standalone: bool = False) -> "Frame | None":
         """Run `function` with these arguments (memoised); the frame, or None when it cannot run."""
-        if isinstance(function.node, ast.Lambda):
+        node = function.node
+        if node.__class__ is ast.Lambda:
             return None
-        args, kwargs = normalized_arguments(function.node, function.bound_self is not None, args, kwargs)
-        if not standalone and (self.contexts.get(function.node, 0) >= MAX_CONTEXTS or not says_something(
+        signature = self.signature(node)
+        bound = function.bound_self is not None
+        args, kwargs = normalized_arguments(signature, bound, args, kwargs)
+        if not standalone and (self.contexts.get(node, 0) >= MAX_CONTEXTS or not says_something(
                 function.bound_self, args, kwargs)):
             # Nothing new to learn, or enough contexts already: answer from the general run.
-            bound = function.bound_self is not None
-            args, kwargs = [Opaque(p.arg, Dim.symbol(p.arg)) for p in positional_params(function.node)[bound:]], {}
-            if bound and function.owner is not None and takes_self(function.node):
-                function = FunctionRef(function.node, function.scope, self.standalone_instance(function.owner),
-                                       function.owner)
-        key = (id(function.node), function.bound_self.key if function.bound_self is not None else None,
-               tuple(a.key for a in args), tuple(sorted((k, v.key) for k, v in kwargs.items())))
+            args, kwargs = opaque_arguments(signature.names[bound:]), {}
+            if bound and function.owner is not None and takes_self(node):
+                function = FunctionRef(node, function.scope, self.standalone_instance(function.owner), function.owner)
+        key = (id(node), function.bound_self.key if function.bound_self is not None else None,
+               tuple([a.key for a in args]), keyword_key(kwargs) if kwargs else ())
         frame = self.frames.get(key)
         if frame is not None:
             return frame
@@ -344,19 +370,45 @@ class Engine:
         return value if isinstance(value, (ClassRef, FunctionRef)) else None
 
 
-def normalized_arguments(node: ast.AST, bound: bool, args: list[Value], kwargs: dict[str, Value]):
+def normalized_arguments(signature: Signature, bound: bool, args: list[Value], kwargs: dict[str, Value]):
     """Arguments nothing is known about become the parameter's own `Opaque`, so that a call
     with them shares the standalone run instead of repeating it."""
-    params = positional_params(node)[1 if bound else 0:]
-    if not any(a is UNKNOWN or isinstance(a, Opaque) for a in args) and not any(
-            v is UNKNOWN or isinstance(v, Opaque) for v in kwargs.values()):
-        return args, kwargs
+    for value in args:
+        if value is UNKNOWN or value.__class__ is Opaque:
+            break
+    else:
+        if not kwargs:
+            return args, kwargs
+        for value in kwargs.values():
+            if value is UNKNOWN or value.__class__ is Opaque:
+                break
+        else:
+            return args, kwargs
+    names = signature.names[1 if bound else 0:]
     fixed = list(args)
     for index, value in enumerate(fixed):
-        if index < len(params) and (value is UNKNOWN or isinstance(value, Opaque)):
-            fixed[index] = Opaque(params[index].arg, Dim.symbol(params[index].arg))
-    named = {k: (Opaque(k, Dim.symbol(k)) if v is UNKNOWN or isinstance(v, Opaque) else v) for k, v in kwargs.items()}
+        if index < len(names) and (value is UNKNOWN or value.__class__ is Opaque):
+            fixed[index] = Opaque(names[index], Dim.symbol(names[index]))
+    named = {k: (Opaque(k, Dim.symbol(k)) if v is UNKNOWN or v.__class__ is Opaque else v) for k, v in kwargs.items()}
     return fixed, named
+
+
+def opaque_arguments(names) -> list[Value]:
+    """Arguments nothing is known about, one per parameter name: each its own object."""
+    return [Opaque(name, Dim.symbol(name)) for name in names]
+
+
+def keyword_key(kwargs: dict[str, Value]) -> tuple:
+    return tuple(sorted((k, v.key) for k, v in kwargs.items())) if kwargs else ()
+
+
+def _is_dataclass(ref: ClassRef) -> bool:
+    for decorator in ref.node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = ref.scope.analysis.qualname(target) or (target.id if isinstance(target, ast.Name) else None)
+        if name in DATACLASS_DECORATORS or name == "dataclasses.dataclass":
+            return True
+    return False
 
 
 def says_something(bound_self: Value | None, args: list[Value], kwargs: dict[str, Value]) -> bool:

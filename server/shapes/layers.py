@@ -52,6 +52,9 @@ class LayerKind:
     weights: Callable[["Layer"], dict[str, Tensor]] = lambda layer: {}
     field_names: dict[str, str] = field(default_factory=dict)  # attribute -> parameter (`in_features`)
 
+    def __post_init__(self) -> None:
+        self.parameter_names = tuple(n for n, _ in self.signature)
+
     def __repr__(self) -> str:
         return f"LayerKind({self.name})"
 
@@ -85,7 +88,7 @@ def param_of(value: Value) -> Any:
 def bind_params(kind: LayerKind, args: Sequence[Value], kwargs: dict[str, Value]) -> tuple | None:
     """(parameter, value) pairs for every parameter of the signature, or None if required ones are missing."""
     bound: dict[str, Any] = {}
-    names = [n for n, _ in kind.signature]
+    names = kind.parameter_names
     for name, value in zip(names, args):
         bound[name] = param_of(value)
     for name, value in kwargs.items():
@@ -975,13 +978,14 @@ def _loss_kind(name: str) -> None:
     register(LayerKind(name, (), forward, lambda l: f"{name}(reduction={l.get('reduction')!r})"))
 
 
-for _name in sorted(CLASS_LOSSES | ELEMENT_LOSSES):
+LOSSES = CLASS_LOSSES | ELEMENT_LOSSES
+for _name in sorted(LOSSES):
     _loss_kind(_name)
 
 
 def build_layer(kind: LayerKind, args: Sequence[Value], kwargs: dict[str, Value]) -> Value:
     """The `Layer` a constructor call builds."""
-    if kind.name in CLASS_LOSSES | ELEMENT_LOSSES:
+    if kind.name in LOSSES:
         reduction = kwargs.get("reduction")
         value = reduction.value if isinstance(reduction, Str) else ("mean" if reduction is None else UNKNOWN)
         return Layer(kind, (("reduction", value),))

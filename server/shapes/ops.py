@@ -61,8 +61,11 @@ def broadcast(tensors: Sequence[Tensor], origin: Origin | None = None) -> Tensor
     """The broadcast shape of several tensors (scalars are rank-0 tensors)."""
     if len(tensors) == 1:
         return tensors[0]
-    width = max(len(t.dims) for t in tensors)
-    variadic = any(t.variadic for t in tensors)
+    width = 0
+    variadic = False
+    for tensor in tensors:
+        width = max(width, len(tensor.dims))
+        variadic = variadic or tensor.variadic
     dims: list[Dim | None] = []
     for position in range(1, width + 1):
         dims.append(_broadcast_position(tensors, position))
@@ -77,15 +80,23 @@ def _broadcast_position(tensors: Sequence[Tensor], position: int) -> Dim | None:
             sizes.append(tensor.dims[-position])
         elif tensor.variadic:
             sizes.append(None)  # may exist, size unknown
-    big = [s for s in sizes if s is not None and concrete(s) is not None and concrete(s) != 1]
-    values = {concrete(s) for s in big}
-    if len(values) > 1:
-        raise ShapeError("broadcast")
-    if big:
-        return big[0]  # every other size is 1 or this one
-    if any(s is None for s in sizes):
+    big = None  # the first concrete size other than 1: every other size must be 1 or this one
+    unknown = False
+    for size in sizes:
+        if size is None:
+            unknown = True
+            continue
+        value = size.as_int()
+        if value is not None and value != 1:
+            if big is None:
+                big, big_value = size, value
+            elif value != big_value:
+                raise ShapeError("broadcast")
+    if big is not None:
+        return big
+    if unknown:
         return None
-    symbolic = [s for s in sizes if not is_one(s)]
+    symbolic = [s for s in sizes if s.as_int() != 1]
     if not symbolic:
         return ONE
     first = symbolic[0]
@@ -649,15 +660,17 @@ def index(tensor: Tensor, items: Sequence, origin: Origin | None) -> Tensor:
     """`tensor[items]`; items are ints (Dim), Slice, NEWAXIS, ELLIPSIS, or Tensors (advanced).
 
     Raises ShapeError("index") for a constant index past a concrete size."""
-    consumed = sum(_consumes(i) for i in items)
     markers_at = [i for i, item in enumerate(items) if item is ELLIPSIS]
     if markers_at:
         cut = markers_at[0]
         head, tail = list(items[:cut]), list(items[cut + 1:])
     else:
         head, tail = list(items), []
+    head_consumed = _consumed(head)
+    tail_consumed = _consumed(tail)
+    consumed = _consumed(items)
     if tensor.rank is None:
-        if head and any(_consumes(i) for i in head):
+        if head_consumed:
             return UNKNOWN_TENSOR
         fixed = None
         rank_dims = tensor.dims
@@ -666,8 +679,6 @@ def index(tensor: Tensor, items: Sequence, origin: Origin | None) -> Tensor:
             return UNKNOWN_TENSOR
         fixed = tensor
         rank_dims = tensor.dims
-    head_consumed = sum(_consumes(i) for i in head)
-    tail_consumed = sum(_consumes(i) for i in tail)
     if fixed is not None:
         middle = rank_dims[head_consumed:len(rank_dims) - tail_consumed] if tail_consumed else rank_dims[head_consumed:]
         head_dims = rank_dims[:head_consumed]
@@ -704,6 +715,14 @@ def index(tensor: Tensor, items: Sequence, origin: Origin | None) -> Tensor:
 
 
 _ADVANCED = object()
+
+
+def _consumed(items: Sequence) -> int:
+    """How many dims of the indexed tensor the index items take up."""
+    total = 0
+    for item in items:
+        total += _consumes(item)
+    return total
 
 
 def _consumes(item) -> int:

@@ -3,6 +3,7 @@ statements of a body, the attributes a method assigns."""
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -15,6 +16,30 @@ def positional_params(node: ast.AST | None) -> list[ast.arg]:
     if node is None or not hasattr(node, "args"):
         return []
     return list(node.args.posonlyargs) + list(node.args.args)
+
+
+class Signature:
+    """A def's parameters as the interpreter binds them, read once per function per pass
+    (every call of the function needs them, and most calls are memo hits)."""
+
+    __slots__ = ("positional", "names", "kwonly", "defaults", "vararg", "kwarg", "is_staticmethod")
+
+    def __init__(self, node: ast.AST):
+        self.positional = positional_params(node)
+        self.names = tuple(p.arg for p in self.positional)
+        arguments = getattr(node, "args", None)
+        self.kwonly = list(arguments.kwonlyargs) if arguments is not None else []
+        self.vararg = arguments.vararg if arguments is not None else None
+        self.kwarg = arguments.kwarg if arguments is not None else None
+        defaults: dict[str, ast.AST] = {}
+        if arguments is not None and arguments.defaults:
+            defaults.update(zip(self.names[-len(arguments.defaults):], arguments.defaults))
+        if arguments is not None:
+            for param, default in zip(arguments.kwonlyargs, arguments.kw_defaults):
+                if default is not None:
+                    defaults[param.arg] = default
+        self.defaults = defaults  # parameter name -> its default's expression
+        self.is_staticmethod = is_staticmethod(node)
 
 
 def takes_self(node: ast.AST) -> bool:
@@ -87,14 +112,15 @@ def assigned_foreign_attributes(analysis: "Analysis") -> set[str]:
     values depend on which object, so instance reads of these names are not trusted."""
     names = set()
     for stmt in analysis.statements:
-        if isinstance(stmt, ast.Assign):
+        kind = stmt.__class__
+        if kind is ast.Assign:
             targets = stmt.targets
-        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+        elif kind is ast.AugAssign or kind is ast.AnnAssign:
             targets = [stmt.target]
         else:
             continue
         for target in targets:
-            if isinstance(target, ast.Attribute) and not (isinstance(target.value, ast.Name)
+            if target.__class__ is ast.Attribute and not (target.value.__class__ is ast.Name
                                                           and target.value.id in ("self", "cls")):
                 names.add(target.attr)
     return names
@@ -134,6 +160,7 @@ def is_generator(function: ast.AST) -> bool:
     return False
 
 
+@lru_cache(maxsize=4096)
 def torch_layer_name(qualname: str) -> str | None:
     """`Linear` for `torch.nn.Linear` or `torch.nn.modules.linear.Linear`."""
     if not qualname.startswith("torch.nn."):

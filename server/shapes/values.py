@@ -10,7 +10,6 @@ bound used where control flow merges; it never invents information.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from server.shapes.dims import Dim
@@ -53,8 +52,9 @@ NONE = _NoneValue()
 class Origin:
     """Where a shape came from, for hover text and messages.
 
-    `text` may be given as a function: most origins are never shown, so their text
-    (source snippets, layer descriptions) is only built when asked for."""
+    `text` may be given as a function, or as a tuple `(function, *arguments)` (cheaper to
+    make than a closure): most origins are never shown, so their text (source snippets,
+    layer descriptions) is only built when asked for."""
 
     __slots__ = ("_text", "line", "verb", "file")
 
@@ -66,9 +66,13 @@ class Origin:
 
     @property
     def text(self) -> str:
-        if not isinstance(self._text, str):
-            self._text = self._text()
-        return self._text
+        text = self._text
+        if text.__class__ is not str:
+            if text.__class__ is tuple:
+                self._text = text = text[0](*text[1:])
+            else:
+                self._text = text = text()
+        return text
 
     def describe(self) -> str:
         where = f"{self.file}, line {self.line}" if self.file else f"line {self.line}"
@@ -85,22 +89,35 @@ class Origin:
         return f"Origin({self.text!r}, {self.line})"
 
 
-@dataclass(frozen=True)
 class Tensor(Value):
     """A tensor: its trailing `dims` (None = size unknown), after an unknown number of
-    leading dims when `variadic` (`[*, 128]`)."""
+    leading dims when `variadic` (`[*, 128]`).  Immutable; equal by dims, variadic and
+    dtype (the origin and the claim do not count)."""
 
-    dims: tuple[Dim | None, ...]
-    variadic: bool = False
-    dtype: str | None = None  # "bool" | "long" | "float" | None (not tracked)
-    origin: Origin | None = field(default=None, compare=False, hash=False)
-    # Some size comes from what a comment, docstring or annotation claims, not from code:
-    # good enough to show, never enough to report a mismatch.
-    claimed: bool = field(default=False, compare=False, hash=False)
+    __slots__ = ("dims", "variadic", "dtype", "origin", "claimed", "rank")
 
-    @property
-    def rank(self) -> int | None:
-        return None if self.variadic else len(self.dims)
+    def __init__(self, dims: tuple[Dim | None, ...], variadic: bool = False, dtype: str | None = None,
+                 origin: Origin | None = None, claimed: bool = False):
+        self.dims = dims
+        self.variadic = variadic
+        self.dtype = dtype  # "bool" | "long" | "float" | None (not tracked)
+        self.origin = origin
+        # Some size comes from what a comment, docstring or annotation claims, not from code:
+        # good enough to show, never enough to report a mismatch.
+        self.claimed = claimed
+        self.rank: int | None = None if variadic else len(dims)  # None: unknown
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Tensor:
+            return NotImplemented
+        return self.dims == other.dims and self.variadic == other.variadic and self.dtype == other.dtype  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.dims, self.variadic, self.dtype))
+
+    def __repr__(self) -> str:
+        return (f"Tensor(dims={self.dims!r}, variadic={self.variadic!r}, dtype={self.dtype!r}, "
+                f"origin={self.origin!r}, claimed={self.claimed!r})")
 
     @property
     def has_shape(self) -> bool:
@@ -109,7 +126,12 @@ class Tensor(Value):
 
     @property
     def fully_known(self) -> bool:
-        return not self.variadic and all(d is not None for d in self.dims)
+        if self.variadic:
+            return False
+        for dim in self.dims:
+            if dim is None:
+                return False
+        return True
 
     def with_origin(self, origin: Origin | None) -> "Tensor":
         return Tensor(self.dims, self.variadic, self.dtype, origin, self.claimed)
@@ -149,37 +171,104 @@ def scalar_tensor(origin: Origin | None = None, dtype: str | None = None) -> Ten
     return Tensor((), False, dtype, origin)
 
 
-@dataclass(frozen=True)
-class Int(Value):
+class _Simple(Value):
+    """An immutable value of one field (`_field`): equal when of the same class with an
+    equal field, as a frozen dataclass would be."""
+
+    __slots__ = ()
+    _field = ""
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return getattr(self, self._field) == getattr(other, self._field)
+
+    def __hash__(self) -> int:
+        return hash((getattr(self, self._field),))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._field}={getattr(self, self._field)!r})"
+
+
+class Int(_Simple):
     """A Python int: a known or symbolic size, or None when any int is possible."""
 
-    dim: Dim | None = None
+    __slots__ = ("dim",)
+    _field = "dim"
+
+    def __init__(self, dim: Dim | None = None):
+        self.dim = dim
+
+    def __eq__(self, other: object) -> bool:  # the hot case, without `getattr`
+        if other.__class__ is not Int:
+            return NotImplemented
+        return self.dim == other.dim  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.dim,))
 
 
-@dataclass(frozen=True)
 class Num(Value):
     """A Python float (or a number of unknown kind): a scalar that broadcasts."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return True if other.__class__ is Num else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(())
+
+    def __repr__(self) -> str:
+        return "Num()"
 
 
 NUM = Num()
 
 
-@dataclass(frozen=True)
-class Bool(Value):
-    value: bool | None = None
+class Bool(_Simple):
+    __slots__ = ("value",)
+    _field = "value"
+
+    def __init__(self, value: bool | None = None):
+        self.value = value
 
 
-@dataclass(frozen=True)
-class Str(Value):
-    value: str
+class Str(_Simple):
+    __slots__ = ("value",)
+    _field = "value"
+
+    def __init__(self, value: str):
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Str:
+            return NotImplemented
+        return self.value == other.value  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.value,))
 
 
-@dataclass(frozen=True)
 class TupleValue(Value):
     """A tuple (or `torch.Size`) whose items are all known."""
 
-    items: tuple[Value, ...]
-    names: tuple[str, ...] = ()  # field names of a named tuple (`values`, `indices`)
+    __slots__ = ("items", "names")
+
+    def __init__(self, items: tuple[Value, ...], names: tuple[str, ...] = ()):
+        self.items = items
+        self.names = names  # field names of a named tuple (`values`, `indices`)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not TupleValue:
+            return NotImplemented
+        return self.items == other.items and self.names == other.names  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.items, self.names))
+
+    def __repr__(self) -> str:
+        return f"TupleValue(items={self.items!r}, names={self.names!r})"
 
     @property
     def key(self) -> Any:
@@ -189,13 +278,18 @@ class TupleValue(Value):
         return self.items[self.names.index(name)] if name in self.names else None
 
 
-@dataclass(frozen=True, eq=False)
 class SizeOf(Value):
     """`x.shape` / `x.size()` of a tensor whose rank may be unknown; `source` is the value
     `x` was bound to, so that unpacking (`B, T, C = x.shape`) can refine it."""
 
-    tensor: Tensor
-    source: Value
+    __slots__ = ("tensor", "source")
+
+    def __init__(self, tensor: Tensor, source: Value):
+        self.tensor = tensor
+        self.source = source
+
+    def __repr__(self) -> str:
+        return f"SizeOf(tensor={self.tensor!r}, source={self.source!r})"
 
     @property
     def key(self) -> Any:
@@ -207,13 +301,26 @@ class SizeOf(Value):
         return TupleValue(tuple(Int(d) for d in self.tensor.dims))
 
 
-@dataclass(frozen=True)
 class Opaque(Value):
     """A value nothing is known about except its name (a parameter, `config.n_embd`):
     used as a size it is the symbol `dim`; used as a tensor it has no known shape."""
 
-    name: str
-    dim: Dim | None = None
+    __slots__ = ("name", "dim")
+
+    def __init__(self, name: str, dim: Dim | None = None):
+        self.name = name
+        self.dim = dim
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Opaque:
+            return NotImplemented
+        return self.name == other.name and self.dim == other.dim  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.dim))
+
+    def __repr__(self) -> str:
+        return f"Opaque(name={self.name!r}, dim={self.dim!r})"
 
     @property
     def key(self) -> Any:
@@ -263,14 +370,30 @@ class DictValue(Value):
         return ("dict", id(self))
 
 
-@dataclass(frozen=True)
 class Layer(Value):
     """A `torch.nn` layer with the constructor arguments that decide its shapes."""
 
-    kind: "LayerKind"
-    params: tuple[tuple[str, Any], ...]
-    children: tuple[Value, ...] = ()  # Sequential, TransformerEncoder
-    child_names: tuple[str, ...] = ()
+    __slots__ = ("kind", "params", "children", "child_names")
+
+    def __init__(self, kind: "LayerKind", params: tuple[tuple[str, Any], ...], children: tuple[Value, ...] = (),
+                 child_names: tuple[str, ...] = ()):
+        self.kind = kind
+        self.params = params
+        self.children = children  # Sequential, TransformerEncoder
+        self.child_names = child_names
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Layer:
+            return NotImplemented
+        return (self.kind == other.kind and self.params == other.params  # type: ignore[attr-defined]
+                and self.children == other.children and self.child_names == other.child_names)  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.params, self.children, self.child_names))
+
+    def __repr__(self) -> str:
+        return (f"Layer(kind={self.kind!r}, params={self.params!r}, children={self.children!r}, "
+                f"child_names={self.child_names!r})")
 
     def get(self, name: str, default: Any = None) -> Any:
         for key, value in self.params:
@@ -303,12 +426,17 @@ class Instance(Value):
         return f"Instance({self.label})"
 
 
-@dataclass(frozen=True, eq=False)
 class ClassRef(Value):
     """A class defined in an analysed file."""
 
-    node: ast.ClassDef
-    scope: Any  # the ModuleScope it was defined in
+    __slots__ = ("node", "scope")
+
+    def __init__(self, node: ast.ClassDef, scope: Any):
+        self.node = node
+        self.scope = scope  # the ModuleScope it was defined in
+
+    def __repr__(self) -> str:
+        return f"ClassRef(node={self.node!r}, scope={self.scope!r})"
 
     @property
     def name(self) -> str:
@@ -321,13 +449,20 @@ class ClassRef(Value):
         return id(self.node)
 
 
-@dataclass(frozen=True, eq=False)
 class FunctionRef(Value):
-    node: ast.AST  # FunctionDef / AsyncFunctionDef / Lambda
-    scope: Any
-    bound_self: Value | None = None
-    owner: ClassRef | None = None
-    closure: Any = None  # the environment a lambda was created in
+    __slots__ = ("node", "scope", "bound_self", "owner", "closure")
+
+    def __init__(self, node: ast.AST, scope: Any, bound_self: Value | None = None, owner: ClassRef | None = None,
+                 closure: Any = None):
+        self.node = node  # FunctionDef / AsyncFunctionDef / Lambda
+        self.scope = scope
+        self.bound_self = bound_self
+        self.owner = owner
+        self.closure = closure  # the environment a lambda was created in
+
+    def __repr__(self) -> str:
+        return (f"FunctionRef(node={self.node!r}, scope={self.scope!r}, bound_self={self.bound_self!r}, "
+                f"owner={self.owner!r}, closure={self.closure!r})")
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, FunctionRef) and other.node is self.node
@@ -341,19 +476,35 @@ class FunctionRef(Value):
         return ("function", id(self.node), self.bound_self.key if self.bound_self is not None else None)
 
 
-@dataclass(frozen=True)
-class TorchRef(Value):
+class TorchRef(_Simple):
     """A torch function or class used as a value (`act = nn.GELU`, `fn = F.relu`)."""
 
-    qualname: str
+    __slots__ = ("qualname",)
+    _field = "qualname"
+
+    def __init__(self, qualname: str):
+        self.qualname = qualname
 
 
-@dataclass(frozen=True)
 class BoundTorchMethod(Value):
     """`x.view` before it is called, or a layer's method (`self.lstm.flatten_parameters`)."""
 
-    receiver: Value
-    name: str
+    __slots__ = ("receiver", "name")
+
+    def __init__(self, receiver: Value, name: str):
+        self.receiver = receiver
+        self.name = name
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not BoundTorchMethod:
+            return NotImplemented
+        return self.receiver == other.receiver and self.name == other.name  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.receiver, self.name))
+
+    def __repr__(self) -> str:
+        return f"BoundTorchMethod(receiver={self.receiver!r}, name={self.name!r})"
 
     @property
     def key(self) -> Any:
@@ -375,9 +526,10 @@ def join(a: Value, b: Value) -> Value:
     """What is known of a value that is `a` on one path and `b` on another."""
     if a is b:
         return a
-    if isinstance(a, Tensor) and isinstance(b, Tensor):
+    kind = a.__class__
+    if kind is Tensor and b.__class__ is Tensor:
         return join_tensors(a, b)
-    if isinstance(a, Int) and isinstance(b, Int):
+    if kind is Int and b.__class__ is Int:
         return a if a.dim == b.dim else Int(None)
     if isinstance(a, (Num, Int)) and isinstance(b, (Num, Int)):
         return NUM
@@ -391,7 +543,7 @@ def join(a: Value, b: Value) -> Value:
 
 
 def join_tensors(a: Tensor, b: Tensor) -> Tensor:
-    origin = a.origin if a.origin == b.origin else None
+    origin = a.origin if a.origin is b.origin or a.origin == b.origin else None
     dtype = a.dtype if a.dtype == b.dtype else None
     if a.claimed or b.claimed:
         joined = join_tensors(Tensor(a.dims, a.variadic, a.dtype, a.origin), Tensor(b.dims, b.variadic, b.dtype, b.origin))
@@ -404,7 +556,7 @@ def join_tensors(a: Tensor, b: Tensor) -> Tensor:
         while common and common[-1] is None:
             common.pop()
         return Tensor(tuple(reversed(common)), True, dtype, origin)
-    dims = tuple(x if x == y else None for x, y in zip(a.dims, b.dims))
+    dims = tuple([x if x is y or x == y else None for x, y in zip(a.dims, b.dims)])
     return Tensor(dims, False, dtype, origin)
 
 
@@ -442,10 +594,11 @@ def tensors_in(value: Value) -> Iterator[Tensor]:
 def has_claims(values) -> bool:
     """Whether any tensor among `values` (tuples looked into) has claimed sizes."""
     for value in values:
-        if isinstance(value, Tensor):
+        kind = value.__class__
+        if kind is Tensor:
             if value.claimed:
                 return True
-        elif isinstance(value, TupleValue) and has_claims(value.items):
+        elif kind is TupleValue and has_claims(value.items):
             return True
     return False
 

@@ -1,0 +1,73 @@
+"""What makes the shape pass cheap must never change an answer: the memo of size
+arithmetic (keyed by the operands' identities), the canonical shortcuts, and the
+garbage collector paused during the pass and put back as it was."""
+from __future__ import annotations
+
+import gc
+
+from server.analysis import analyze
+from server.shapes import infer_shapes
+from server.shapes.dims import Dim, parse_dim
+
+MODEL = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.fc = nn.Linear(8 * 32 * 32, 10)
+
+    def forward(self, x):
+        x = self.conv(x)
+        return self.fc(x.flatten(1))
+
+
+out = Net()(torch.randn(4, 3, 32, 32))
+'''
+
+
+def fresh(text: str) -> Dim:
+    """A new Dim object for the size (never one the memo has seen)."""
+    dim = parse_dim(text, slash_is_floordiv=False)
+    assert dim is not None, text
+    return Dim(list(dim.terms))
+
+
+def test_memoised_sums_and_products_match_a_fresh_computation_while_objects_come_and_go():
+    # Operands are built and dropped in every round, so ids are reused by new objects with
+    # other values: a memo hit for a stale id would give a wrong size here.
+    texts = ["(H-3)//2+1", "n_embd", "3*C+1", "B*T", "(W+2)//4", "7", "1", "h-1"]
+    for round_ in range(60):
+        left = fresh(texts[round_ % len(texts)] + f"+{round_}")
+        right = fresh(texts[(round_ * 3 + 1) % len(texts)])
+        assert left + right == Dim(list(left.terms) + list(right.terms))
+        assert (left * right).render() == (fresh(f"({left.render()})*({right.render()})")).render()
+        assert left - right == Dim(list(left.terms) + [(m, -c) for m, c in right.terms])
+        del left, right
+
+
+def test_shortcuts_give_the_canonical_form():
+    x = fresh("3*C*C+2*C+1")
+    assert x + Dim() == x and Dim() + x == x
+    assert Dim.const(1) * x == x == x * Dim.const(1)
+    assert -x == Dim([(m, -c) for m, c in x.terms])
+    assert x.scale(-2) == Dim([(m, -2 * c) for m, c in x.terms])
+    assert x.scale(0) == Dim()
+    assert not x.differs_from(fresh("3*C*C+2*C+1"))
+    assert x.differs_from(fresh("3*C*C+2*C+2"))
+
+
+def test_the_pass_puts_the_garbage_collector_back_as_it_was():
+    assert gc.isenabled()
+    report = infer_shapes(analyze(MODEL, "net.py"))
+    assert gc.isenabled()
+    assert [b.dims for b in report.bindings if b.name == "out"] == [[4, 10]]
+    gc.disable()
+    try:
+        infer_shapes(analyze(MODEL, "net.py"))
+        assert not gc.isenabled()  # paused by someone else: left paused
+    finally:
+        gc.enable()
