@@ -330,12 +330,17 @@ def _view(call: Call, x: Tensor) -> Value:
         return UNKNOWN
 
 
-@method("view_as", "reshape_as", "expand_as")
-def _view_as(call: Call, x: Tensor) -> Value:
-    other = call.arg(0, "other")
+def _shaped_like_argument(call: Call, x: Tensor, position: int, name: str) -> Value:
+    """`x`'s values in the shape of another tensor argument (`view_as(other)`, `gather(dim, index)`)."""
+    other = call.arg(position, name)
     if not isinstance(other, Tensor):
         return UNKNOWN
     return other.with_dims(other.dims, dtype=x.dtype, origin=call.origin())
+
+
+@method("view_as", "reshape_as", "expand_as")
+def _view_as(call: Call, x: Tensor) -> Value:
+    return _shaped_like_argument(call, x, 0, "other")
 
 
 @method("flatten")
@@ -620,10 +625,7 @@ def _outer(call: Call, x: Tensor) -> Value:
 # ---------------------------------------------------------------- gathering
 @method("gather")
 def _gather(call: Call, x: Tensor) -> Value:
-    index = call.arg(1, "index")
-    if not isinstance(index, Tensor):
-        return UNKNOWN
-    return index.with_dims(index.dims, dtype=x.dtype, origin=call.origin())
+    return _shaped_like_argument(call, x, 1, "index")
 
 
 @method("take_along_dim")
