@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from server.analysis import Analysis, analyze
-from server.diagnostics import Finding, run_rules
+from server.diagnostics import Finding, all_rules, run_rules
 from server.settings import Settings
 
 SYNTAX_ERROR_CODE = "syntax-error"
@@ -42,21 +42,42 @@ def collector_paused():
             gc.enable()
 
 
-def check_source(source: str, path: str | None = None, settings: Settings | None = None) -> CheckResult:
+def check_source(source: str, path: str | None = None, settings: Settings | None = None,
+                 *, shapes: bool = True) -> CheckResult:
+    """Every finding for `source`; with `shapes=False`, all but the rules that need the
+    shape pass (`add_shape_findings` completes such a result later)."""
     with collector_paused():
-        return _check(source, path, settings)
+        return _check(source, path, settings or Settings(), shapes)
 
 
-def _check(source: str, path: str | None, settings: Settings | None) -> CheckResult:
+def add_shape_findings(result: CheckResult, settings: Settings | None = None) -> CheckResult:
+    """`result` (from `check_source(..., shapes=False)`) completed with the shape rules,
+    on the same analysis."""
     settings = settings or Settings()
+    analysis = result.analysis
+    with collector_paused():
+        extra = run_rules(
+            analysis,
+            is_selected=lambda code: _needs_shapes(code) and settings.is_selected(code, analysis.path),
+            severity_of=settings.severity_of,
+        )
+    return CheckResult(analysis, sorted(result.findings + extra, key=lambda f: f.sort_key))
+
+
+def _check(source: str, path: str | None, settings: Settings, shapes: bool) -> CheckResult:
     analysis = analyze(source, path)
     findings = [syntax_finding(issue) for issue in analysis.syntax_errors]
     findings += run_rules(
         analysis,
-        is_selected=lambda code: settings.is_selected(code, analysis.path),
+        is_selected=lambda code: (shapes or not _needs_shapes(code)) and settings.is_selected(code, analysis.path),
         severity_of=settings.severity_of,
     )
     return CheckResult(analysis, findings)
+
+
+def _needs_shapes(code: str) -> bool:
+    rule = all_rules().get(code)
+    return rule is not None and rule.needs_shapes
 
 
 def syntax_finding(issue) -> Finding:

@@ -16,6 +16,7 @@ import logging
 import sys
 import traceback
 import uuid
+from functools import partial
 from concurrent.futures import ThreadPoolExecutor
 
 from lsprotocol import types as lsp
@@ -23,7 +24,7 @@ from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
 
 from server import DOCS_URL, __version__
-from server.checker import SYNTAX_ERROR_CODE, check_source
+from server.checker import SYNTAX_ERROR_CODE, add_shape_findings, check_source
 from server.codeactions import (
     FIX_ALL,
     FIX_ALL_TITLE,
@@ -113,9 +114,10 @@ class TorchLanguageServer(LanguageServer):
         return getattr(encoding, "value", encoding)
 
     # -- checking -------------------------------------------------------------
-    async def checked(self, document: OpenDocument) -> CheckedVersion | None:
+    async def checked(self, document: OpenDocument, first_pass: CheckedVersion | None = None) -> CheckedVersion | None:
         """The check of this document version under the current settings: from the
-        cache, from a check already running, or a new one on the analysis thread.
+        cache, from a check already running, or a new one on the analysis thread
+        (completing `first_pass`, a check without the shape rules, when given).
         None when the document changed before its check started."""
         await self._settings_settled()
         generation = self.settings.generation
@@ -126,7 +128,7 @@ class TorchLanguageServer(LanguageServer):
         running = self.running_checks.get(key)
         if running is None:
             loop = asyncio.get_running_loop()
-            running = loop.run_in_executor(self.analysis_executor, self._check, document, generation)
+            running = loop.run_in_executor(self.analysis_executor, self._check, document, generation, first_pass)
             self.running_checks[key] = running
             running.add_done_callback(lambda future: self._check_done(key, future))
         # Shielded: a cancelled waiter (a restarted debounce) must not cancel the check others share.
@@ -146,38 +148,60 @@ class TorchLanguageServer(LanguageServer):
         except asyncio.TimeoutError:
             self.settings_ready.set()  # the client never answered: go on with what we have
 
-    def _check(self, document: OpenDocument, generation: int) -> CheckedVersion | None:
-        """Runs on the analysis thread."""
+    def _check(self, document: OpenDocument, generation: int, first_pass: CheckedVersion | None = None,
+               shapes: bool = True) -> CheckedVersion | None:
+        """Runs on the analysis thread.  `shapes=False` leaves out the rules that need the
+        shape pass; `first_pass` is such a check of this version, completed here."""
         if self.documents.get(document.uri) is not document:
             return None  # edited or closed while this check waited for the thread
         if is_too_large(document.text):
             return CheckedVersion(document.version, generation, None, [too_large_diagnostic(document.text)])
         settings, problems = self.settings.settings_for(document.path, generation)
-        result = check_source(document.text, document.path, settings)
+        if first_pass is not None and first_pass.result is not None and first_pass.generation == generation:
+            result = add_shape_findings(first_pass.result, settings)
+        else:
+            result = check_source(document.text, document.path, settings, shapes=shapes)
         lines = result.analysis.lines
         diagnostics = [to_diagnostic(finding, lines, self.encoding) for finding in result.findings]
         return CheckedVersion(document.version, generation, result, diagnostics, problems)
 
     async def check_and_publish(self, uri: str) -> None:
+        """Push diagnostics in two steps: every rule but the shape rules first (most of the
+        findings, sooner), then all of them once the shape pass has run on the same analysis."""
         document = self.documents.get(uri)
         if document is None:
             return
         try:
-            checked = await self.checked(document)
+            first_pass = None
+            if not self.is_checked_or_running(document):
+                await self._settings_settled()
+                generation = self.settings.generation
+                loop = asyncio.get_running_loop()
+                first_pass = await loop.run_in_executor(
+                    self.analysis_executor, partial(self._check, document, generation, None, False))
+                if first_pass is not None:
+                    self.publish_if_current(document, first_pass)
+            checked = await self.checked(document, first_pass)
         except asyncio.CancelledError:
             raise
         except Exception:
             self.log_failure(f"Checking {uri} failed; its previous diagnostics stay.")
             return
-        if checked is None:
-            return
-        current = self.documents.get(uri)
+        if checked is not None and (first_pass is None or checked.diagnostics != first_pass.diagnostics):
+            self.publish_if_current(document, checked)
+
+    def is_checked_or_running(self, document: OpenDocument) -> bool:
+        key = (document.uri, document.version, self.settings.generation)
+        return self.checks.get(*key) is not None or key in self.running_checks
+
+    def publish_if_current(self, document: OpenDocument, checked: CheckedVersion) -> None:
+        current = self.documents.get(document.uri)
         if current is None or current.version != document.version:
             return  # the text moved on; the check of the newer version publishes
         if checked.generation != self.settings.generation:
             return  # settings changed meanwhile; a new check is already scheduled
         self.text_document_publish_diagnostics(
-            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=checked.diagnostics, version=document.version)
+            lsp.PublishDiagnosticsParams(uri=document.uri, diagnostics=checked.diagnostics, version=document.version)
         )
 
     def schedule_check(self, uri: str, delay: float) -> None:

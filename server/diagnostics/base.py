@@ -52,6 +52,9 @@ class Rule:
     severity: ClassVar[str]
     fix_safety: ClassVar[str] = "none"
     enabled_by_default: ClassVar[bool] = True
+    # Rules that read the shape pass (the costliest fact): the server publishes them in a
+    # second push so the others reach the editor sooner.
+    needs_shapes: ClassVar[bool] = False
 
     def check(self, analysis: "Analysis") -> Iterator[Finding]:
         raise NotImplementedError

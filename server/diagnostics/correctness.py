@@ -319,6 +319,7 @@ class SoftmaxOverBatch(Rule):
     """
 
     code = "TL202"
+    needs_shapes = True
     name = "softmax-over-batch"
     severity = "warning"
     fix_safety = "unsafe"

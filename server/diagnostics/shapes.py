@@ -44,6 +44,7 @@ class ShapeMismatch(Rule):
     """
 
     code = "TL501"
+    needs_shapes = True
     name = "shape-mismatch"
     severity = "error"
     fix_safety = "none"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types as lsp
 
-from tests.lsp.lsp_session import PROFILES, Session, capabilities, server_config, session
+from tests.lsp.lsp_session import PROFILES, Session, capabilities, server_config, session, wait_until
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -121,3 +121,18 @@ async def test_hover_follows_an_imported_model_class(tmp_path):
             position=position_of(train, "scores =", editor.encoding, 1),
         ))
         assert hover is not None and "scores: Tensor[4, 5]" in hover.contents.value
+
+
+async def test_shape_findings_arrive_in_a_second_push(tmp_path):
+    """The rules that need the shape pass follow the others in a second publish of the same version."""
+    text = MODEL.replace("nn.Linear(3 * 32 * 32, 10)", "nn.Linear(3 * 32 * 32 + 1, 10)")
+    async with session("visual-studio-code", tmp_path) as editor:
+        document = editor.open("mismatch.py", text)
+        await wait_until(lambda: len(editor.client.published[document.uri]) >= 2, "two publishes")
+        first, second = editor.client.published[document.uri][:2]
+        assert first.version == second.version == document.version
+        assert "TL501" not in [d.code for d in first.diagnostics]
+        assert [d.code for d in second.diagnostics].count("TL501") == 1
+        # Pull answers are always complete.
+        report = await editor.pull(document)
+        assert "TL501" in [d.code for d in report.items]
