@@ -12,8 +12,10 @@ version, debounced while typing) otherwise.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import sys
+import time
 import traceback
 import uuid
 from functools import partial
@@ -56,6 +58,7 @@ CONFIGURATION_TIMEOUT_S = 5.0
 MAX_DOCUMENT_CHARS = 5_000_000
 MAX_DOCUMENT_LINES = 100_000
 TOO_LARGE_CODE = "file-too-large"
+GARBAGE_COLLECTION_INTERVAL_S = 2.0
 
 _SEVERITIES = {
     "error": lsp.DiagnosticSeverity.Error,
@@ -83,6 +86,7 @@ class TorchLanguageServer(LanguageServer):
         self.shown_settings_problems: set[tuple[str, tuple[str, ...]]] = set()
         self.session_token = uuid.uuid4().hex[:8]
         self.init_options: dict = {}
+        self.last_collection = 0.0
 
     # -- what the client can do ---------------------------------------------
     def client_supports(self, path: str) -> bool:
@@ -189,6 +193,18 @@ class TorchLanguageServer(LanguageServer):
             return
         if checked is not None and (first_pass is None or checked.diagnostics != first_pass.diagnostics):
             self.publish_if_current(document, checked)
+        self.collect_garbage_when_idle()
+
+    def collect_garbage_when_idle(self) -> None:
+        """Free the analyses of older versions.  They hold reference cycles, and checks run with
+        the cyclic collector paused, so without this they wait for a rare full collection and
+        memory grows with every edit.  Runs on the analysis thread, at most every few seconds,
+        and only when no check is waiting."""
+        now = time.monotonic()
+        if self.running_checks or now - self.last_collection < GARBAGE_COLLECTION_INTERVAL_S:
+            return
+        self.last_collection = now
+        asyncio.get_running_loop().run_in_executor(self.analysis_executor, gc.collect)
 
     def is_checked_or_running(self, document: OpenDocument) -> bool:
         key = (document.uri, document.version, self.settings.generation)
