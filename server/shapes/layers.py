@@ -158,14 +158,21 @@ def mismatch(site: Site, layer: Layer, expectation: str, got: Tensor) -> None:
               f"but it is given {describe(got)}")
 
 
+def wrong_last_dim(site: Site, layer: Layer, x: Tensor, size, owner: str = "the") -> bool:
+    """Report (and say so) when `x`'s last dim surely is not the `size` features the layer takes."""
+    if x.dims and surely_differ(x.dims[-1], size):
+        mismatch(site, layer, f"{render_dim(size)} features in {owner} last dim", x)
+        return True
+    return False
+
+
 # ------------------------------------------------------------------ Linear
 def _linear_forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:
     x = input_tensor(site, args)
     if x is None:
         return UNKNOWN
     in_f, out_f = dim_param(layer, "in_features"), dim_param(layer, "out_features")
-    if x.dims and surely_differ(x.dims[-1], in_f):
-        mismatch(site, layer, f"{render_dim(in_f)} features in its last dim", x)
+    if wrong_last_dim(site, layer, x, in_f, owner="its"):
         return UNKNOWN
     if in_f is not None and not x.dims:
         x = site.require(args[0], Tensor((in_f,), True))
@@ -732,8 +739,7 @@ def _rnn_kind(name: str, gates: int) -> LayerKind:
         layers, bidirectional = dim_param(layer, "num_layers"), flag(layer, "bidirectional")
         batch_first = flag(layer, "batch_first")
         proj = layer.get("proj_size", Dim())
-        if x.dims and surely_differ(x.dims[-1], input_size):
-            mismatch(site, layer, f"{render_dim(input_size)} features in the last dim", x)
+        if wrong_last_dim(site, layer, x, input_size):
             return UNKNOWN
         if x.rank not in (2, 3) or bidirectional is None or batch_first is None or not isinstance(proj, Dim):
             return UNKNOWN
@@ -795,8 +801,7 @@ def _cell_kind(name: str, gates: int) -> None:
         if x is None:
             return UNKNOWN
         input_size, hidden = dim_param(layer, "input_size"), dim_param(layer, "hidden_size")
-        if x.dims and surely_differ(x.dims[-1], input_size):
-            mismatch(site, layer, f"{render_dim(input_size)} features in the last dim", x)
+        if wrong_last_dim(site, layer, x, input_size):
             return UNKNOWN
         if x.rank not in (1, 2):
             return UNKNOWN
@@ -872,8 +877,7 @@ def _encoder_layer_forward(site: Site, layer: Layer, args: list, kwargs: dict) -
     if x is None:
         return UNKNOWN
     d_model = dim_param(layer, "d_model")
-    if x.dims and surely_differ(x.dims[-1], d_model):
-        mismatch(site, layer, f"{render_dim(d_model)} features in the last dim", x)
+    if wrong_last_dim(site, layer, x, d_model):
         return UNKNOWN
     if not x.dims and d_model is not None:
         return site.require(args[0], Tensor((d_model,), True))
