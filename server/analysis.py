@@ -116,6 +116,7 @@ class Analysis:
         self.tree, self.syntax_errors = parse_source(source)
         self.imports: dict[str, str] = {}
         self._call_qualnames: dict[int, str | None] = {}
+        self._accelerator_moves: dict[bool, bool] = {}
         self.parents: dict[ast.AST, ast.AST] = {}
         self.contexts: dict[ast.AST, Context] = {}
         self.calls: list[ast.Call] = []
@@ -376,6 +377,25 @@ class Analysis:
             if ctx.loops:
                 ctx.loops[-1].direct_calls.extend(calls)
 
+    def moves_to_accelerator(self, batches_only: bool = False) -> bool:
+        """The file moves work to a GPU (`.cuda()`, `.to("cuda")`, `.to(<device variable>)`);
+        with `batches_only`, moves of models and loss modules do not count.  Syncs (TL401)
+        and unpinned memory (TL405) only cost there."""
+        cached = self._accelerator_moves
+        if batches_only not in cached:
+            cached[batches_only] = any(self._moves_to_device(call, batches_only) for call in self.iter_calls("cuda", "to"))
+        return cached[batches_only]
+
+    def _moves_to_device(self, call: ast.Call, batches_only: bool) -> bool:
+        if not isinstance(call.func, ast.Attribute) or self.qualname(call.func) is not None:
+            return False  # `torch.cuda`, not a tensor method
+        target = call.func.value
+        if batches_only and isinstance(target, ast.Name):
+            roles = self.roles_for(call)
+            if roles.is_model(target.id) or roles.is_loss_module(target.id):
+                return False
+        return call.func.attr == "cuda" or _is_accelerator_device(self, call)
+
     # ------------------------------------------------------------ loop facts
     @cached_property
     def training_loops(self) -> list[LoopInfo]:
@@ -632,6 +652,38 @@ def accumulation(stmt: ast.stmt) -> tuple[ast.AST, ast.AST, str] | None:
             if isinstance(value.right, ast.Name) and value.right.id == target.id:
                 return target, value.left, "sum"
     return None
+
+
+def _is_accelerator_device(analysis: "Analysis", call: ast.Call) -> bool:
+    device = argument(call, 0, "device")
+    if isinstance(device, ast.Constant):
+        return isinstance(device.value, str) and device.value.split(":")[0] in ("cuda", "mps", "xpu")
+    if isinstance(device, ast.Name):
+        roles = analysis.roles_for(call)
+        if not roles.is_device(device.id):
+            return False
+        return not _only_cpu(analysis, device.id)
+    if isinstance(device, ast.Attribute):
+        return device.attr in ("device", "DEVICE") or "device" in device.attr.lower()
+    if isinstance(device, ast.Call):
+        return analysis.call_qualname(device) == "torch.device"
+    return False
+
+
+def _only_cpu(analysis: "Analysis", name: str) -> bool:
+    """Every assignment of `name` in the file is the literal "cpu"."""
+    values = [
+        stmt.value for stmt in analysis.statements
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
+    ]
+    return bool(values) and all(_is_cpu(analysis, v) for v in values)
+
+
+def _is_cpu(analysis: "Analysis", value: ast.AST) -> bool:
+    """`"cpu"` or `torch.device("cpu")`."""
+    if isinstance(value, ast.Call) and analysis.call_qualname(value) == "torch.device" and value.args:
+        value = value.args[0]
+    return isinstance(value, ast.Constant) and value.value == "cpu"
 
 
 # ------------------------------------------------------------- shared spans

@@ -30,65 +30,6 @@ def _tests_modulo(test: ast.AST) -> bool:
     return isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod)
 
 
-def _uses_accelerator(analysis: Analysis) -> bool:
-    """The file moves work to a GPU (or a device variable): syncs only cost there."""
-    return _moves_to_accelerator(analysis)
-
-
-def _moves_to_accelerator(analysis: Analysis, batches_only: bool = False) -> bool:
-    cached = analysis.__dict__.setdefault("_moves_to_accelerator", {})
-    if batches_only in cached:
-        return cached[batches_only]
-    result = False
-    for call in analysis.calls:
-        name = call_name(call)
-        if name not in ("cuda", "to") or not isinstance(call.func, ast.Attribute):
-            continue
-        if analysis.qualname(call.func) is not None:
-            continue  # torch.cuda, not a tensor method
-        roles = analysis.roles_for(call)
-        target = call.func.value
-        if batches_only and isinstance(target, ast.Name) and (roles.is_model(target.id) or roles.is_loss_module(target.id)):
-            continue
-        if name == "cuda" or _is_accelerator_device(analysis, call):
-            result = True
-            break
-    cached[batches_only] = result
-    return result
-
-
-def _is_accelerator_device(analysis: Analysis, call: ast.Call) -> bool:
-    device = argument(call, 0, "device")
-    if isinstance(device, ast.Constant):
-        return isinstance(device.value, str) and device.value.split(":")[0] in ("cuda", "mps", "xpu")
-    if isinstance(device, ast.Name):
-        roles = analysis.roles_for(call)
-        if not roles.is_device(device.id):
-            return False
-        return not _only_cpu(analysis, device.id)
-    if isinstance(device, ast.Attribute):
-        return device.attr in ("device", "DEVICE") or "device" in device.attr.lower()
-    if isinstance(device, ast.Call):
-        return analysis.call_qualname(device) == "torch.device"
-    return False
-
-
-def _only_cpu(analysis: Analysis, name: str) -> bool:
-    """Every assignment of `name` in the file is the literal "cpu"."""
-    values = [
-        stmt.value for stmt in analysis.statements
-        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
-    ]
-    return bool(values) and all(_is_cpu(analysis, v) for v in values)
-
-
-def _is_cpu(analysis: Analysis, value: ast.AST) -> bool:
-    """`"cpu"` or `torch.device("cpu")`."""
-    if isinstance(value, ast.Call) and analysis.call_qualname(value) == "torch.device" and value.args:
-        value = value.args[0]
-    return isinstance(value, ast.Constant) and value.value == "cpu"
-
-
 @register
 class SyncInTrainingLoop(Rule):
     """
@@ -123,7 +64,7 @@ class SyncInTrainingLoop(Rule):
     fix_safety = "none"
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        if not _uses_accelerator(analysis):
+        if not analysis.moves_to_accelerator():
             return
         for call in analysis.iter_calls(*_SYNC_METHODS):
             target = receiver(call)
@@ -422,7 +363,7 @@ class DataLoaderDefaults(Rule):
                 problems.append("loads batches in the main process (no `num_workers`)"
                                 if workers is None else "uses `num_workers=0`, so batches load in the main process")
                 fixes.append("num_workers=4")
-            if argument(call, 7, "pin_memory") is None and _moves_to_accelerator(analysis, batches_only=True):
+            if argument(call, 7, "pin_memory") is None and analysis.moves_to_accelerator(batches_only=True):
                 problems.append("does not pin memory although batches are moved to the GPU")
                 fixes.append("pin_memory=True")
             if problems:

@@ -857,7 +857,11 @@ def _arange(call: Call) -> Value:
     step = dims[2] if len(dims) == 3 else ONE
     if start is None or end is None or step is None or step.as_int() in (None, 0):
         return Tensor((None,), False, kind, call.origin())
-    count = (end - start + step - ONE).floordiv(step)
+    if step.as_int() > 0:
+        count = (end - start + step - ONE).floordiv(step)  # ceil((end - start) / step)
+    else:
+        magnitude = Dim.const(-step.as_int())
+        count = (start - end + magnitude - ONE).floordiv(magnitude)  # counting down
     if count is not None and count.is_int:
         count = Dim.const(max(count.as_int(), 0))
     return Tensor((count,), False, kind, call.origin())

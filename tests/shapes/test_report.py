@@ -221,3 +221,14 @@ def test_wrapped_modules_are_called_like_the_module():
     '''))
     assert binding(report, "out", 5).dims == [5, 3]
     assert binding(report, "y", 7).dims == [4, 2]
+
+
+def test_arange_lengths_match_torch_for_every_step_sign():
+    cases = [(0, 10, 1), (0, 10, 3), (10, 0, -1), (10, 0, -3), (5, 5, 1), (0, 10, -1), (2, 11, 2)]
+    lines = ["import torch"] + [f"a{i} = torch.arange({s}, {e}, {st})" for i, (s, e, st) in enumerate(cases)]
+    report = infer_shapes(analyze("\n".join(lines) + "\n", "arange.py"))
+    shapes = {b.name: b.dims for b in report.bindings}
+    for i, (start, end, step) in enumerate(cases):
+        expected = len(range(start, end, step))  # what torch.arange gives for integer arguments
+        assert shapes[f"a{i}"] == [expected], (start, end, step)
+

@@ -25,7 +25,6 @@ from server.codeactions.fixes import calls
 from server.codeactions.fixes.locate import statement_at, text_of
 from server.codeactions.fixes.registry import SAFE, UNSAFE, FixOffer, fixer, offer
 from server.codeactions.fixes.rewrite import Rewrite
-from server.diagnostics.performance import _uses_accelerator
 
 if TYPE_CHECKING:
     from server.analysis import Analysis
@@ -51,7 +50,7 @@ def detach_accumulated(analysis: "Analysis", finding: "Finding") -> list[FixOffe
         if scalar:
             offers.append(offer(analysis, finding, f"Append `{shown}.item()` instead", item, UNSAFE, preferred=False))
         return offers
-    use_item = scalar and _number_total(analysis, container, stmt) and not _uses_accelerator(analysis)
+    use_item = scalar and _number_total(analysis, container, stmt) and not analysis.moves_to_accelerator()
     item_offer = lambda safety, preferred: offer(  # noqa: E731 - two call sites, one shape
         analysis, finding, f"Use `{shown}.item()` in the running sum", item, safety, preferred)
     detach_offer = lambda preferred: offer(  # noqa: E731
