@@ -99,6 +99,8 @@ def _docstring_pattern(name: str) -> re.Pattern:
 
 def named_shape(comment: str, name: str, strict: bool = False) -> tuple[tuple[Dim | None, ...], bool] | None:
     """`# q: [B, nh, T, hs]`, `# q shape (B, T)`, `# q is (B, T)`; `# q (B, T)` unless `strict`."""
+    if name not in comment:
+        return None  # the usual case, answered without building the name's pattern
     match = _named_pattern(name, strict).search(comment)
     if not match:
         return None
@@ -167,16 +169,17 @@ def parameter_shape(lines, function: ast.AST, name: str) -> StatedShape | None:
     """What the function's header comments or docstring state about parameter `name`."""
     node = function
     header_end = node.body[0].lineno if node.body else node.lineno
+    commented = _commented_lines(lines)
     for line in range(node.lineno, header_end):
-        text = lines.line_text(line)
-        if "#" not in text:
+        if line not in commented:  # most header lines: no need to fetch the text
             continue
+        text = lines.line_text(line)
         comment = text[text.index("#"):]
         found = named_shape(comment, name, strict=True)
         if found:
             return _stated(found, None, f"the comment `{_short(comment)}`", line)
     doc = _docstring(node)
-    if doc is not None:
+    if doc is not None and name in doc.value:
         return _docstring_shape(doc, name)
     return None
 
