@@ -54,7 +54,6 @@ class FunctionInfo:
     no_grad_decorated: bool = False
     calls: list[ast.Call] = field(default_factory=list)
     statements: list[ast.stmt] = field(default_factory=list)
-    loops: list["LoopInfo"] = field(default_factory=list)
 
     @property
     def is_module(self) -> bool:
@@ -327,7 +326,6 @@ class Analysis:
         self._visit_exprs(node, header, ctx)
         loop = LoopInfo(node, ctx.function, ctx.loop)
         self.loops.append(loop)
-        ctx.function.loops.append(loop)
         inner = Context(ctx.function, ctx.loops + (loop,), ctx.grad_disabled, ctx.guards, ctx.with_items)
         self._walk_block(node.body, inner)
         self._walk_block(node.orelse, ctx)

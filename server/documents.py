@@ -133,13 +133,28 @@ class CheckCache:
         kept = self._by_uri.get(uri)
         return kept[-1] if kept else None
 
-    def put(self, uri: str, checked: CheckedVersion) -> None:
-        kept = [c for c in self._by_uri.get(uri, []) if (c.version, c.generation) != (checked.version, checked.generation)]
+    def put(self, uri: str, checked: CheckedVersion) -> list[CheckedVersion]:
+        """Keep `checked`; the versions it pushes out are returned (see `release_versions`)."""
+        before = self._by_uri.get(uri, [])
+        kept = [c for c in before if (c.version, c.generation) != (checked.version, checked.generation)]
         kept.append(checked)
         self._by_uri[uri] = kept[-self.VERSIONS_KEPT:]
+        return [c for c in before if c not in self._by_uri[uri]]
 
-    def forget(self, uri: str) -> None:
-        self._by_uri.pop(uri, None)
+    def forget(self, uri: str) -> list[CheckedVersion]:
+        """Drop every version of a closed document; they are returned (see `release_versions`)."""
+        return self._by_uri.pop(uri, [])
+
+
+def release_versions(versions: list[CheckedVersion]) -> None:
+    """Free the memory of versions the server no longer serves now, not at the next full
+    garbage collection (their shape pass holds reference cycles).  Run it on the analysis
+    thread, after whatever was queued there, so that no queued work still reads them."""
+    from server.shapes import release_shapes
+
+    for checked in versions:
+        if checked.result is not None:
+            release_shapes(checked.result.analysis)
 
 
 # --------------------------------------------------------------- settings

@@ -48,6 +48,7 @@ from server.documents import (
     DocumentStore,
     OpenDocument,
     path_from_uri,
+    release_versions,
 )
 
 SERVER_NAME = "torch-lsp"
@@ -143,7 +144,11 @@ class TorchLanguageServer(LanguageServer):
         if future.cancelled() or future.exception() is not None or future.result() is None:
             return
         checked = future.result()
-        self.checks.put(key[0], checked)
+        if self.documents.get(key[0]) is None:
+            # Closed while it was checked: caching it would keep it for as long as the server runs.
+            self.release_later([checked])
+            return
+        self.release_later(self.checks.put(key[0], checked))
         self.show_settings_problems(checked.settings_problems)
 
     async def _settings_settled(self) -> None:
@@ -194,6 +199,15 @@ class TorchLanguageServer(LanguageServer):
         if checked is not None and (first_pass is None or checked.diagnostics != first_pass.diagnostics):
             self.publish_if_current(document, checked)
         self.collect_garbage_when_idle()
+
+    def release_later(self, versions: list[CheckedVersion]) -> None:
+        """Free versions pushed out of the cache, on the analysis thread after queued work."""
+        if not versions:
+            return
+        try:
+            self.analysis_executor.submit(release_versions, versions)
+        except RuntimeError:
+            pass  # shutting down: the process frees everything
 
     def collect_garbage_when_idle(self) -> None:
         """Free the analyses of older versions.  They hold reference cycles, and checks run with
@@ -514,7 +528,7 @@ def create_server() -> TorchLanguageServer:
         uri = params.text_document.uri
         ls.debouncer.cancel(uri)
         ls.documents.close(uri)
-        ls.checks.forget(uri)
+        ls.release_later(ls.checks.forget(uri))
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     @server.feature(

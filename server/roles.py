@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -92,9 +93,13 @@ class Assignment:
 
 @dataclass(eq=False)
 class ScopeRoles:
-    """Roles of names inside one function (module-level roles are the fallback)."""
+    """Roles of names inside one function (module-level roles are the fallback).
 
-    analysis: "Analysis"
+    It reaches its `Analysis` through a weak reference: the analysis owns its roles, and a
+    strong reference back would make every analysed version a reference cycle, freed only
+    by a full garbage collection instead of as soon as the server drops the version."""
+
+    analysis_ref: "weakref.ref[Analysis]"
     function: "FunctionInfo"
     parent: "ScopeRoles | None" = None
     models: set[str] = field(default_factory=set)
@@ -109,6 +114,10 @@ class ScopeRoles:
     loop_targets: set[str] = field(default_factory=set)
 
     _value_facts_done: bool = False
+
+    @property
+    def analysis(self) -> "Analysis":
+        return self.analysis_ref()
 
     def _ensure_value_facts(self) -> None:
         """Graph facts are computed on first use: only the training-loop rules need them."""
@@ -308,7 +317,7 @@ def compute_roles(analysis: "Analysis") -> dict:
 
 
 def _scope_roles(analysis: "Analysis", function: "FunctionInfo", parent: ScopeRoles | None) -> ScopeRoles:
-    roles = ScopeRoles(analysis, function, parent)
+    roles = ScopeRoles(weakref.ref(analysis), function, parent)
     _name_roles(analysis, roles)
     for param in function.params:
         _classify_by_name(roles, param)

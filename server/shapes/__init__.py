@@ -46,6 +46,7 @@ Unknown stays unknown: a wrong shape is worse than none.
 """
 from __future__ import annotations
 
+import sys
 import traceback
 from typing import TYPE_CHECKING
 
@@ -88,7 +89,21 @@ def infer_shapes(analysis: "Analysis", resolver: ImportResolver | None = None) -
     return report
 
 
+def release_shapes(analysis: "Analysis") -> bool:
+    """Forget the shapes cached on `analysis` (a version the caller no longer serves) and,
+    unless someone still holds the report, break its reference cycles so that its memory
+    is freed now.  True when it was freed that way."""
+    report = analysis.__dict__.pop(_CACHE_ATTRIBUTE, None)
+    # Two references: `report` and getrefcount's argument.  More means a reader (a hover
+    # being answered) still holds it: the garbage collector frees it later instead.
+    if report is None or sys.getrefcount(report) > 2:
+        return False
+    report.engine.release()
+    report.__dict__.clear()
+    return True
+
+
 __all__ = [
     "Hover", "ImportResolver", "InlayHint", "ShapeBinding", "ShapeMismatch", "ShapeReport", "WorkspaceResolver",
-    "infer_shapes", "set_default_resolver",
+    "infer_shapes", "release_shapes", "set_default_resolver",
 ]

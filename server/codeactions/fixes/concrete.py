@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -90,7 +91,9 @@ class ConcreteSource:
     """libcst trees of one document version, group by group, parsed on first use."""
 
     def __init__(self, analysis: "Analysis") -> None:
-        self.analysis = analysis
+        # Weak: the analysis caches this object, and a strong link back would make each
+        # version a reference cycle that only a full garbage collection frees.
+        self._analysis = weakref.ref(analysis)
         self.text = analysis.source
         self.positions = Positions(self.text)
         self.newline = _first_newline(self.text)
@@ -163,6 +166,10 @@ class ConcreteSource:
         ):
             return None
         return ref, found
+
+    @property
+    def analysis(self) -> "Analysis":
+        return self._analysis()
 
     def segment(self, node: ast.AST) -> str:
         """Source text of an `ast` node."""

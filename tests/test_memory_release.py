@@ -1,0 +1,95 @@
+"""A version the server stops serving must be freed at once by reference counting, not
+left for a full garbage collection (which the server runs only when idle, so memory
+grew with every keystroke), and a report someone still reads must keep working."""
+from __future__ import annotations
+
+import gc
+import weakref
+from pathlib import Path
+
+import pytest
+
+from server.checker import check_source
+from server.documents import CheckCache, CheckedVersion, release_versions
+from server.shapes import infer_shapes, release_shapes
+
+REPO = Path(__file__).resolve().parent.parent
+SOURCES = sorted((REPO / "examples").glob("*.py")) + sorted((REPO / "tests" / "shapes" / "models").glob("*.py"))
+
+
+@pytest.fixture
+def collector_off():
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    yield
+    if was_enabled:
+        gc.enable()
+
+
+def checked_with_shapes(path: Path):
+    result = check_source(path.read_text(encoding="utf-8"), str(path))
+    report = infer_shapes(result.analysis)
+    report.inlay_hints()
+    report.bindings  # noqa: B018 - builds the report's lazy tables, as hover and inlay hints do
+    return result
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_a_released_version_is_freed_without_the_garbage_collector(path, collector_off):
+    result = checked_with_shapes(path)
+    analysis = weakref.ref(result.analysis)
+    tree = weakref.ref(result.analysis.tree)
+
+    assert release_shapes(result.analysis) is True
+    del result
+
+    assert analysis() is None, "the Analysis is still alive: a reference cycle holds it"
+    assert tree() is None, "the syntax tree is still alive"
+
+
+def test_a_report_still_being_read_is_left_intact(collector_off):
+    result = checked_with_shapes(REPO / "tests" / "shapes" / "models" / "gpt_block.py")
+    report = infer_shapes(result.analysis)  # a hover holding the report while the version is dropped
+
+    assert release_shapes(result.analysis) is False
+    assert report.bindings and report.inlay_hints()
+    # The analysis no longer caches it: the next reader gets a report of its own.
+    assert infer_shapes(result.analysis) is not report
+
+
+def test_the_cache_hands_back_what_it_pushes_out_and_what_a_close_drops(collector_off):
+    cache = CheckCache()
+    versions = [CheckedVersion(v, 0, checked_with_shapes(REPO / "examples" / "cifar10_cnn.py"), []) for v in range(5)]
+    pushed_out = []
+    for checked in versions:
+        pushed_out += cache.put("file:///a.py", checked)
+
+    assert [c.version for c in pushed_out] == [0, 1]
+    assert cache.get("file:///a.py", 1, 0) is None and cache.get("file:///a.py", 4, 0) is versions[4]
+
+    alive = [weakref.ref(c.result.analysis) for c in pushed_out]
+    release_versions(pushed_out)
+    del pushed_out, versions[:2]
+    assert all(ref() is None for ref in alive)
+
+    closed = cache.forget("file:///a.py")
+    assert [c.version for c in closed] == [2, 3, 4]
+
+
+def test_building_quick_fixes_does_not_tie_the_version_into_a_cycle(collector_off):
+    from server.codeactions import build_fix, fix_choices
+
+    result = checked_with_shapes(REPO / "examples" / "cifar10_cnn.py")
+    built = 0
+    for finding in result.findings:
+        span = (finding.line, finding.col, finding.end_line, finding.end_col)
+        for choice in fix_choices(result.analysis, result.findings, finding.code, span) or []:
+            built += build_fix(result.analysis, result.findings, choice) is not None
+    assert built, "the example should offer fixes"
+    analysis = weakref.ref(result.analysis)
+
+    release_shapes(result.analysis)
+    del result
+
+    assert analysis() is None
