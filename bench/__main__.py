@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
                      for size, p in zip(SIZES, generated)}
     rows = engine_rows(generated, parse_seconds, runs)
     rows += server_rows(parse_seconds, runs)
+    rows += complete_rows(runs)
     print(render(rows))
     print(f"target: diagnostics on {TARGET_SIZE:,} lines within {TARGET_RATIO:.0f}x ast.parse "
           f"(ratio column); didChange latency includes the server's debounce.")
@@ -151,6 +152,46 @@ def open_rows(session: server_bench.ServerSession, runs: Runs) -> list[Row]:
         rows.append(Row("didOpen -> publishDiagnostics", lines_label(size), ms(median(samples)),
                         f"{ratio:.1f}x ast.parse ({ms(median(parses))}){target}; {counts[0]} diagnostics; "
                         f"{spread(samples)}"))
+    return rows
+
+
+def complete_rows(runs: Runs) -> list[Row]:
+    """didOpen -> the complete diagnostics (shape rules included), for a client that pulls
+    them with a request sent right after the didOpen; fresh texts, so no cache answers."""
+    log_path = DATA_DIR / "server-stderr-pull.log"
+    try:
+        session = server_bench.start_session(REPO_ROOT, log_path, pulls=True)
+    except Exception as error:
+        return [Row("server (pull client)", "", "unavailable", f"{error} (stderr: {log_path})")]
+    try:
+        return _complete_rows(session, runs)
+    except Exception as error:
+        return [Row("server (pull client)", "", "failed", f"{error} (stderr: {log_path})")]
+    finally:
+        session.client.shutdown()
+
+
+def _complete_rows(session: server_bench.ServerSession, runs: Runs) -> list[Row]:
+    warm_up = DATA_DIR / "complete_cold.py"
+    warm_up.write_text(generate_source(SIZES[0], variant=300), encoding="utf-8")
+    server_bench.open_document_complete(session, warm_up, warm_up.read_text(encoding="utf-8"))  # lazy imports
+    server_bench.close_document(session, warm_up)
+    rows = []
+    for size in SIZES:
+        samples, counts, parses = [], [], []
+        for variant in range(1, runs.open + 1):
+            path = DATA_DIR / f"complete_{size}_v{variant}.py"
+            text = generate_source(size, 300 + variant)
+            path.write_text(text, encoding="utf-8")
+            parses.append(check_bench.ast_parse_seconds(text, 3))
+            latency, count = server_bench.open_document_complete(session, path, text)
+            samples.append(latency)
+            counts.append(count)
+            server_bench.close_document(session, path)
+        target = f" (target <= {TARGET_RATIO:.0f}x)" if size == TARGET_SIZE else ""
+        rows.append(Row("didOpen -> complete diagnostics (pull)", lines_label(size), ms(median(samples)),
+                        f"{median(samples) / median(parses):.1f}x ast.parse ({ms(median(parses))}){target}; "
+                        f"{counts[0]} diagnostics incl. shape rules; {spread(samples)}"))
     return rows
 
 

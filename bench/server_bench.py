@@ -25,6 +25,12 @@ CLIENT_CAPABILITIES = {
     },
     "workspace": {"configuration": False, "workspaceFolders": True},
 }
+# A client that pulls (`textDocument/diagnostic`): the server pushes nothing and answers
+# each pull with every rule's findings, the shape rules' included.
+PULL_CLIENT_CAPABILITIES = {
+    **CLIENT_CAPABILITIES,
+    "textDocument": {**CLIENT_CAPABILITIES["textDocument"], "diagnostic": {"dynamicRegistration": False}},
+}
 
 
 @dataclass
@@ -42,11 +48,11 @@ class ServerSession:
     documents: dict[str, OpenDocument] = field(default_factory=dict)
 
 
-def start_session(root: Path, log_path: Path) -> ServerSession:
-    """Spawns the server and completes the initialize handshake."""
+def start_session(root: Path, log_path: Path, pulls: bool = False) -> ServerSession:
+    """Spawns the server and completes the initialize handshake (as a pull client with `pulls`)."""
     client = LspClient(SERVER_COMMAND, stderr_path=log_path, cwd=root)
     try:
-        response = client.request("initialize", _initialize_params(root), timeout=WAIT_S)
+        response = client.request("initialize", _initialize_params(root, pulls), timeout=WAIT_S)
     except Exception:
         client.shutdown(timeout=2)
         raise
@@ -58,13 +64,13 @@ def start_session(root: Path, log_path: Path) -> ServerSession:
     return ServerSession(client, _is_incremental(capabilities), response.at - client.spawned_at)
 
 
-def _initialize_params(root: Path) -> dict:
+def _initialize_params(root: Path, pulls: bool = False) -> dict:
     return {
         "processId": None,
         "clientInfo": {"name": "torch-lsp-bench", "version": "1"},
         "rootUri": root.as_uri(),
         "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-        "capabilities": CLIENT_CAPABILITIES,
+        "capabilities": PULL_CLIENT_CAPABILITIES if pulls else CLIENT_CAPABILITIES,
     }
 
 
@@ -103,6 +109,22 @@ def open_document(session: ServerSession, path: Path, text: str) -> tuple[float,
     published = session.client.wait_for_notification(
         "textDocument/publishDiagnostics", _diagnostics_for(uri, document.version), WAIT_S)
     return published.at - sent, published
+
+
+def open_document_complete(session: ServerSession, path: Path, text: str) -> tuple[float, int]:
+    """For a pull session: didOpen, then at once a `textDocument/diagnostic` request, whose
+    answer holds every rule's findings, the shape rules' included; returns (latency in s
+    from didOpen to that answer, number of diagnostics)."""
+    uri = path.as_uri()
+    session.documents[uri] = OpenDocument(uri, text, 1)
+    session.client.drain_notifications()
+    sent = session.client.notify("textDocument/didOpen", {
+        "textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text},
+    })
+    answer = session.client.request("textDocument/diagnostic", {"textDocument": {"uri": uri}}, WAIT_S)
+    if "error" in answer.message:
+        raise RuntimeError(f"textDocument/diagnostic failed: {answer.message['error']}")
+    return answer.at - sent, len(answer.message["result"].get("items", []))
 
 
 def close_document(session: ServerSession, path: Path) -> None:
