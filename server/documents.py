@@ -136,10 +136,12 @@ class CheckCache:
     def put(self, uri: str, checked: CheckedVersion) -> list[CheckedVersion]:
         """Keep `checked`; the versions it pushes out are returned (see `release_versions`)."""
         before = self._by_uri.get(uri, [])
-        kept = [c for c in before if (c.version, c.generation) != (checked.version, checked.generation)]
+        same = (checked.version, checked.generation)
+        kept = [c for c in before if (c.version, c.generation) != same]
+        replaced = [c for c in before if (c.version, c.generation) == same]
         kept.append(checked)
         self._by_uri[uri] = kept[-self.VERSIONS_KEPT:]
-        return [c for c in before if c not in self._by_uri[uri]]
+        return replaced + kept[:-self.VERSIONS_KEPT]
 
     def forget(self, uri: str) -> list[CheckedVersion]:
         """Drop every version of a closed document; they are returned (see `release_versions`)."""

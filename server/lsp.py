@@ -216,10 +216,9 @@ class TorchLanguageServer(LanguageServer):
             pass  # shutting down: the process frees everything
 
     def collect_garbage_when_idle(self) -> None:
-        """Free the analyses of older versions.  They hold reference cycles, and checks run with
-        the cyclic collector paused, so without this they wait for a rare full collection and
-        memory grows with every edit.  Runs on the analysis thread, at most every few seconds,
-        and only when no check is waiting."""
+        """A full collection for what reference counting does not free: the few small cycles
+        a dropped version leaves, and every check's objects, which `_check` freezes.  Runs on
+        the analysis thread, at most every few seconds, and only when no check is waiting."""
         now = time.monotonic()
         if self.running_checks or now - self.last_collection < GARBAGE_COLLECTION_INTERVAL_S:
             return

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from server.checker import check_source
+from server.checker import check_source, collector_paused
 from server.documents import CheckCache, CheckedVersion, release_versions
 from server.shapes import infer_shapes, release_shapes
 
@@ -19,12 +19,9 @@ SOURCES = sorted((REPO / "examples").glob("*.py")) + sorted((REPO / "tests" / "s
 
 @pytest.fixture
 def collector_off():
-    was_enabled = gc.isenabled()
     gc.collect()
-    gc.disable()
-    yield
-    if was_enabled:
-        gc.enable()
+    with collector_paused():
+        yield
 
 
 def checked_with_shapes(path: Path):
