@@ -7,7 +7,10 @@ unit, and answers requests from the per-version cache.
 
 Diagnostics reach a client one way only: pulled (`textDocument/diagnostic`) when
 the client declares pull support, pushed (`publishDiagnostics`, with the document
-version, debounced while typing) otherwise.
+version, debounced while typing) otherwise.  Either way they come in two steps
+where the client allows it: every rule but the shape rules first, then all of them
+(a second push; for a pull client that supports `workspace/diagnostic/refresh`, a
+refresh, after which it pulls the complete list).
 """
 from __future__ import annotations
 
@@ -84,6 +87,8 @@ class TorchLanguageServer(LanguageServer):
         self.analysis_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="torch-lsp-analysis")
         self.settings_ready = asyncio.Event()
         self.running_checks: dict[tuple, asyncio.Future] = {}
+        self.running_first_passes: dict[tuple, asyncio.Future] = {}
+        self.background_tasks: set[asyncio.Task] = set()
         self.shown_settings_problems: set[tuple[str, tuple[str, ...]]] = set()
         self.session_token = uuid.uuid4().hex[:8]
         self.init_options: dict = {}
@@ -114,6 +119,12 @@ class TorchLanguageServer(LanguageServer):
         return text_document is not None and text_document.diagnostic is not None
 
     @property
+    def pulls_in_two_steps(self) -> bool:
+        """A pull client that pulls again when asked (`workspace/diagnostic/refresh`): like a
+        push client, it gets every rule but the shape rules first, then all of them."""
+        return self.pulls_diagnostics and self.client_supports("workspace.diagnostics.refresh_support")
+
+    @property
     def encoding(self) -> str:
         encoding = self.workspace.position_encoding or lsp.PositionEncodingKind.Utf16
         return getattr(encoding, "value", encoding)
@@ -129,6 +140,12 @@ class TorchLanguageServer(LanguageServer):
         cached = self.checks.get(document.uri, document.version, generation)
         if cached is not None:
             return cached
+        # Shielded: a cancelled waiter (a restarted debounce) must not cancel the check others share.
+        return await asyncio.shield(self._start_check(document, generation, first_pass))
+
+    def _start_check(self, document: OpenDocument, generation: int,
+                     first_pass: CheckedVersion | None = None) -> asyncio.Future:
+        """The complete check of this version that is running, started here if none is."""
         key = (document.uri, document.version, generation)
         running = self.running_checks.get(key)
         if running is None:
@@ -136,8 +153,32 @@ class TorchLanguageServer(LanguageServer):
             running = loop.run_in_executor(self.analysis_executor, self._check, document, generation, first_pass)
             self.running_checks[key] = running
             running.add_done_callback(lambda future: self._check_done(key, future))
-        # Shielded: a cancelled waiter (a restarted debounce) must not cancel the check others share.
+        return running
+
+    async def first_pass(self, document: OpenDocument) -> CheckedVersion | None:
+        """This version checked by every rule but the shape rules (most of the findings,
+        sooner), shared by whoever asks meanwhile.  Its complete check starts on the same
+        analysis as soon as it is done."""
+        await self._settings_settled()
+        generation = self.settings.generation
+        key = (document.uri, document.version, generation)
+        running = self.running_first_passes.get(key)
+        if running is None:
+            loop = asyncio.get_running_loop()
+            running = loop.run_in_executor(
+                self.analysis_executor, partial(self._check, document, generation, None, False))
+            self.running_first_passes[key] = running
+            running.add_done_callback(lambda future: self._first_pass_done(key, document, generation, future))
         return await asyncio.shield(running)
+
+    def _first_pass_done(self, key, document: OpenDocument, generation: int, future: asyncio.Future) -> None:
+        # Runs before anyone awaiting the first pass resumes: from then on the complete
+        # check is running, so nobody starts a second one.
+        self.running_first_passes.pop(key, None)
+        if future.cancelled() or future.exception() is not None or future.result() is None:
+            return
+        if self.documents.get(document.uri) is document:
+            self._start_check(document, generation, future.result())
 
     def _check_done(self, key, future: asyncio.Future) -> None:
         self.running_checks.pop(key, None)
@@ -189,11 +230,7 @@ class TorchLanguageServer(LanguageServer):
         try:
             first_pass = None
             if not self.is_checked_or_running(document):
-                await self._settings_settled()
-                generation = self.settings.generation
-                loop = asyncio.get_running_loop()
-                first_pass = await loop.run_in_executor(
-                    self.analysis_executor, partial(self._check, document, generation, None, False))
+                first_pass = await self.first_pass(document)
                 if first_pass is not None:
                     self.publish_if_current(document, first_pass)
             checked = await self.checked(document, first_pass)
@@ -205,6 +242,25 @@ class TorchLanguageServer(LanguageServer):
         if checked is not None and (first_pass is None or checked.diagnostics != first_pass.diagnostics):
             self.publish_if_current(document, checked)
         self.collect_garbage_when_idle()
+
+    def refresh_when_complete(self, document: OpenDocument, first_pass: CheckedVersion) -> None:
+        """After a pull was answered with `first_pass`: once the complete check of that version
+        is done, ask the client to pull again if the shape rules changed the list."""
+        async def refresh() -> None:
+            try:
+                checked = await self.checked(document, first_pass)
+            except Exception:
+                self.log_failure(f"Checking {document.uri} failed; its first diagnostics stay.")
+                return
+            if (checked is not None and checked.diagnostics != first_pass.diagnostics
+                    and self.documents.get(document.uri) is document
+                    and checked.generation == self.settings.generation):
+                self.workspace_diagnostic_refresh(None)
+            self.collect_garbage_when_idle()
+
+        task = asyncio.get_running_loop().create_task(refresh())
+        self.background_tasks.add(task)  # the loop keeps only a weak reference to a task
+        task.add_done_callback(self.background_tasks.discard)
 
     def release_later(self, versions: list[CheckedVersion]) -> None:
         """Free versions pushed out of the cache, on the analysis thread after queued work."""
@@ -548,14 +604,29 @@ def create_server() -> TorchLanguageServer:
     )
     async def document_diagnostic(ls: TorchLanguageServer, params: lsp.DocumentDiagnosticParams):
         uri = params.text_document.uri
+        complete = True
         try:
-            checked = await ls.checked_latest(uri)
+            checked = None
+            document = ls.documents.get(uri)
+            if ls.pulls_in_two_steps and document is not None and not ls.is_checked_or_running(document):
+                checked = await ls.first_pass(document)
+                if checked is not None and ls.documents.get(uri) is document:
+                    ls.refresh_when_complete(document, checked)
+                    complete = False
+                else:
+                    checked = None
+            if checked is None:
+                checked = await ls.checked_latest(uri)
         except Exception:
             ls.log_failure(f"Checking {uri} failed; answering with its previous diagnostics.")
             checked = ls.checks.latest(uri)
+        if complete:
+            ls.collect_garbage_when_idle()
         if checked is None:
             return lsp.RelatedFullDocumentDiagnosticReport(items=[])
-        result_id = f"{ls.session_token}:{checked.version}:{checked.generation}"
+        # The first step's answer has an id of its own, so that pulling again after the
+        # refresh is never answered "unchanged".
+        result_id = f"{ls.session_token}:{checked.version}:{checked.generation}" + ("" if complete else ":first")
         if params.previous_result_id == result_id:
             return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
         return lsp.RelatedFullDocumentDiagnosticReport(items=checked.diagnostics, result_id=result_id)

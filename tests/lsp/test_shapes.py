@@ -26,6 +26,8 @@ images = torch.randn(8, 3, 32, 32)  # é😀
 logits = Net()(images)
 """
 
+MISMATCH = MODEL.replace("nn.Linear(3 * 32 * 32, 10)", "nn.Linear(3 * 32 * 32 + 1, 10)")
+
 
 def position_of(text: str, needle: str, encoding: str, offset: int = 0) -> lsp.Position:
     line_no, line = next((i, line) for i, line in enumerate(text.split("\n")) if needle in line)
@@ -125,14 +127,38 @@ async def test_hover_follows_an_imported_model_class(tmp_path):
 
 async def test_shape_findings_arrive_in_a_second_push(tmp_path):
     """The rules that need the shape pass follow the others in a second publish of the same version."""
-    text = MODEL.replace("nn.Linear(3 * 32 * 32, 10)", "nn.Linear(3 * 32 * 32 + 1, 10)")
     async with session("visual-studio-code", tmp_path) as editor:
-        document = editor.open("mismatch.py", text)
+        document = editor.open("mismatch.py", MISMATCH)
         await wait_until(lambda: len(editor.client.published[document.uri]) >= 2, "two publishes")
         first, second = editor.client.published[document.uri][:2]
         assert first.version == second.version == document.version
         assert "TL501" not in [d.code for d in first.diagnostics]
         assert [d.code for d in second.diagnostics].count("TL501") == 1
-        # Pull answers are always complete.
+        # A client that did not declare pull, pulling anyway, is answered in full.
         report = await editor.pull(document)
         assert "TL501" in [d.code for d in report.items]
+
+
+async def test_pull_client_with_refresh_gets_shape_findings_after_a_refresh(tmp_path):
+    """A pull client that supports `workspace/diagnostic/refresh` is answered like a push
+    client: every rule but the shape rules at once, then a refresh, after which its pull
+    holds the shape findings too."""
+    async with session("neovim", tmp_path, pull_refresh=True) as editor:
+        document = editor.open("mismatch.py", MISMATCH)
+        first = await editor.pull(document)
+        assert first.kind == "full" and "TL501" not in [d.code for d in first.items]
+        await wait_until(lambda: editor.client.diagnostic_refresh_count > 0, "workspace/diagnostic/refresh")
+        complete = await editor.pull(document, previous_result_id=first.result_id)
+        assert complete.kind == "full"
+        assert [d.code for d in complete.items].count("TL501") == 1
+        assert all(d in complete.items for d in first.items)
+        again = await editor.pull(document, previous_result_id=complete.result_id)
+        assert again.kind == "unchanged"
+        assert editor.client.published[document.uri] == []  # still never a push
+
+
+async def test_pull_client_without_refresh_gets_everything_in_one_answer(tmp_path):
+    async with session("neovim", tmp_path) as editor:
+        document = editor.open("mismatch.py", MISMATCH)
+        report = await editor.pull(document)
+        assert [d.code for d in report.items].count("TL501") == 1
