@@ -5,7 +5,9 @@ The benchmark never asserts; it measures, in one run on this machine:
     in-process `check_source` on the same files;
   * `torch-lsp check` throughput in lines/s, in process and as a subprocess;
   * the real server over stdio: start-up to the `initialize` response, didOpen and
-    didChange (one typed character) to `publishDiagnostics`, and its memory.
+    didChange (one typed character) to `publishDiagnostics`, and its memory;
+  * didOpen to the answer of a `textDocument/diagnostic` sent right after it: the
+    complete diagnostics for a pull client, the first step for one that supports refresh.
 Target: diagnostics for the 2,000-line file within 3x its `ast.parse` time.
 """
 from __future__ import annotations
@@ -53,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
                      for size, p in zip(SIZES, generated)}
     rows = engine_rows(generated, parse_seconds, runs)
     rows += server_rows(parse_seconds, runs)
-    rows += complete_rows(runs)
+    rows += pull_rows(runs, refreshes=False)
+    rows += pull_rows(runs, refreshes=True)
     print(render(rows))
     print(f"target: diagnostics on {TARGET_SIZE:,} lines within {TARGET_RATIO:.0f}x ast.parse "
           f"(ratio column); didChange latency includes the server's debounce.")
@@ -155,43 +158,48 @@ def open_rows(session: server_bench.ServerSession, runs: Runs) -> list[Row]:
     return rows
 
 
-def complete_rows(runs: Runs) -> list[Row]:
-    """didOpen -> the complete diagnostics (shape rules included), for a client that pulls
-    them with a request sent right after the didOpen; fresh texts, so no cache answers."""
-    log_path = DATA_DIR / "server-stderr-pull.log"
+def pull_rows(runs: Runs, refreshes: bool) -> list[Row]:
+    """didOpen -> the answer to a `textDocument/diagnostic` request sent right after it:
+    the complete diagnostics (shape rules included) for a pull client, the first step
+    (every rule but the shape rules) for one that supports refresh; fresh texts, so no
+    cache answers."""
+    kind = "refresh" if refreshes else "pull"
+    log_path = DATA_DIR / f"server-stderr-{kind}.log"
     try:
-        session = server_bench.start_session(REPO_ROOT, log_path, pulls=True)
+        session = server_bench.start_session(REPO_ROOT, log_path, pulls=True, refreshes=refreshes)
     except Exception as error:
-        return [Row("server (pull client)", "", "unavailable", f"{error} (stderr: {log_path})")]
+        return [Row(f"server ({kind} client)", "", "unavailable", f"{error} (stderr: {log_path})")]
     try:
-        return _complete_rows(session, runs)
+        return _pull_rows(session, runs, kind)
     except Exception as error:
-        return [Row("server (pull client)", "", "failed", f"{error} (stderr: {log_path})")]
+        return [Row(f"server ({kind} client)", "", "failed", f"{error} (stderr: {log_path})")]
     finally:
         session.client.shutdown()
 
 
-def _complete_rows(session: server_bench.ServerSession, runs: Runs) -> list[Row]:
-    warm_up = DATA_DIR / "complete_cold.py"
+def _pull_rows(session: server_bench.ServerSession, runs: Runs, kind: str) -> list[Row]:
+    warm_up = DATA_DIR / f"{kind}_cold.py"
     warm_up.write_text(generate_source(SIZES[0], variant=300), encoding="utf-8")
-    server_bench.open_document_complete(session, warm_up, warm_up.read_text(encoding="utf-8"))  # lazy imports
+    server_bench.open_and_pull(session, warm_up, warm_up.read_text(encoding="utf-8"))  # lazy imports
     server_bench.close_document(session, warm_up)
     rows = []
     for size in SIZES:
         samples, counts, parses = [], [], []
         for variant in range(1, runs.open + 1):
-            path = DATA_DIR / f"complete_{size}_v{variant}.py"
+            path = DATA_DIR / f"{kind}_{size}_v{variant}.py"
             text = generate_source(size, 300 + variant)
             path.write_text(text, encoding="utf-8")
             parses.append(check_bench.ast_parse_seconds(text, 3))
-            latency, count = server_bench.open_document_complete(session, path, text)
+            latency, count = server_bench.open_and_pull(session, path, text)
             samples.append(latency)
             counts.append(count)
             server_bench.close_document(session, path)
         target = f" (target <= {TARGET_RATIO:.0f}x)" if size == TARGET_SIZE else ""
-        rows.append(Row("didOpen -> complete diagnostics (pull)", lines_label(size), ms(median(samples)),
+        what, contents = (("first diagnostics (pull, refresh)", "without the shape rules") if kind == "refresh"
+                          else ("complete diagnostics (pull)", "incl. shape rules"))
+        rows.append(Row(f"didOpen -> {what}", lines_label(size), ms(median(samples)),
                         f"{median(samples) / median(parses):.1f}x ast.parse ({ms(median(parses))}){target}; "
-                        f"{counts[0]} diagnostics incl. shape rules; {spread(samples)}"))
+                        f"{counts[0]} diagnostics {contents}; {spread(samples)}"))
     return rows
 
 

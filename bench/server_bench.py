@@ -32,6 +32,13 @@ PULL_CLIENT_CAPABILITIES = {
     "textDocument": {**CLIENT_CAPABILITIES["textDocument"], "diagnostic": {"dynamicRegistration": False}},
 }
 
+# A pull client that also supports `workspace/diagnostic/refresh`: its first pull is answered
+# after every rule but the shape rules (a refresh follows when those add something).
+REFRESH_CLIENT_CAPABILITIES = {
+    **PULL_CLIENT_CAPABILITIES,
+    "workspace": {**CLIENT_CAPABILITIES["workspace"], "diagnostics": {"refreshSupport": True}},
+}
+
 
 @dataclass
 class OpenDocument:
@@ -48,11 +55,12 @@ class ServerSession:
     documents: dict[str, OpenDocument] = field(default_factory=dict)
 
 
-def start_session(root: Path, log_path: Path, pulls: bool = False) -> ServerSession:
-    """Spawns the server and completes the initialize handshake (as a pull client with `pulls`)."""
+def start_session(root: Path, log_path: Path, pulls: bool = False, refreshes: bool = False) -> ServerSession:
+    """Spawns the server and completes the initialize handshake (as a pull client with
+    `pulls`, one that also supports diagnostic refresh with `refreshes`)."""
     client = LspClient(SERVER_COMMAND, stderr_path=log_path, cwd=root)
     try:
-        response = client.request("initialize", _initialize_params(root, pulls), timeout=WAIT_S)
+        response = client.request("initialize", _initialize_params(root, pulls, refreshes), timeout=WAIT_S)
     except Exception:
         client.shutdown(timeout=2)
         raise
@@ -64,13 +72,14 @@ def start_session(root: Path, log_path: Path, pulls: bool = False) -> ServerSess
     return ServerSession(client, _is_incremental(capabilities), response.at - client.spawned_at)
 
 
-def _initialize_params(root: Path, pulls: bool = False) -> dict:
+def _initialize_params(root: Path, pulls: bool = False, refreshes: bool = False) -> dict:
     return {
         "processId": None,
         "clientInfo": {"name": "torch-lsp-bench", "version": "1"},
         "rootUri": root.as_uri(),
         "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-        "capabilities": PULL_CLIENT_CAPABILITIES if pulls else CLIENT_CAPABILITIES,
+        "capabilities": (REFRESH_CLIENT_CAPABILITIES if refreshes else PULL_CLIENT_CAPABILITIES) if pulls
+        else CLIENT_CAPABILITIES,
     }
 
 
@@ -111,10 +120,11 @@ def open_document(session: ServerSession, path: Path, text: str) -> tuple[float,
     return published.at - sent, published
 
 
-def open_document_complete(session: ServerSession, path: Path, text: str) -> tuple[float, int]:
+def open_and_pull(session: ServerSession, path: Path, text: str) -> tuple[float, int]:
     """For a pull session: didOpen, then at once a `textDocument/diagnostic` request, whose
-    answer holds every rule's findings, the shape rules' included; returns (latency in s
-    from didOpen to that answer, number of diagnostics)."""
+    answer holds every rule's findings, the shape rules' included (the first step only,
+    without them, for a client that supports refresh); returns (latency in s from didOpen
+    to that answer, number of diagnostics)."""
     uri = path.as_uri()
     session.documents[uri] = OpenDocument(uri, text, 1)
     session.client.drain_notifications()
