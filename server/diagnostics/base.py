@@ -52,8 +52,8 @@ class Rule:
     severity: ClassVar[str]
     fix_safety: ClassVar[str] = "none"
     enabled_by_default: ClassVar[bool] = True
-    # Rules that read the shape pass (the costliest fact): the server publishes them in a
-    # second push so the others reach the editor sooner.
+    # Rules that read the shape pass (the costliest fact): the server sends them in a second
+    # step (a second push, or a refresh for pull clients) so the others reach the editor sooner.
     needs_shapes: ClassVar[bool] = False
 
     def check(self, analysis: "Analysis") -> Iterator[Finding]:

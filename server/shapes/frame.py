@@ -582,12 +582,17 @@ def envs_equal(a: dict[str, Value], b: dict[str, Value], only_old: bool = False)
 
 
 def widen(before: dict[str, Value], after: dict[str, Value]) -> dict[str, Value]:
-    """Names still changing after two passes become unknown (keeps loops to three passes)."""
+    """Names still changing after two passes become unknown (keeps loops to three passes);
+    a tensor whose dtype alone changes keeps its shape and loses only the dtype."""
     result = dict(after)
     for name, value in after.items():
         old = before.get(name)
         if old is not None and old is not value and old.key != value.key:
-            result[name] = UNKNOWN_TENSOR if isinstance(value, Tensor) else UNKNOWN
+            if value.__class__ is Tensor and old.__class__ is Tensor and old.dims == value.dims \
+                    and old.variadic == value.variadic:
+                result[name] = Tensor(value.dims, value.variadic, None, value.origin, value.claimed)
+            else:
+                result[name] = UNKNOWN_TENSOR if isinstance(value, Tensor) else UNKNOWN
     return result
 
 

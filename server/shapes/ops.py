@@ -137,19 +137,24 @@ def matmul(a: Tensor, b: Tensor, origin: Origin | None) -> Tensor:
     if surely_differ(inner_a, inner_b):
         raise ShapeError("inner")
     if a.rank == 1 and b.rank == 1:
-        return Tensor((), False, None, origin)
+        return Tensor((), False, _product_dtype(a, b), origin)
     if b.rank == 1:
-        return Tensor(a.dims[:-1], a.variadic, None, origin)
+        return Tensor(a.dims[:-1], a.variadic, _product_dtype(a, b), origin)
     if a.rank == 1:
         if b.rank is None and len(b.dims) < 2:
             return UNKNOWN_TENSOR
-        return Tensor(b.dims[:-2] + b.dims[-1:], b.variadic, None, origin)
+        return Tensor(b.dims[:-2] + b.dims[-1:], b.variadic, _product_dtype(a, b), origin)
     if (a.variadic and len(a.dims) < 2) or (b.variadic and len(b.dims) < 2):
         if b.rank == 2 and len(a.dims) >= 1:
-            return Tensor((b.dims[-1],), True, None, origin)
+            return Tensor((b.dims[-1],), True, _product_dtype(a, b), origin)
         return UNKNOWN_TENSOR
     batch = broadcast([Tensor(a.dims[:-2], a.variadic), Tensor(b.dims[:-2], b.variadic)])
-    return Tensor(batch.dims + (a.dims[-2], b.dims[-1]), batch.variadic, None, origin)
+    return Tensor(batch.dims + (a.dims[-2], b.dims[-1]), batch.variadic, _product_dtype(a, b), origin)
+
+
+def _product_dtype(a: Tensor, b: Tensor) -> str | None:
+    """A matrix product has its operands' dtype (they must agree: it does not promote)."""
+    return a.dtype if a.dtype == b.dtype else None
 
 
 def _contracted_dim_of_right(b: Tensor) -> Dim | None:
@@ -165,30 +170,31 @@ def mm(a: Tensor, b: Tensor, origin: Origin | None) -> Tensor:
         return UNKNOWN_TENSOR
     if surely_differ(a.dims[1], b.dims[0]):
         raise ShapeError("inner")
-    return Tensor((a.dims[0], b.dims[1]), False, None, origin)
+    return Tensor((a.dims[0], b.dims[1]), False, _product_dtype(a, b), origin)
 
 
 def bmm(a: Tensor, b: Tensor, origin: Origin | None) -> Tensor:
     if a.rank != 3 or b.rank != 3:
-        return Tensor((None, None, None), False, None, origin) if (a.rank in (3, None) and b.rank in (3, None)) \
+        return Tensor((None, None, None), False, _product_dtype(a, b), origin) if (a.rank in (3, None) and b.rank in (3, None)) \
             else UNKNOWN_TENSOR
     if surely_differ(a.dims[2], b.dims[1]):
         raise ShapeError("inner")
     if surely_differ(a.dims[0], b.dims[0]):
         raise ShapeError("batch")
     batch = a.dims[0] if a.dims[0] is not None else b.dims[0]
-    return Tensor((batch, a.dims[1], b.dims[2]), False, None, origin)
+    return Tensor((batch, a.dims[1], b.dims[2]), False, _product_dtype(a, b), origin)
 
 
 def linear(x: Tensor, in_features: Dim | None, out_features: Dim | None, origin: Origin | None) -> Tensor:
-    """`[..., in] -> [..., out]` (also `F.linear`)."""
+    """`[..., in] -> [..., out]` (also `F.linear`); floating point, as its weight is (integer
+    inputs raise)."""
     if x.rank == 0:
         raise ShapeError("features")
     if x.dims and surely_differ(x.dims[-1], in_features):
         raise ShapeError("features")
     if not x.dims:
-        return Tensor((out_features,), True, None, origin)
-    return Tensor(x.dims[:-1] + (out_features,), x.variadic, None, origin)
+        return Tensor((out_features,), True, "float", origin)
+    return Tensor(x.dims[:-1] + (out_features,), x.variadic, "float", origin)
 
 
 def einsum(spec: str, operands: Sequence[Tensor], origin: Origin | None) -> Tensor:

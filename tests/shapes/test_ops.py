@@ -64,6 +64,16 @@ class TestMatmul:
     def test_linear_with_unknown_leading_dims(self):
         assert shape(ops.linear(t(128, variadic=True), Dim.const(128), Dim.const(10), None)) == ["*", 10]
 
+    def test_dtypes(self):
+        """A linear layer's output is floating point whatever fed it; a matrix product keeps
+        its operands' common dtype (unknown when they differ)."""
+        assert ops.linear(t(4, 8), Dim.const(8), Dim.const(2), None).dtype == "float"
+        assert ops.linear(t(8, variadic=True), Dim.const(8), Dim.const(2), None).dtype == "float"
+        assert ops.matmul(t(2, 3, dtype="float"), t(3, 4, dtype="float"), None).dtype == "float"
+        assert ops.matmul(t(2, 3, dtype="long"), t(3, dtype="long"), None).dtype == "long"
+        assert ops.matmul(t(2, 3, dtype="float"), t(3, 4), None).dtype is None
+        assert ops.bmm(t(5, 2, 3, dtype="float"), t(5, 3, 4, dtype="float"), None).dtype == "float"
+
     def test_einsum(self):
         assert shape(ops.einsum("bhqd,bhkd->bhqk", [t(2, 8, 10, 16), t(2, 8, 12, 16)], None)) == [2, 8, 10, 12]
         assert shape(ops.einsum("ij,jk", [t(3, 4), t(4, 5)], None)) == [3, 5]

@@ -71,3 +71,57 @@ def test_the_pass_puts_the_garbage_collector_back_as_it_was():
         assert not gc.isenabled()  # paused by someone else: left paused
     finally:
         gc.enable()
+
+
+BLOCKS = """
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        return x + self.fc(x)
+
+
+class Stack(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(d) for _ in range(n)])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+y = Stack(16, 4)(torch.randn(2, 16))
+"""
+
+
+def test_a_loop_over_blocks_runs_each_block_once_per_input_shape():
+    """The blocks' output is floating point like their input, so the loop's second pass
+    calls `Block.forward` with the argument of its first: one context, not two."""
+    report = infer_shapes(analyze(BLOCKS, "blocks.py"))
+    block_forward = next(f for f in report.engine.frames_by_function if getattr(f, "name", "") == "forward"
+                         and f.lineno == 11)
+    contexts = [frame for frame in report.engine.frames_by_function[block_forward] if not frame.standalone]
+    assert len(contexts) == 1
+    assert [b.dims for b in report.bindings if b.name == "y"] == [[2, 16]]
+
+
+def test_widening_a_loop_variable_whose_dtype_alone_changes_keeps_its_shape():
+    """A loop still changing after two passes is widened: a tensor whose dtype alone changed
+    keeps its shape (the dtype becomes unknown), one whose shape changed becomes unknown."""
+    from server.shapes.frame import widen
+    from server.shapes.values import Tensor
+
+    dims = (Dim.const(64), Dim.const(3))
+    before = {"x": Tensor(dims, True, "float"), "y": Tensor(dims, False, "float")}
+    after = {"x": Tensor(dims, True, None), "y": Tensor(dims[:1], False, "float")}
+    widened = widen(before, after)
+    assert widened["x"].dims == dims and widened["x"].variadic and widened["x"].dtype is None
+    assert widened["y"].dims == () and widened["y"].variadic
