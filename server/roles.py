@@ -24,7 +24,14 @@ _MODEL_WORDS = (
     "model|net|network|encoder|decoder|backbone|generator|discriminator|teacher|student|classifier"
     "|autoencoder|unet|transformer|detector|denoiser|regressor|embedder|tagger"
 )
-MODEL_NAME = re.compile(rf"^(?:[a-z0-9]+_)*(?:{_MODEL_WORDS})(?:_[a-z0-9]+)?$|^net[A-Z]\w*$", re.IGNORECASE)
+# A name that starts with a verb names what is done to a model (`run_model`, `load_model`:
+# a callback or a loader), not the model.
+_VERB_FIRST = (
+    "run|get|load|build|make|create|init|initialize|call|apply|wrap|prepare|setup|save|export|compute|fetch"
+    "|construct|instantiate|evaluate|validate|predict|forward"
+)
+MODEL_NAME = re.compile(
+    rf"^(?!(?:{_VERB_FIRST})_)(?:[a-z0-9]+_)*(?:{_MODEL_WORDS})(?:_[a-z0-9]+)?$|^net[A-Z]\w*$", re.IGNORECASE)
 OPTIMIZER_NAME = re.compile(r"^(?:[a-z0-9]+_)*(?:opt|optim|optimizer|optimiser)s?(?:_[a-z0-9]+)?$", re.IGNORECASE)
 SCHEDULER_NAME = re.compile(r"^(?:[a-z0-9]+_)*(?:sched|scheduler|schedule|lr_scheduler)s?(?:_[a-z0-9]+)?$", re.IGNORECASE)
 LOSS_MODULE_NAME = re.compile(r"^(?:[a-z0-9]+_)*(?:criterion|criteria|loss_fn|loss_func|lossfn|loss_function|loss_module)(?:_[a-z0-9]+)?$", re.IGNORECASE)

@@ -20,7 +20,7 @@ from server.analysis import (
 )
 from server.diagnostics import register
 from server.diagnostics.base import Finding, Rule
-from server.roles import class_attribute_roles, local_module_classes
+from server.roles import ScopeRoles, class_attribute_roles, local_module_classes
 
 _EVAL_WORDS = ("eval", "valid", "test", "predict", "infer")
 
@@ -297,6 +297,8 @@ class _EvaluationContexts:
                 model = roles.model_name(call)
                 if model and model not in seen and not _is_pytest_test(analysis, function, model):
                     seen.add(model)
+                    if _iterated_submodule(roles, model, call):
+                        continue
                     yield function, call, model
 
     @staticmethod
@@ -330,6 +332,20 @@ class _EvaluationContexts:
         if callers and model in function.params:
             return all(_caller_evaluates(analysis, function, site, model) for site in callers)
         return False
+
+
+_SUBMODULE_ITERATORS = {"children", "named_children", "modules", "named_modules"}
+
+
+def _iterated_submodule(roles: ScopeRoles, name: str, call: ast.Call) -> bool:
+    """`for _, module in model.named_children(): module(...)`: a layer visited one by one
+    (weight conversion, calibration), whose mode is its model's business, not an evaluation."""
+    assignment = roles.last_assignment(name, call)
+    if assignment is None or not isinstance(assignment.statement, (ast.For, ast.AsyncFor)):
+        return False
+    source = assignment.statement.iter
+    return isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute) \
+        and source.func.attr in _SUBMODULE_ITERATORS
 
 
 def _wraps_evaluated_model(analysis: Analysis, function: FunctionInfo, model: str, call: ast.Call) -> bool:
@@ -378,6 +394,9 @@ class MissingEvalMode(Rule):
     Flags a model run in an evaluation context — under `torch.no_grad()` /
     `torch.inference_mode()`, or in a `validate`/`evaluate`/`test`/`predict` function that
     receives the model — when nothing puts that model in eval mode with `model.eval()`.
+    Layers visited one by one through `model.named_children()` or `model.modules()` (weight
+    conversion, calibration) are not evaluations; names that start with a verb
+    (`run_model`, `load_model`) are callbacks, not models.
 
     ## Why is this bad
     In train mode dropout still drops activations and batch-norm normalises with the
@@ -632,6 +651,9 @@ class FactoryWithoutDevice(Rule):
     ## What it does
     Flags a tensor factory (`torch.zeros`, `torch.arange`, `torch.eye`, `torch.tensor([...])`,
     …) called without `device=` inside an `nn.Module.forward` that receives tensors.
+    A 0-d tensor (`torch.rand([])`, `torch.tensor(2.0)`) is not flagged: PyTorch moves a
+    0-d CPU tensor to the GPU by itself. Neither is a one-element draw compared only to
+    decide a branch (`if torch.rand(1) < p:`).
 
     ## Why is this bad
     The new tensor is created on the CPU while the module's inputs live on the GPU, so the
@@ -677,8 +699,12 @@ class FactoryWithoutDevice(Rule):
                     continue
                 if factory == "tensor" and not (call.args and isinstance(call.args[0], (ast.List, ast.Tuple))):
                     continue  # 0-d CPU tensors mix fine with GPU tensors
+                if _zero_dim_factory(factory, call):
+                    continue  # `torch.rand([])`: the same, a 0-d CPU tensor mixes with GPU tensors
                 if self._moved_right_away(analysis, call) or not _meets_other_values(analysis, function, call):
                     continue
+                if _single_element(factory, call) and _only_a_truth_test(analysis, call):
+                    continue  # `if torch.rand(1) < p:` draws a coin; what it is compared with is unknown
                 message = (
                     f"`{qualname.replace('torch.', 'torch.', 1)}(...)` inside `forward` creates a CPU tensor while "
                     f"the inputs may be on the GPU. Pass `device={inputs[0]}.device`."
@@ -724,6 +750,57 @@ def _meets_other_values(analysis: Analysis, function: FunctionInfo, call: ast.Ca
                 if isinstance(holder, ast.Call) and use is not holder.func and _combines_tensors(analysis, holder):
                     return True
     return False
+
+
+_SIZED_FACTORIES = {"zeros", "ones", "empty", "full", "rand", "randn"}  # size first (`full` then its fill value)
+
+
+def _size_argument(factory: str, call: ast.Call) -> list[ast.AST] | None:
+    """The size a sized factory is given, as a list of dim expressions; None when unsure."""
+    if factory not in _SIZED_FACTORIES:
+        return None
+    size = keyword(call, "size")
+    if size is not None:
+        shape = size.value
+    elif factory == "full":
+        if len(call.args) != 2:
+            return None
+        shape = call.args[0]
+    elif len(call.args) == 1 and isinstance(call.args[0], (ast.List, ast.Tuple)):
+        shape = call.args[0]
+    else:
+        return list(call.args) if call.args else None
+    return list(shape.elts) if isinstance(shape, (ast.List, ast.Tuple)) else None
+
+
+def _zero_dim_factory(factory: str, call: ast.Call) -> bool:
+    """`torch.rand([])`, `torch.zeros(())`, `torch.full((), v)`: a 0-d tensor."""
+    return _size_argument(factory, call) == []
+
+
+def _single_element(factory: str, call: ast.Call) -> bool:
+    """`torch.rand(1)`, `torch.rand([1])`, or a 0-d factory."""
+    size = _size_argument(factory, call)
+    return size is not None and all(isinstance(d, ast.Constant) and d.value == 1 for d in size)
+
+
+def _only_a_truth_test(analysis: Analysis, call: ast.Call) -> bool:
+    """The call sits directly in a comparison whose result only decides a branch
+    (`if torch.rand(1) < p:`, `skip = self.training and torch.rand(1) > p`)."""
+    compare = analysis.parents.get(call)
+    if not isinstance(compare, ast.Compare):
+        return False
+    holder = analysis.parents.get(compare)
+    while isinstance(holder, ast.BoolOp) or (isinstance(holder, ast.UnaryOp) and isinstance(holder.op, ast.Not)):
+        holder = analysis.parents.get(holder)
+    return isinstance(holder, (ast.If, ast.While, ast.IfExp, ast.Assert)) and getattr(holder, "test", None) is not None \
+        and _within(analysis, compare, holder.test)
+
+
+def _within(analysis: Analysis, node: ast.AST, ancestor: ast.AST) -> bool:
+    while node is not None and node is not ancestor:
+        node = analysis.parents.get(node)
+    return node is ancestor
 
 
 _COMBINING = {"cat", "stack", "where", "matmul", "bmm", "mm", "einsum", "add", "mul", "masked_fill", "gather"}
