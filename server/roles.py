@@ -496,6 +496,7 @@ def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, 
     if cls in cache:
         return cache[cls]
     result = {"parameter": set(), "model": set(), "loss": set(), "activation": set()}
+    containers: set[str] = set()  # also bound to a dict or list somewhere: not one tensor
     for node in ast.walk(cls):
         if not isinstance(node, (ast.Assign, ast.AnnAssign)):
             continue
@@ -503,6 +504,9 @@ def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, 
         for target in targets:
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
                 if node.value is None:
+                    continue
+                if _is_container(analysis, node.value):
+                    containers.add(target.attr)
                     continue
                 qualname = analysis.qualname(node.value.func) if isinstance(node.value, ast.Call) else None
                 if qualname in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
@@ -515,8 +519,23 @@ def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, 
                     result["loss"].add(target.attr)
                 elif kind == "activation":
                     result["activation"].add(target.attr)
+    result["parameter"] -= containers
     cache[cls] = result
     return result
+
+
+_CONTAINER_CALLS = {"dict", "list", "collections.OrderedDict", "collections.defaultdict",
+                    "torch.nn.ParameterDict", "torch.nn.ParameterList"}
+
+
+def _is_container(analysis: "Analysis", value: ast.AST) -> bool:
+    """`{}`, `[]`, a comprehension, `dict()`, `nn.ParameterDict()`: a holder of tensors, not a tensor."""
+    if isinstance(value, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)):
+        return True
+    if isinstance(value, ast.Call):
+        name = analysis.qualname(value.func) or (value.func.id if isinstance(value.func, ast.Name) else None)
+        return name in _CONTAINER_CALLS
+    return False
 
 
 def _assigned_names(stmt: ast.stmt):

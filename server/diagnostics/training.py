@@ -652,8 +652,10 @@ class FactoryWithoutDevice(Rule):
     Flags a tensor factory (`torch.zeros`, `torch.arange`, `torch.eye`, `torch.tensor([...])`,
     …) called without `device=` inside an `nn.Module.forward` that receives tensors.
     A 0-d tensor (`torch.rand([])`, `torch.tensor(2.0)`) is not flagged: PyTorch moves a
-    0-d CPU tensor to the GPU by itself. Neither is a one-element draw compared only to
-    decide a branch (`if torch.rand(1) < p:`).
+    0-d CPU tensor to the GPU by itself. Neither is a tensor that only becomes a Python
+    number (`torch.rand(1).item()`), a one-element draw compared only to decide a branch
+    (`if torch.rand(1) < p:`), nor a mask compared only with plain numbers and used as an
+    index (`x[:, torch.rand(n) < self.config.keep]`).
 
     ## Why is this bad
     The new tensor is created on the CPU while the module's inputs live on the GPU, so the
@@ -705,6 +707,8 @@ class FactoryWithoutDevice(Rule):
                     continue
                 if _single_element(factory, call) and _only_a_truth_test(analysis, call):
                     continue  # `if torch.rand(1) < p:` draws a coin; what it is compared with is unknown
+                if _single_element(factory, call) and _indexed_to_zero_dim(analysis, call):
+                    continue  # `torch.randint(0, n, (1,))[0]` is 0-d
                 message = (
                     f"`{qualname.replace('torch.', 'torch.', 1)}(...)` inside `forward` creates a CPU tensor while "
                     f"the inputs may be on the GPU. Pass `device={inputs[0]}.device`."
@@ -715,29 +719,28 @@ class FactoryWithoutDevice(Rule):
         parent = analysis.parents.get(call)
         if isinstance(parent, ast.Attribute) and parent.attr in ("to", "cuda", "type_as", "to_device"):
             return True
+        if isinstance(parent, ast.Attribute) and parent.attr == "type":  # `.type(other.type())`: its device too
+            holder = analysis.parents.get(parent)
+            if isinstance(holder, ast.Call) and holder.func is parent and len(holder.args) == 1:
+                argument = holder.args[0]
+                if isinstance(argument, ast.Call) and call_name(argument) == "type" and not argument.args:
+                    return True
         if isinstance(parent, ast.Call) and call_name(parent) in ("register_buffer", "Parameter", "to"):
             return True
         return False
 
 
 def _meets_other_values(analysis: Analysis, function: FunctionInfo, call: ast.Call) -> bool:
-    """The new tensor is used in arithmetic or a comparison (directly, or through the name it is bound to).
+    """The new tensor is used in arithmetic, or compared with something that may be a
+    tensor (directly, or through the name it is bound to).
 
-    A CPU tensor used only as an index (`x[:, torch.randperm(n)]`) works on GPU data, so it
-    is not what TL106 is about.
+    A CPU tensor used only as an index (`x[:, torch.randperm(n)]`), turned into a Python
+    number (`.item()`), or only compared with plain numbers (`torch.rand(n) < self.p`)
+    never meets GPU data, so it is not what TL106 is about.
     """
-    node: ast.AST = call
-    while True:
-        parent = analysis.parents.get(node)
-        if isinstance(parent, (ast.BinOp, ast.Compare)):
-            return True
-        if isinstance(parent, ast.Attribute) or (isinstance(parent, ast.Subscript) and parent.value is node):
-            node = parent
-            continue
-        if isinstance(parent, ast.Call) and parent.func is node:
-            node = parent
-            continue
-        break
+    verdict, node, parent = _climb(analysis, function, call)
+    if verdict is not None:
+        return verdict
     if isinstance(parent, ast.Call) and node is not parent.func and _combines_tensors(analysis, parent):
         return True
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
@@ -745,11 +748,95 @@ def _meets_other_values(analysis: Analysis, function: FunctionInfo, call: ast.Ca
         for use in ast.walk(function.node):
             if isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load) and use.lineno > parent.lineno:
                 holder = analysis.parents.get(use)
-                if isinstance(holder, (ast.BinOp, ast.Compare, ast.AugAssign)):
+                if isinstance(holder, (ast.BinOp, ast.AugAssign)):
                     return True
+                if isinstance(holder, ast.Compare):
+                    if not _compared_to_numbers(analysis, function, holder, use):
+                        return True
+                    # `mask == 0` is still a CPU tensor: where does it go?
+                    verdict, node, user = _climb(analysis, function, holder)
+                    if verdict or (verdict is None and isinstance(user, ast.Call) and node is not user.func
+                                   and _combines_tensors(analysis, user)):
+                        return True
                 if isinstance(holder, ast.Call) and use is not holder.func and _combines_tensors(analysis, holder):
                     return True
     return False
+
+
+def _climb(analysis: Analysis, function: FunctionInfo, start: ast.AST) -> tuple[bool | None, ast.AST, ast.AST | None]:
+    """Follow the new tensor up through its methods, indexing and comparisons with plain
+    numbers: True once it meets other values in arithmetic or a comparison, False once it
+    becomes a Python number, else None with the last node and its parent."""
+    node = start
+    while True:
+        parent = analysis.parents.get(node)
+        if isinstance(parent, ast.BinOp):
+            return True, node, parent
+        if isinstance(parent, ast.Compare):
+            if not _compared_to_numbers(analysis, function, parent, node):
+                return True, node, parent
+        elif isinstance(parent, ast.Attribute):
+            holder = analysis.parents.get(parent)
+            if parent.attr in ("item", "tolist") and isinstance(holder, ast.Call) and holder.func is parent:
+                return False, node, parent
+        elif isinstance(parent, ast.Call) and parent.func is not node:
+            if isinstance(parent.func, ast.Name) and parent.func.id in ("int", "float", "bool") and node in parent.args:
+                return False, node, parent
+            return None, node, parent
+        elif not (isinstance(parent, ast.Call) or (isinstance(parent, ast.Subscript) and parent.value is node)):
+            return None, node, parent
+        node = parent
+
+
+def _compared_to_numbers(analysis: Analysis, function: FunctionInfo, compare: ast.Compare, node: ast.AST) -> bool:
+    others = [e for e in (compare.left, *compare.comparators) if e is not node]
+    return all(_plain_number(analysis, function, e) for e in others)
+
+
+def _plain_number(analysis: Analysis, function: FunctionInfo, expr: ast.AST) -> bool:
+    """A Python number for sure: a constant, a config value (`self.config.layerdrop`,
+    `config.p`), or an attribute that the class only ever sets from those."""
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, (int, float, bool))
+    if isinstance(expr, ast.UnaryOp):
+        return _plain_number(analysis, function, expr.operand)
+    if isinstance(expr, ast.BinOp):
+        return _plain_number(analysis, function, expr.left) and _plain_number(analysis, function, expr.right)
+    chain = dotted(expr)
+    if chain is None or "." not in chain:
+        return False
+    parts = chain.split(".")
+    if parts[0] == "self" and len(parts) == 2 and function.class_node is not None:
+        return parts[1] in _plain_number_attributes(analysis, function.class_node)
+    return "config" in parts[0].lower() or (parts[0] == "self" and "config" in parts[1].lower())
+
+
+def _plain_number_attributes(analysis: Analysis, cls: ast.ClassDef) -> set[str]:
+    """`self.x` attributes that every assignment in the class sets to a constant or a config value."""
+    cache = analysis.__dict__.setdefault("_plain_number_attributes", {})
+    found = cache.get(cls)
+    if found is not None:
+        return found
+    plain: dict[str, bool] = {}
+    for node in ast.walk(cls):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, (ast.AnnAssign, ast.AugAssign)) else []
+        for target in targets:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                value = getattr(node, "value", None)
+                simple = value is not None and not isinstance(node, ast.AugAssign) and _config_value(value)
+                plain[target.attr] = plain.get(target.attr, True) and simple
+    found = cache[cls] = {name for name, ok in plain.items() if ok}
+    return found
+
+
+def _config_value(value: ast.AST) -> bool:
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, (int, float, bool))
+    if isinstance(value, ast.UnaryOp):
+        return _config_value(value.operand)
+    chain = dotted(value)
+    return chain is not None and "." in chain and "config" in chain.split(".")[0].lower()
 
 
 _SIZED_FACTORIES = {"zeros", "ones", "empty", "full", "rand", "randn"}  # size first (`full` then its fill value)
@@ -757,11 +844,15 @@ _SIZED_FACTORIES = {"zeros", "ones", "empty", "full", "rand", "randn"}  # size f
 
 def _size_argument(factory: str, call: ast.Call) -> list[ast.AST] | None:
     """The size a sized factory is given, as a list of dim expressions; None when unsure."""
-    if factory not in _SIZED_FACTORIES:
+    if factory not in _SIZED_FACTORIES and factory != "randint":
         return None
     size = keyword(call, "size")
     if size is not None:
         shape = size.value
+    elif factory == "randint":  # `randint(high, size)` or `randint(low, high, size)`
+        if len(call.args) not in (2, 3):
+            return None
+        shape = call.args[-1]
     elif factory == "full":
         if len(call.args) != 2:
             return None
@@ -782,6 +873,12 @@ def _single_element(factory: str, call: ast.Call) -> bool:
     """`torch.rand(1)`, `torch.rand([1])`, or a 0-d factory."""
     size = _size_argument(factory, call)
     return size is not None and all(isinstance(d, ast.Constant) and d.value == 1 for d in size)
+
+
+def _indexed_to_zero_dim(analysis: Analysis, call: ast.Call) -> bool:
+    parent = analysis.parents.get(call)
+    return isinstance(parent, ast.Subscript) and parent.value is call and isinstance(parent.slice, ast.Constant) \
+        and isinstance(parent.slice.value, int)
 
 
 def _only_a_truth_test(analysis: Analysis, call: ast.Call) -> bool:
@@ -811,7 +908,9 @@ def _combines_tensors(analysis: Analysis, call: ast.Call) -> bool:
     func = call.func
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
         return True
-    qualname = analysis.call_qualname(call) or ""
+    qualname = analysis.call_qualname(call)
+    if qualname is None:  # a tensor method: `scores.masked_fill(mask == 0, ...)` meets `scores`
+        return isinstance(func, ast.Attribute) and func.attr in _COMBINING
     return qualname.startswith("torch.") and qualname.rsplit(".", 1)[-1] in _COMBINING
 
 
