@@ -495,15 +495,18 @@ def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, 
     cache = analysis.__dict__.setdefault("_class_attr_roles", {})
     if cls in cache:
         return cache[cls]
-    result = {"parameter": set(), "model": set(), "loss": set(), "activation": set()}
+    result = {"parameter": set(), "model": set(), "loss": set(), "activation": set(), "number": set()}
     containers: set[str] = set()  # also bound to a dict or list somewhere: not one tensor
+    numbers: dict[str, bool] = {}  # only ever set to a constant or a config value
     for node in ast.walk(cls):
-        if not isinstance(node, (ast.Assign, ast.AnnAssign)):
+        if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                if node.value is None:
+                numbers[target.attr] = numbers.get(target.attr, True) and not isinstance(node, ast.AugAssign) \
+                    and node.value is not None and is_config_number(node.value)
+                if node.value is None or isinstance(node, ast.AugAssign):
                     continue
                 if _is_container(analysis, node.value):
                     containers.add(target.attr)
@@ -520,8 +523,21 @@ def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, 
                 elif kind == "activation":
                     result["activation"].add(target.attr)
     result["parameter"] -= containers
+    result["number"] = {name for name, plain in numbers.items() if plain}
     cache[cls] = result
     return result
+
+
+def is_config_number(value: ast.AST) -> bool:
+    """A numeric constant or a config value (`config.layerdrop`, `-cfg.p`)."""
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, (int, float, bool))
+    if isinstance(value, ast.UnaryOp):
+        return is_config_number(value.operand)
+    root = value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return root is not value and isinstance(root, ast.Name) and "config" in root.id.lower()
 
 
 _CONTAINER_CALLS = {"dict", "list", "collections.OrderedDict", "collections.defaultdict",

@@ -20,7 +20,7 @@ from server.analysis import (
 )
 from server.diagnostics import register
 from server.diagnostics.base import Finding, Rule
-from server.roles import ScopeRoles, class_attribute_roles, local_module_classes
+from server.roles import ScopeRoles, class_attribute_roles, is_config_number, local_module_classes
 
 _EVAL_WORDS = ("eval", "valid", "test", "predict", "infer")
 
@@ -738,11 +738,9 @@ def _meets_other_values(analysis: Analysis, function: FunctionInfo, call: ast.Ca
     number (`.item()`), or only compared with plain numbers (`torch.rand(n) < self.p`)
     never meets GPU data, so it is not what TL106 is about.
     """
-    verdict, node, parent = _climb(analysis, function, call)
+    verdict, parent = _climb(analysis, function, call)
     if verdict is not None:
         return verdict
-    if isinstance(parent, ast.Call) and node is not parent.func and _combines_tensors(analysis, parent):
-        return True
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
         name = parent.targets[0].id
         for use in ast.walk(function.node):
@@ -753,38 +751,35 @@ def _meets_other_values(analysis: Analysis, function: FunctionInfo, call: ast.Ca
                 if isinstance(holder, ast.Compare):
                     if not _compared_to_numbers(analysis, function, holder, use):
                         return True
-                    # `mask == 0` is still a CPU tensor: where does it go?
-                    verdict, node, user = _climb(analysis, function, holder)
-                    if verdict or (verdict is None and isinstance(user, ast.Call) and node is not user.func
-                                   and _combines_tensors(analysis, user)):
+                    if _climb(analysis, function, holder)[0]:  # `mask == 0` is still a CPU tensor: where does it go?
                         return True
                 if isinstance(holder, ast.Call) and use is not holder.func and _combines_tensors(analysis, holder):
                     return True
     return False
 
 
-def _climb(analysis: Analysis, function: FunctionInfo, start: ast.AST) -> tuple[bool | None, ast.AST, ast.AST | None]:
+def _climb(analysis: Analysis, function: FunctionInfo, start: ast.AST) -> tuple[bool | None, ast.AST | None]:
     """Follow the new tensor up through its methods, indexing and comparisons with plain
-    numbers: True once it meets other values in arithmetic or a comparison, False once it
-    becomes a Python number, else None with the last node and its parent."""
+    numbers: True once it meets other values (arithmetic, a comparison, a call that combines
+    tensors), False once it becomes a Python number, else None with where it stopped."""
     node = start
     while True:
         parent = analysis.parents.get(node)
         if isinstance(parent, ast.BinOp):
-            return True, node, parent
+            return True, parent
         if isinstance(parent, ast.Compare):
             if not _compared_to_numbers(analysis, function, parent, node):
-                return True, node, parent
+                return True, parent
         elif isinstance(parent, ast.Attribute):
             holder = analysis.parents.get(parent)
             if parent.attr in ("item", "tolist") and isinstance(holder, ast.Call) and holder.func is parent:
-                return False, node, parent
+                return False, parent
         elif isinstance(parent, ast.Call) and parent.func is not node:
             if isinstance(parent.func, ast.Name) and parent.func.id in ("int", "float", "bool") and node in parent.args:
-                return False, node, parent
-            return None, node, parent
+                return False, parent
+            return (True if _combines_tensors(analysis, parent) else None), parent
         elif not (isinstance(parent, ast.Call) or (isinstance(parent, ast.Subscript) and parent.value is node)):
-            return None, node, parent
+            return None, parent
         node = parent
 
 
@@ -796,47 +791,17 @@ def _compared_to_numbers(analysis: Analysis, function: FunctionInfo, compare: as
 def _plain_number(analysis: Analysis, function: FunctionInfo, expr: ast.AST) -> bool:
     """A Python number for sure: a constant, a config value (`self.config.layerdrop`,
     `config.p`), or an attribute that the class only ever sets from those."""
-    if isinstance(expr, ast.Constant):
-        return isinstance(expr.value, (int, float, bool))
     if isinstance(expr, ast.UnaryOp):
         return _plain_number(analysis, function, expr.operand)
     if isinstance(expr, ast.BinOp):
         return _plain_number(analysis, function, expr.left) and _plain_number(analysis, function, expr.right)
     chain = dotted(expr)
-    if chain is None or "." not in chain:
-        return False
-    parts = chain.split(".")
-    if parts[0] == "self" and len(parts) == 2 and function.class_node is not None:
-        return parts[1] in _plain_number_attributes(analysis, function.class_node)
-    return "config" in parts[0].lower() or (parts[0] == "self" and "config" in parts[1].lower())
-
-
-def _plain_number_attributes(analysis: Analysis, cls: ast.ClassDef) -> set[str]:
-    """`self.x` attributes that every assignment in the class sets to a constant or a config value."""
-    cache = analysis.__dict__.setdefault("_plain_number_attributes", {})
-    found = cache.get(cls)
-    if found is not None:
-        return found
-    plain: dict[str, bool] = {}
-    for node in ast.walk(cls):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-            node, (ast.AnnAssign, ast.AugAssign)) else []
-        for target in targets:
-            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                value = getattr(node, "value", None)
-                simple = value is not None and not isinstance(node, ast.AugAssign) and _config_value(value)
-                plain[target.attr] = plain.get(target.attr, True) and simple
-    found = cache[cls] = {name for name, ok in plain.items() if ok}
-    return found
-
-
-def _config_value(value: ast.AST) -> bool:
-    if isinstance(value, ast.Constant):
-        return isinstance(value.value, (int, float, bool))
-    if isinstance(value, ast.UnaryOp):
-        return _config_value(value.operand)
-    chain = dotted(value)
-    return chain is not None and "." in chain and "config" in chain.split(".")[0].lower()
+    if chain is not None and chain.startswith("self."):
+        parts = chain.split(".")
+        if len(parts) == 2 and function.class_node is not None:
+            return parts[1] in class_attribute_roles(analysis, function.class_node)["number"]
+        return "config" in parts[1].lower()
+    return is_config_number(expr)
 
 
 _SIZED_FACTORIES = {"zeros", "ones", "empty", "full", "rand", "randn"}  # size first (`full` then its fill value)
@@ -887,17 +852,10 @@ def _only_a_truth_test(analysis: Analysis, call: ast.Call) -> bool:
     compare = analysis.parents.get(call)
     if not isinstance(compare, ast.Compare):
         return False
-    holder = analysis.parents.get(compare)
+    condition, holder = compare, analysis.parents.get(compare)
     while isinstance(holder, ast.BoolOp) or (isinstance(holder, ast.UnaryOp) and isinstance(holder.op, ast.Not)):
-        holder = analysis.parents.get(holder)
-    return isinstance(holder, (ast.If, ast.While, ast.IfExp, ast.Assert)) and getattr(holder, "test", None) is not None \
-        and _within(analysis, compare, holder.test)
-
-
-def _within(analysis: Analysis, node: ast.AST, ancestor: ast.AST) -> bool:
-    while node is not None and node is not ancestor:
-        node = analysis.parents.get(node)
-    return node is ancestor
+        condition, holder = holder, analysis.parents.get(holder)
+    return isinstance(holder, (ast.If, ast.While, ast.IfExp, ast.Assert)) and holder.test is condition
 
 
 _COMBINING = {"cat", "stack", "where", "matmul", "bmm", "mm", "einsum", "add", "mul", "masked_fill", "gather"}
