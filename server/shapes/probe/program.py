@@ -1,0 +1,137 @@
+"""What the shape probe may run of a file: the module class and what it needs, nothing else.
+
+The probe executes user code, so it executes as little as possible: the imports the
+target class uses, the class itself, and the top-level functions, classes and plain
+constants it reaches, transitively.  Everything else is blanked out: the
+`if __name__ == "__main__":` block, top-level calls (`os.system(...)`, `train()`),
+assignments whose value calls anything but a class or function kept here or a known
+pure constructor, loops, `with` blocks.  Dropped lines become empty lines, so every
+line keeps its number and a traceback from the probe points at the user's own line.
+
+Standard library only: the probe worker loads this file by path into the user's
+interpreter, where torch-lsp is not installed.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+
+# Calls that may appear in a kept constant's value: they build values and touch nothing.
+PURE_CALLS = frozenset({
+    "dict", "list", "tuple", "set", "frozenset", "int", "float", "bool", "str", "range", "len",
+    "min", "max", "abs", "round", "sum", "sorted", "zip", "enumerate", "reversed", "divmod", "pow",
+    "math.sqrt", "math.ceil", "math.floor", "math.log", "math.log2", "math.prod", "math.exp",
+    "torch.device", "torch.Size", "dataclasses.field", "field", "namedtuple", "collections.namedtuple",
+    "typing.NamedTuple", "TypeVar", "typing.TypeVar", "partial", "functools.partial",
+})
+BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def dotted_name(node: ast.AST) -> str | None:
+    """`a.b.c` for a chain of attributes on a name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def names_read(node: ast.AST) -> set[str]:
+    """Every bare name the code of `node` reads (the roots of attribute chains included)."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def bound_names(stmt: ast.stmt) -> set[str]:
+    """The top-level names a kept-able statement binds."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return {(alias.asname or alias.name).split(".")[0] for alias in stmt.names if alias.name != "*"}
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    if isinstance(stmt, ast.Try):
+        return set().union(*(bound_names(s) for s in stmt.body))
+    return set()
+
+
+def is_pure_value(value: ast.AST | None, definitions: set[str]) -> bool:
+    """A value computed without side effects: literals, names, arithmetic, and calls only to
+    classes and functions of this file (kept with it) or to known pure constructors."""
+    if value is None:
+        return True
+    for node in ast.walk(value):
+        if isinstance(node, (ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)):
+            return False
+        if isinstance(node, ast.Call):
+            name = dotted_name(node.func)
+            if name is None or not (name in PURE_CALLS or name in definitions):
+                return False
+    return True
+
+
+def is_import_block(stmt: ast.Try) -> bool:
+    """`try: import x` / `except ImportError: x = None`: an optional import."""
+    parts = stmt.body + [s for handler in stmt.handlers for s in handler.body] + stmt.orelse
+    return all(isinstance(s, (ast.Import, ast.ImportFrom, ast.Pass, ast.Assign)) for s in parts) and not stmt.finalbody
+
+
+def candidate_statements(tree: ast.Module) -> dict[str, list[ast.stmt]]:
+    """Top-level statements the probe may keep, by the names they bind."""
+    definitions = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    by_name: dict[str, list[ast.stmt]] = {}
+    for stmt in tree.body:
+        keepable = (
+            isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            or (isinstance(stmt, ast.Assign) and is_pure_value(stmt.value, definitions))
+            or (isinstance(stmt, ast.AnnAssign) and is_pure_value(stmt.value, definitions))
+            or (isinstance(stmt, ast.Try) and is_import_block(stmt))
+        )
+        if keepable:
+            for name in bound_names(stmt):
+                by_name.setdefault(name, []).append(stmt)
+    return by_name
+
+
+def needed_statements(tree: ast.Module, roots: set[str]) -> list[ast.stmt]:
+    """The top-level statements that `roots` (class names, names an input expression reads)
+    reach, transitively, in file order.  `from __future__` imports are always kept."""
+    by_name = candidate_statements(tree)
+    kept: dict[int, ast.stmt] = {}
+    pending = list(roots)
+    seen: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for stmt in by_name.get(name, ()):
+            if id(stmt) not in kept:
+                kept[id(stmt)] = stmt
+                pending.extend(names_read(stmt) - BUILTIN_NAMES)
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+            kept[id(stmt)] = stmt
+    return sorted(kept.values(), key=lambda s: s.lineno)
+
+
+def first_line(stmt: ast.stmt) -> int:
+    decorators = getattr(stmt, "decorator_list", None) or []
+    return min([stmt.lineno] + [d.lineno for d in decorators])
+
+
+def probe_program(source: str, roots: set[str] | None) -> str:
+    """`source` with every line blanked except those of the statements `roots` need (None:
+    everything a module may keep, for a workspace file the probed one imports)."""
+    tree = ast.parse(source)
+    if roots is None:
+        roots = set(candidate_statements(tree))
+    lines = source.splitlines(keepends=True)
+    keep = [False] * len(lines)
+    for stmt in needed_statements(tree, roots):
+        for number in range(first_line(stmt), (stmt.end_lineno or stmt.lineno) + 1):
+            keep[number - 1] = True
+    return "".join(line if keep[i] else "\n" for i, line in enumerate(lines))
