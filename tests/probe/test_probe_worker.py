@@ -256,3 +256,45 @@ def test_close_leaves_no_process_behind(workspace):
     client.close()
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+SCRIPT = '''
+import os
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+features = torch.rand(10, 32, 28, 28)
+conv = nn.Conv2d(32, 64, 3)
+maps = conv(features)
+torch.save(maps, "SAVED.pt")
+os.system("touch SCRIPT_SYSTEM_RAN")
+pooled = F.max_pool2d(maps, 2)
+for step in range(3):
+    open("LOOP_RAN", "w")
+head = nn.Linear(64 * 13 * 13, 10)
+logits = head(pooled.flatten(1))
+wrong = head(pooled)
+'''
+
+
+def test_a_script_runs_its_tensor_statements_only_and_fails_on_the_right_line(client, workspace):
+    (workspace / "script.py").write_text(SCRIPT)
+    answer = client.probe({"op": "script", "path": str(workspace / "script.py"), "source": SCRIPT,
+                           "folders": [str(workspace)], "cpu_fallback_bytes": 10**8})
+    assert not answer["ok"] and answer["shape_error"]
+    assert answer["frames"][-1]["line"] == SCRIPT.splitlines().index("wrong = head(pooled)") + 1
+    assert answer["error"].startswith("RuntimeError: mat1 and mat2 shapes cannot be multiplied (8320x13 and 10816x10)")
+    assert not any((workspace / name).exists() for name in ("SAVED.pt", "SCRIPT_SYSTEM_RAN", "LOOP_RAN"))
+    assert not any(Path(name).exists() for name in ("SAVED.pt", "SCRIPT_SYSTEM_RAN", "LOOP_RAN"))
+
+
+def test_a_script_that_runs_reports_each_binding(client, workspace):
+    source = SCRIPT.replace("wrong = head(pooled)\n", "")
+    answer = client.probe({"op": "script", "path": str(workspace / "script.py"), "source": source,
+                           "folders": [str(workspace)]})
+    assert answer["ok"], answer
+    by_line = {b["line"]: b["shapes"] for b in answer["bindings"]}
+    lines = source.splitlines()
+    assert by_line[lines.index("maps = conv(features)") + 1] == {"maps": [10, 64, 26, 26]}
+    assert by_line[lines.index("logits = head(pooled.flatten(1))") + 1] == {"logits": [10, 10]}

@@ -135,3 +135,87 @@ def probe_program(source: str, roots: set[str] | None) -> str:
         for number in range(first_line(stmt), (stmt.end_lineno or stmt.lineno) + 1):
             keep[number - 1] = True
     return "".join(line if keep[i] else "\n" for i, line in enumerate(lines))
+
+
+# -- module-level scripts ------------------------------------------------------------------
+# torch functions a top-level statement may call when the probe runs a script: anything under
+# `torch` except what reads or writes files, reaches the network or another device or process.
+DENIED_TORCH = ("torch.load", "torch.save", "torch.hub", "torch.cuda", "torch.distributed",
+                "torch.multiprocessing", "torch.utils", "torch.backends", "torch.onnx", "torch.jit",
+                "torch.compile", "torch.export", "torch.set_default", "torch.ops", "torch.library",
+                "torch.classes", "torch.from_file", "torch.package", "torch.profiler", "torch.mps",
+                "torch.xpu", "torch.npu", "torch.accelerator")
+# Tensor and module methods that leave the meta device or the process.
+DENIED_METHODS = frozenset({"cuda", "to", "cpu", "numpy", "tolist", "item", "pin_memory", "share_memory_",
+                            "load_state_dict", "save", "tofile", "mps", "xpu"})
+
+
+def torch_aliases(tree: ast.Module) -> dict[str, str]:
+    """Top-level names bound to torch and its members: `nn` -> `torch.nn`, `F` -> ..."""
+    aliases: dict[str, str] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.name.split(".")[0] == "torch":
+                    aliases[alias.asname or "torch"] = alias.name if alias.asname else "torch"
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module and stmt.module.split(".")[0] == "torch" \
+                and not stmt.level:
+            for alias in stmt.names:
+                aliases[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
+    return aliases
+
+
+class ScriptStatements:
+    """Which top-level statements of a script the probe may run: those that only build and
+    combine tensors and modules (torch calls, the file's classes, methods of values built so
+    far), each reading only names bound by statements kept before it."""
+
+    def __init__(self, tree: ast.Module):
+        self.tree = tree
+        self.aliases = torch_aliases(tree)
+        self.classes = {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
+        self.definitions = set(candidate_statements(tree))
+        self.built: set[str] = set()  # names bound by kept top-level statements
+
+    def allowed_call(self, call: ast.Call) -> bool:
+        name = dotted_name(call.func)
+        if name is None:
+            return False
+        root, _, rest = name.partition(".")
+        if root in self.aliases:
+            qualified = self.aliases[root] + ("." + rest if rest else "")
+            return not qualified.startswith(DENIED_TORCH) and name.rsplit(".", 1)[-1] not in DENIED_METHODS
+        if root in self.built:
+            return not rest or rest.rsplit(".", 1)[-1] not in DENIED_METHODS
+        return name in self.classes or name in PURE_CALLS
+
+    def allowed(self, stmt: ast.stmt) -> bool:
+        if not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)):
+            return False
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            return False  # a docstring
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)):
+                return False
+            if isinstance(node, ast.Call) and not self.allowed_call(node):
+                return False
+        known = self.built | set(self.aliases) | self.definitions | BUILTIN_NAMES
+        return names_read(stmt) <= known
+
+    def kept(self) -> list[ast.stmt]:
+        kept = []
+        for stmt in self.tree.body:
+            if self.allowed(stmt):
+                kept.append(stmt)
+                self.built |= bound_names(stmt) if not isinstance(stmt, ast.AugAssign) else set()
+        return kept
+
+
+def script_statements(source: str) -> tuple[ast.Module, list[ast.stmt]]:
+    """The file's definitions (what its kept statements reach) and the top-level tensor
+    statements to run, in order."""
+    tree = ast.parse(source)
+    statements = ScriptStatements(tree).kept()
+    roots = set().union(*(names_read(s) for s in statements)) if statements else set()
+    definitions = needed_statements(tree, roots)
+    return tree, sorted(definitions + statements, key=lambda s: s.lineno)

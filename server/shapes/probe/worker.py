@@ -13,6 +13,7 @@ to a capture buffer, never into the answers.
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import importlib.abc
 import importlib.machinery
@@ -104,19 +105,22 @@ class Probe:
         self.device = request.get("device", "meta")
 
     def namespace(self) -> dict:
+        roots = set(self.request["roots"])
+        program = self.program_module.probe_program(self.request["source"], roots)
+        module = self.fresh_module()
+        exec(compile(program, self.path, "exec"), module.__dict__)
+        return module.__dict__
+
+    def fresh_module(self):
         folders = [os.path.abspath(f) for f in self.request.get("folders") or [os.path.dirname(self.path)]]
         self.imports.folders[:] = folders
         forget_workspace_modules(folders)
         sys.path[:0] = [f for f in folders if f not in sys.path]
-        roots = set(self.request["roots"])
-        program = self.program_module.probe_program(self.request["source"], roots)
-        code = compile(program, self.path, "exec")
         name = "_torch_lsp_probed_" + str(self.request["id"])
         module = type(sys)(name)
         module.__file__ = self.path
         sys.modules[name] = module  # dataclasses and typing look classes' modules up here
-        exec(code, module.__dict__)
-        return module.__dict__
+        return module
 
     def inputs(self, device: str, batch: int | None) -> list:
         tensors = []
@@ -180,6 +184,36 @@ class Probe:
             result["memory"] = memory_estimate(self.torch, model, self.inputs(device, None),
                                                self.request.get("optimizer"))
         return result
+
+
+class ScriptProbe(Probe):
+    """A script's top-level tensor statements (`program.script_statements`), run one by one
+    under the probe's device, recording the shape of every tensor each one binds."""
+
+    def run(self) -> dict:
+        try:
+            return self.run_on(self.device)
+        except SHAPE_ERRORS + (NotImplementedError,):
+            if self.device != "meta" or self.tensor_bytes > self.request.get("cpu_fallback_bytes", 0):
+                raise
+            return self.run_on("cpu")
+
+    def run_on(self, device: str) -> dict:
+        tree, statements = self.program_module.script_statements(self.request["source"])
+        namespace = self.fresh_module().__dict__
+        bindings = []
+        self.tensor_bytes = 0
+        with self.torch.device(device):
+            for statement in statements:
+                exec(compile(ast.Module([statement], []), self.path, "exec"), namespace)
+                shapes = {name: shapes_of(self.torch, namespace.get(name))
+                          for name in sorted(self.program_module.bound_names(statement))
+                          if isinstance(namespace.get(name), self.torch.Tensor)}
+                self.tensor_bytes += sum(t.numel() * t.element_size() for t in namespace.values()
+                                         if isinstance(t, self.torch.Tensor))
+                if shapes:
+                    bindings.append({"line": statement.lineno, "shapes": shapes})
+        return {"device": device, "bindings": bindings}
 
 
 def shapes_of(torch, value):
@@ -247,7 +281,8 @@ def failure(error: BaseException, path: str) -> dict:
 
 def answer(torch, program_module, imports: WorkspaceImports, request: dict) -> dict:
     captured = io.StringIO()
-    probe = Probe(torch, program_module, imports, request)
+    kind = ScriptProbe if request.get("op") == "script" else Probe
+    probe = kind(torch, program_module, imports, request)
     with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
         try:
             result = {"ok": True, **probe.run()}
