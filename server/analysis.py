@@ -21,6 +21,7 @@ from typing import Iterator
 
 from server.parsing import SyntaxIssue, parse_source
 from server.roles import ScopeRoles, compute_roles
+from server.syntax_nodes import argument, call_name, keyword
 from server.text import LineIndex
 
 FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -554,54 +555,6 @@ def _base_name(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-# ----------------------------------------------------------------- helpers
-def call_name(call: ast.Call) -> str | None:
-    """`f` for `f(...)`, `m` for `obj.m(...)`."""
-    func = call.func
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return None
-
-
-def receiver(call: ast.Call) -> ast.AST | None:
-    """`obj` for `obj.m(...)`."""
-    return call.func.value if isinstance(call.func, ast.Attribute) else None
-
-
-def dotted(node: ast.AST | None) -> str | None:
-    """`a.b.c` for a Name/Attribute chain, else None (no import resolution)."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        return ".".join([node.id, *reversed(parts)])
-    return None
-
-
-def keyword(call: ast.Call, name: str) -> ast.keyword | None:
-    for kw in call.keywords:
-        if kw.arg == name:
-            return kw
-    return None
-
-
-def has_star_args(call: ast.Call) -> bool:
-    return any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords)
-
-
-def argument(call: ast.Call, position: int, name: str) -> ast.AST | None:
-    """The argument passed at `position` or as `name=`."""
-    kw = keyword(call, name)
-    if kw is not None:
-        return kw.value
-    if len(call.args) > position and not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
-        return call.args[position]
-    return None
-
-
 def is_backward_call(analysis: Analysis, call: ast.Call) -> bool:
     name = call_name(call)
     if name in ("backward", "manual_backward") and isinstance(call.func, ast.Attribute):
@@ -658,24 +611,6 @@ def analyze(source: str, path: str | None = None) -> Analysis:
     return Analysis(source, path)
 
 
-def accumulation(stmt: ast.stmt) -> tuple[ast.AST, ast.AST, str] | None:
-    """(container, value, kind) for `c.append(v)` ("append"), `c += v`, `c = c + v` / `c = v + c` ("sum")."""
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-        call = stmt.value
-        if call_name(call) == "append" and isinstance(call.func, ast.Attribute) and len(call.args) == 1:
-            return call.func.value, call.args[0], "append"
-    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and isinstance(stmt.target, ast.Name):
-        return stmt.target, stmt.value, "sum"
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-        target, value = stmt.targets[0], stmt.value
-        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
-            if isinstance(value.left, ast.Name) and value.left.id == target.id:
-                return target, value.right, "sum"
-            if isinstance(value.right, ast.Name) and value.right.id == target.id:
-                return target, value.left, "sum"
-    return None
-
-
 def _is_accelerator_device(analysis: "Analysis", call: ast.Call) -> bool:
     device = argument(call, 0, "device")
     if isinstance(device, ast.Constant):
@@ -706,18 +641,3 @@ def _is_cpu(analysis: "Analysis", value: ast.AST) -> bool:
     if isinstance(value, ast.Call) and analysis.call_qualname(value) == "torch.device" and value.args:
         value = value.args[0]
     return isinstance(value, ast.Constant) and value.value == "cpu"
-
-
-# ------------------------------------------------------------- shared spans
-def loop_header_span(loop_node: ast.AST) -> tuple[int, int, int, int]:
-    """`for x in loader` / `while cond` — the header up to the colon, not the body."""
-    last = loop_node.test if isinstance(loop_node, ast.While) else loop_node.iter
-    return loop_node.lineno, loop_node.col_offset, last.end_lineno, last.end_col_offset
-
-
-def method_span(call: ast.Call) -> tuple[int, int, int, int]:
-    """`.cuda()` in `x.cuda()`: from the dot after the receiver to the closing parenthesis."""
-    func = call.func
-    if isinstance(func, ast.Attribute) and func.value.end_lineno == call.end_lineno:
-        return func.value.end_lineno, func.value.end_col_offset, call.end_lineno, call.end_col_offset
-    return call.lineno, call.col_offset, call.end_lineno, call.end_col_offset

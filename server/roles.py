@@ -17,6 +17,8 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from server.syntax_nodes import call_name, receiver
+
 if TYPE_CHECKING:
     from server.analysis import Analysis, FunctionInfo
 
@@ -169,8 +171,6 @@ class ScopeRoles:
         return None
 
     def is_optimizer_step(self, call: ast.Call) -> bool:
-        from server.analysis import call_name, receiver
-
         name = call_name(call)
         target = receiver(call)
         if name == "optimizer_step":  # torch_xla's xm.optimizer_step(opt)
@@ -185,8 +185,6 @@ class ScopeRoles:
         return False
 
     def is_scheduler_step(self, call: ast.Call) -> bool:
-        from server.analysis import call_name, receiver
-
         target = receiver(call)
         if call_name(call) != "step" or target is None:
             return False
@@ -247,8 +245,6 @@ class ScopeRoles:
         return self._graph(expr, at, 0)
 
     def _graph(self, expr: ast.AST, at: ast.AST, depth: int) -> bool:
-        from server.analysis import call_name
-
         if depth > 12:
             return False
         if isinstance(expr, ast.Name):
@@ -424,8 +420,6 @@ def _value_facts(roles: ScopeRoles) -> None:
 # ------------------------------------------------------------------ helpers
 def constructed_kind(analysis: "Analysis", value: ast.AST) -> str | None:
     """What kind of object an expression constructs, looking through `.to(...)`-style chains."""
-    from server.analysis import call_name
-
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in (
         "to", "cuda", "cpu", "eval", "train", "float", "half", "double", "bfloat16", "requires_grad_", "to_empty",
     ):

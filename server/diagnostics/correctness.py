@@ -10,11 +10,11 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
-from server.analysis import argument, call_name, dotted, has_star_args, receiver
 from server.diagnostics import register
 from server.diagnostics.base import Finding, Rule
 from server.roles import class_attribute_roles
 from server.shapes.batch import inferred_shape
+from server.syntax_nodes import argument, call_name, dotted, has_star_args, receiver
 from server.shapes.rank import (
     Dim,
     WILDCARD,

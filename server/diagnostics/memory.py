@@ -4,10 +4,11 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from server.analysis import Analysis, LoopInfo, accumulation, call_name
+from server.analysis import Analysis, LoopInfo
 from server.diagnostics import register
 from server.diagnostics.base import Finding, Rule
 from server.diagnostics.training import _EvaluationContexts
+from server.syntax_nodes import accumulation, call_name
 
 
 def _assigned_inside(loop: LoopInfo, name: str, analysis: Analysis, besides: ast.stmt | None = None) -> bool:

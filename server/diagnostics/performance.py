@@ -4,10 +4,11 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from server.analysis import Analysis, argument, call_name, has_star_args, keyword, method_span, receiver
+from server.analysis import Analysis
 from server.diagnostics import register
 from server.diagnostics.base import Finding, Rule
 from server.diagnostics.memory import _assigned_inside
+from server.syntax_nodes import argument, call_name, has_star_args, keyword, method_span, receiver
 
 _SYNC_METHODS = ("item", "cpu", "numpy", "tolist")
 

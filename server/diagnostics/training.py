@@ -5,22 +5,11 @@ import ast
 import re
 from typing import Iterator
 
-from server.analysis import (
-    Analysis,
-    FunctionInfo,
-    LoopInfo,
-    call_name,
-    dotted,
-    has_star_args,
-    is_backward_call,
-    keyword,
-    loop_header_span,
-    method_span,
-    receiver,
-)
+from server.analysis import Analysis, FunctionInfo, LoopInfo
 from server.diagnostics import register
 from server.diagnostics.base import Finding, Rule
 from server.roles import ScopeRoles, class_attribute_roles, is_config_number, local_module_classes
+from server.syntax_nodes import call_name, dotted, has_star_args, keyword, loop_header_span, method_span, receiver
 
 _EVAL_WORDS = ("eval", "valid", "test", "predict", "infer")
 

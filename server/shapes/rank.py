@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from server.analysis import argument, dotted
+from server.syntax_nodes import argument, dotted
 
 if TYPE_CHECKING:
     from server.analysis import Analysis

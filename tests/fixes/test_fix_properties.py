@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from server.analysis import argument
+from server.syntax_nodes import argument
 from server.checker import check_source
 from server.codeactions.fixes import Positions, apply_edits, fix_all, fix_offers, fixes_for, main_fix
 from server.codeactions.fixes.imports import import_anchor

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from server.analysis import argument
+from server.syntax_nodes import argument
 from server.codeactions.fixes import calls
 from server.codeactions.fixes.imports import use_module
 from server.codeactions.fixes.locate import call_at, on_lines_of_its_own

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from server.analysis import accumulation
+from server.syntax_nodes import accumulation
 
 from server.codeactions.fixes import calls
 from server.codeactions.fixes.locate import statement_at, text_of

@@ -22,7 +22,8 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
-from server.analysis import call_name, is_backward_call, keyword
+from server.analysis import is_backward_call
+from server.syntax_nodes import call_name, keyword
 from server.codeactions.fixes.imports import module_alias, use_module
 from server.codeactions.fixes.locate import call_at, on_lines_of_its_own
 from server.codeactions.fixes.names import contains

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from server.analysis import argument, keyword
+from server.syntax_nodes import argument, keyword
 from server.codeactions.fixes import calls
 from server.codeactions.fixes.imports import use_module
 from server.codeactions.fixes.locate import call_at, keyword_at, loop_at, on_lines_of_its_own, statement_at, text_of
