@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterator
 
+from server.fact_cache import FactCache
 from server.parsing import SyntaxIssue, parse_source
 from server.roles import ScopeRoles, compute_roles
 from server.syntax_nodes import argument, call_name, keyword
@@ -128,6 +129,8 @@ class Analysis:
         self.functions.append(self.module_scope)
         self._collect_imports()
         self._walk_block(self.tree.body, Context(self.module_scope))
+        # Facts other modules compute on first use (the shape report, the libcst tree).
+        self.facts = FactCache()
         self.roles: dict[FunctionInfo, ScopeRoles] = compute_roles(self)
 
     # ------------------------------------------------------------------ names

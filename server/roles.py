@@ -17,7 +17,8 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from server.syntax_nodes import call_name, receiver
+from server.fact_cache import FactKey
+from server.syntax_nodes import call_name, is_self_attribute, receiver
 
 if TYPE_CHECKING:
     from server.analysis import Analysis, FunctionInfo
@@ -460,11 +461,16 @@ def constructed_kind(analysis: "Analysis", value: ast.AST) -> str | None:
     return None
 
 
+_MODULE_CLASSES: FactKey[dict[str, ast.ClassDef]] = FactKey("local nn.Module classes")
+_CLASS_ATTRIBUTE_ROLES: FactKey[dict[ast.ClassDef, dict[str, set[str]]]] = FactKey("roles of self attributes, per class")
+
+
 def local_module_classes(analysis: "Analysis") -> dict[str, ast.ClassDef]:
     """Classes of this file that subclass `nn.Module` (directly or through each other)."""
-    cached = getattr(analysis, "_module_classes", None)
-    if cached is not None:
-        return cached
+    return analysis.facts.get_or_compute(_MODULE_CLASSES, lambda: _module_classes(analysis))
+
+
+def _module_classes(analysis: "Analysis") -> dict[str, ast.ClassDef]:
     found: dict[str, ast.ClassDef] = {}
     changed = True
     while changed:
@@ -480,13 +486,12 @@ def local_module_classes(analysis: "Analysis") -> dict[str, ast.ClassDef]:
                     found[name] = cls
                     changed = True
                     break
-    analysis._module_classes = found
     return found
 
 
 def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, set[str]]:
     """`self.x = ...` in a class: which attributes are parameters, models, loss modules."""
-    cache = analysis.__dict__.setdefault("_class_attr_roles", {})
+    cache = analysis.facts.get_or_compute(_CLASS_ATTRIBUTE_ROLES, dict)
     if cls in cache:
         return cache[cls]
     result = {"parameter": set(), "model": set(), "loss": set(), "activation": set(), "number": set()}
@@ -520,6 +525,33 @@ def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, 
     result["number"] = {name for name, plain in numbers.items() if plain}
     cache[cls] = result
     return result
+
+
+_SELF_ATTRIBUTE_VALUES: FactKey[dict[ast.ClassDef, dict[str, list[ast.AST | None]]]] = FactKey(
+    "values of self attributes, per class")
+
+
+def self_attribute_values(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, list[ast.AST | None]]:
+    """`self.x = value` in the methods of a class: attribute -> values (None for `+=` and the like)."""
+    cache = analysis.facts.get_or_compute(_SELF_ATTRIBUTE_VALUES, dict)
+    if cls in cache:
+        return cache[cls]
+    table: dict[str, list[ast.AST | None]] = {}
+    for function in analysis.functions:
+        if function.class_node is not cls:
+            continue
+        for stmt in function.statements:
+            if isinstance(stmt, ast.Assign):
+                targets, value = stmt.targets, stmt.value
+            elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+                targets, value = [stmt.target], stmt.value if isinstance(stmt, ast.AnnAssign) else None
+            else:
+                continue
+            for target in targets:
+                if is_self_attribute(target):
+                    table.setdefault(target.attr, []).append(value)
+    cache[cls] = table
+    return table
 
 
 def is_config_number(value: ast.AST) -> bool:

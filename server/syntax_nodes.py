@@ -57,6 +57,16 @@ def argument(call: ast.Call, position: int, name: str) -> ast.AST | None:
     return None
 
 
+def is_self_attribute(node: ast.AST) -> bool:
+    """`self.x`."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def is_none(node: ast.AST | None) -> bool:
+    """The literal `None`."""
+    return isinstance(node, ast.Constant) and node.value is None
+
+
 def accumulation(stmt: ast.stmt) -> tuple[ast.AST, ast.AST, str] | None:
     """(container, value, kind) for `c.append(v)` ("append"), `c += v`, `c = c + v` / `c = v + c` ("sum")."""
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):

@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Iterator
 
 from server.diagnostics import register
 from server.diagnostics.base import Finding, Rule
-from server.roles import class_attribute_roles
+from server.roles import class_attribute_roles, self_attribute_values
 from server.shapes.batch import inferred_shape
-from server.syntax_nodes import argument, call_name, dotted, has_star_args, receiver
 from server.shapes.rank import (
     Dim,
     WILDCARD,
@@ -33,6 +32,7 @@ from server.shapes.rank import (
     transposed_tensor,
     view_merges,
 )
+from server.syntax_nodes import argument, call_name, dotted, has_star_args, is_none, is_self_attribute, receiver
 
 if TYPE_CHECKING:
     from server.analysis import Analysis
@@ -95,10 +95,6 @@ def source_of(analysis: "Analysis", node: ast.AST, limit: int = 60) -> str:
     return text[: limit - 3] + "..."
 
 
-def is_none(node: ast.AST | None) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
-
-
 def torch_module_class(analysis: "Analysis", call: ast.AST) -> str | None:
     """`Softmax` for `nn.Softmax(...)`, `torch.nn.modules.activation.Softmax(...)`; else None."""
     if not isinstance(call, ast.Call):
@@ -128,7 +124,7 @@ def module_constructor(analysis: "Analysis", func: ast.AST, through_callers: boo
         return func
     if isinstance(func, ast.Name):
         return _constructor_of_name(analysis, func, through_callers)
-    if _is_self_attribute(func):
+    if is_self_attribute(func):
         return _constructor_of_attribute(analysis, func)
     return None
 
@@ -185,33 +181,6 @@ def _constructor_of_attribute(analysis: "Analysis", attribute: ast.Attribute) ->
         return None
     values = self_attribute_values(analysis, cls).get(attribute.attr, [])
     return _single_constructor(analysis, values, len(values))
-
-
-def self_attribute_values(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, list[ast.AST | None]]:
-    """`self.x = value` in the methods of a class: attribute -> values (None for `+=` and the like)."""
-    cache = analysis.__dict__.setdefault("_self_attribute_values", {})
-    if cls in cache:
-        return cache[cls]
-    table: dict[str, list[ast.AST | None]] = {}
-    for function in analysis.functions:
-        if function.class_node is not cls:
-            continue
-        for stmt in function.statements:
-            if isinstance(stmt, ast.Assign):
-                targets, value = stmt.targets, stmt.value
-            elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
-                targets, value = [stmt.target], stmt.value if isinstance(stmt, ast.AnnAssign) else None
-            else:
-                continue
-            for target in targets:
-                if _is_self_attribute(target):
-                    table.setdefault(target.attr, []).append(value)
-    cache[cls] = table
-    return table
-
-
-def _is_self_attribute(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _single_constructor(analysis: "Analysis", values: list, expected: int) -> ast.Call | None:
@@ -372,7 +341,7 @@ def _may_run_a_module(func: ast.AST) -> bool:
     """`m(x)`, `self.m(x)` or `nn.Softmax(dim=0)(x)`."""
     if isinstance(func, (ast.Name, ast.Call)):
         return True
-    return _is_self_attribute(func)
+    return is_self_attribute(func)
 
 
 # ==================================================================== TL203
@@ -781,7 +750,7 @@ def is_model_call(analysis: "Analysis", call: ast.Call) -> bool:
     """A call of a name known to be a model by what built it or what is done with it; a
     parameter that is only *named* like one (`encoder`) may be a tokenizer's callable."""
     roles = analysis.roles_for(call)
-    if _is_self_attribute(call.func) and roles.function.class_node is not None:
+    if is_self_attribute(call.func) and roles.function.class_node is not None:
         return call.func.attr in class_attribute_roles(analysis, roles.function.class_node)["model"]
     name = roles.model_name(call)
     if name is None:
