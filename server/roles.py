@@ -155,6 +155,10 @@ class ScopeRoles:
     def is_loss_module(self, name: str) -> bool:
         return self._role("loss_modules", name) or self._role("activation_modules", name)
 
+    def is_criterion(self, name: str) -> bool:
+        """A loss module proper (`nn.CrossEntropyLoss()`), not an activation module."""
+        return self._role("loss_modules", name)
+
     def is_device(self, name: str) -> bool:
         return self._role("devices", name)
 
@@ -211,7 +215,7 @@ class ScopeRoles:
             return True
         func = call.func
         if isinstance(func, ast.Name):
-            return self._role("loss_modules", func.id)
+            return self.is_criterion(func.id)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             return bool(LOSS_MODULE_NAME.match(func.attr)) or func.attr in self.analysis_self_loss_attrs()
         return False

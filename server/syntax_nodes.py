@@ -85,6 +85,18 @@ def accumulation(stmt: ast.stmt) -> tuple[ast.AST, ast.AST, str] | None:
     return None
 
 
+def moved_value(stmt: ast.stmt | None, name: str) -> ast.AST | None:
+    """The expression of a statement that can do no more than move `name` (TL402 and its
+    fix): an expression statement (`model.to(device)`), or `name = <value>` binding `name`
+    alone (`model = model.to(device)`); None for any other statement."""
+    if isinstance(stmt, ast.Expr):
+        return stmt.value
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        target = stmt.targets[0]
+        return stmt.value if isinstance(target, ast.Name) and target.id == name else None
+    return None
+
+
 # ------------------------------------------------------------------- spans
 def loop_header_span(loop_node: ast.AST) -> tuple[int, int, int, int]:
     """`for x in loader` / `while cond` — the header up to the colon, not the body."""

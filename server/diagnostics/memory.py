@@ -4,37 +4,10 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from server.analysis import Analysis, LoopInfo
+from server.analysis import Analysis, LoopInfo, eval_switch_before, evaluation_model_calls, name_says_evaluation
 from server.diagnostics import register
 from server.diagnostics.base import Finding, Rule
-from server.diagnostics.training import _EvaluationContexts
 from server.syntax_nodes import accumulation, call_name
-
-
-def _assigned_inside(loop: LoopInfo, name: str, analysis: Analysis, besides: ast.stmt | None = None) -> bool:
-    """`name` is (re)bound somewhere in the loop body (other than by `besides`): it does not outlive an iteration."""
-    roles = analysis.roles_for(loop.function)
-    if isinstance(loop.node, (ast.For, ast.AsyncFor)) and any(
-        isinstance(n, ast.Name) and n.id == name for n in ast.walk(loop.node.target)
-    ):
-        return True
-    statements = {id(s) for s in loop.statements}
-    for assignment in roles.assignments.get(name, ()):
-        stmt = assignment.statement
-        if stmt is besides:
-            continue
-        if id(stmt) in statements and not isinstance(stmt, ast.AugAssign) and not _is_self_update(stmt, name):
-            return True
-    return False
-
-
-def _is_self_update(stmt: ast.stmt, name: str) -> bool:
-    """`total = total + loss`: an update, not a fresh binding."""
-    return (
-        isinstance(stmt, ast.Assign)
-        and isinstance(stmt.value, ast.BinOp)
-        and any(isinstance(n, ast.Name) and n.id == name for n in (stmt.value.left, stmt.value.right))
-    )
 
 
 def _backpropagated_later(analysis: Analysis, loop: LoopInfo, name: str) -> bool:
@@ -97,7 +70,7 @@ class AccumulatedGraph(Rule):
                 if not roles.carries_graph(value, stmt):
                     continue
                 if isinstance(container, ast.Name):
-                    if _assigned_inside(loop, container.id, analysis) or _backpropagated_later(analysis, loop, container.id):
+                    if analysis.loop_rebinds(loop, container.id) or _backpropagated_later(analysis, loop, container.id):
                         continue
                 elif not isinstance(container, ast.Attribute):
                     continue
@@ -159,15 +132,14 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "safe"
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        contexts = _EvaluationContexts
-        for function, call, model in contexts.model_calls(analysis):
+        for function, call, model in evaluation_model_calls(analysis):
             if analysis.context(call).grad_disabled:
                 continue
-            switched = contexts.eval_switch_before(analysis, function, call)
+            switched = eval_switch_before(analysis, function, call)
             # After `model.eval()`, only a pass over data (a loop) is surely evaluation: a one-off
             # call in a helper may be part of a differentiable forward.
             over_data = switched == model and bool(analysis.context(call).loops)
-            evaluation = over_data or contexts.name_says_evaluation(analysis, function, model)
+            evaluation = over_data or name_says_evaluation(analysis, function, model)
             if not evaluation or analysis.only_called_without_grad(function):
                 continue
             message = (

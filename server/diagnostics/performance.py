@@ -7,8 +7,7 @@ from typing import Iterator
 from server.analysis import Analysis
 from server.diagnostics import register
 from server.diagnostics.base import Finding, Rule
-from server.diagnostics.memory import _assigned_inside
-from server.syntax_nodes import argument, call_name, has_star_args, keyword, method_span, receiver
+from server.syntax_nodes import argument, call_name, has_star_args, keyword, method_span, moved_value, receiver
 
 _SYNC_METHODS = ("item", "cpu", "numpy", "tolist")
 
@@ -136,14 +135,14 @@ class ModuleMoveInLoop(Rule):
             if not isinstance(target, ast.Name) or not ctx.loops or has_star_args(call):
                 continue
             roles = analysis.roles_for(call)
-            if not (roles.is_model(target.id) or roles._role("loss_modules", target.id)):
+            if not (roles.is_model(target.id) or roles.is_criterion(target.id)):
                 continue
             if call_name(call) == "to" and not self._moves_device(analysis, call):
                 continue
             stmt = analysis.statement_of(call)
-            if not self._is_move_statement(stmt, call, target.id):
+            if moved_value(stmt, target.id) is None:
                 continue
-            if any(_assigned_inside(loop, target.id, analysis, besides=stmt) for loop in ctx.loops):
+            if any(analysis.loop_rebinds(loop, target.id, besides=stmt) for loop in ctx.loops):
                 continue
             text = ast.unparse(call)
             message = (
@@ -161,15 +160,6 @@ class ModuleMoveInLoop(Rule):
             if qualname.startswith("torch.") and qualname.split(".")[-1] in _DTYPES:
                 return False
         return True
-
-    def _is_move_statement(self, stmt: ast.stmt | None, call: ast.Call, name: str) -> bool:
-        """`model.to(device)` on its own, or `model = model.to(device)`."""
-        if isinstance(stmt, ast.Expr):
-            return True
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            target = stmt.targets[0]
-            return isinstance(target, ast.Name) and target.id == name
-        return False
 
 
 _DTYPES = {
@@ -239,7 +229,7 @@ class CatInLoop(Rule):
         """Only grown here and not read elsewhere in the loop: `x = torch.cat((x, skip))` in a
         U-Net or `out = torch.cat((out, token))` in generation are not collect-then-use."""
         loop = analysis.context(stmt).loop
-        if _assigned_inside(loop, name, analysis, besides=stmt):
+        if analysis.loop_rebinds(loop, name, besides=stmt):
             return False
         own = {id(n) for n in ast.walk(stmt)}
         for node in ast.walk(loop.node):

@@ -2,31 +2,22 @@
 from __future__ import annotations
 
 import ast
-import re
 from typing import Iterator
 
-from server.analysis import Analysis, FunctionInfo, LoopInfo
+from server.analysis import (
+    Analysis,
+    FunctionInfo,
+    LoopInfo,
+    eval_switch_before,
+    evaluation_model_calls,
+    in_eval_mode,
+    name_says_evaluation,
+    switches_to_eval,
+)
 from server.diagnostics import register
 from server.diagnostics.base import Finding, Rule
-from server.roles import ScopeRoles, class_attribute_roles, is_config_number, local_module_classes
+from server.roles import class_attribute_roles, is_config_number, local_module_classes
 from server.syntax_nodes import call_name, dotted, has_star_args, keyword, loop_header_span, method_span, receiver
-
-_EVAL_WORDS = ("eval", "valid", "test", "predict", "infer")
-
-
-def innermost_training_loops(analysis: Analysis) -> list[LoopInfo]:
-    """Training loops that hold no other training loop: the ones whose body takes the steps."""
-    training = analysis.training_loops
-    parents = {id(loop.parent) for loop in training if loop.parent is not None}
-    nested_in = set()
-    for loop in training:
-        ancestor = loop.parent
-        while ancestor is not None:
-            nested_in.add(id(ancestor))
-            ancestor = ancestor.parent
-    del parents
-    return [loop for loop in training if id(loop) not in nested_in]
-
 
 def _clears_gradients(analysis: Analysis, loop: LoopInfo) -> bool:
     """`zero_grad(...)`, `p.grad = None`, `p.grad.zero_()` in the loop or in a local helper it calls."""
@@ -60,18 +51,6 @@ def _assigns_grad_none(statements: list[ast.stmt]) -> bool:
             if any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in stmt.targets):
                 return True
     return False
-
-
-def _eval_named(function: FunctionInfo) -> bool:
-    words = re.split(r"_+|(?<=[a-z])(?=[A-Z])", function.name.lower())
-    return any(word.startswith(_EVAL_WORDS) for word in words if word)
-
-
-def _is_pytest_test(analysis: Analysis, function: FunctionInfo, model: str | None = None) -> bool:
-    """A pytest test function (in a test file, or one that builds the model it runs)."""
-    if not function.name.startswith("test"):
-        return False
-    return analysis.is_test_file or (model is not None and model not in function.params)
 
 
 @register
@@ -111,7 +90,7 @@ class MissingZeroGrad(Rule):
     fix_safety = "safe"
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        for loop in innermost_training_loops(analysis):
+        for loop in analysis.innermost_training_loops:
             backward = analysis.backward_calls(loop)
             steps = analysis.optimizer_steps(loop)
             if not backward or not steps or _clears_gradients(analysis, loop):
@@ -178,7 +157,7 @@ class MissingTrainMode(Rule):
     fix_safety = "safe"
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        for loop in innermost_training_loops(analysis):
+        for loop in analysis.innermost_training_loops:
             if not (analysis.backward_calls(loop) or analysis.optimizer_steps(loop)):
                 continue
             reported = False
@@ -210,7 +189,7 @@ class MissingTrainMode(Rule):
         ancestor = loop.parent
         while ancestor is not None:
             for call in ancestor.calls:
-                if self._evaluates(analysis, call, model):
+                if switches_to_eval(analysis, call, model):
                     return f"by `{ast.unparse(call.func)}()` (line {call.lineno}) inside the enclosing loop", True
             ancestor = ancestor.parent
         function = loop.function
@@ -230,17 +209,6 @@ class MissingTrainMode(Rule):
                     owner = "module level" if other.is_module else f"`{other.name}()`"
                     return f"in {owner} (line {switch.call.lineno})", False
         return None
-
-    def _evaluates(self, analysis: Analysis, call: ast.Call, model: str) -> bool:
-        func = call.func
-        if isinstance(func, ast.Attribute) and func.attr == "eval" and isinstance(func.value, ast.Name):
-            return func.value.id == model
-        for function in analysis.function_named(call_name(call) or ""):
-            for param in function.params:
-                arg = analysis.argument_for(call, function, param)
-                if isinstance(arg, ast.Name) and arg.id == model and analysis.switched(function, param, "eval"):
-                    return True
-        return False
 
     def _train_on_path(self, analysis: Analysis, loop: LoopInfo, model: str, inside_epoch: bool) -> bool:
         """`model.train()` runs again after each evaluation, before the loop trains."""
@@ -268,112 +236,6 @@ def _switches_to_train(call: ast.Call, model: str) -> bool:
         isinstance(func, ast.Attribute) and func.attr == "train" and isinstance(func.value, ast.Name)
         and func.value.id == model and not (call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value is False)
     )
-
-
-class _EvaluationContexts:
-    """Model calls in evaluation contexts (shared by TL103 and TL302)."""
-
-    @staticmethod
-    def model_calls(analysis: Analysis) -> Iterator[tuple[FunctionInfo, ast.Call, str]]:
-        for function in analysis.functions:
-            if function.is_method or analysis.computes_gradients(function):
-                continue
-            if function.name in ("training_step", "validation_step", "test_step", "predict_step"):
-                continue
-            roles = analysis.roles_for(function)
-            seen: set[str] = set()
-            for call in function.calls:
-                model = roles.model_name(call)
-                if model and model not in seen and not _is_pytest_test(analysis, function, model):
-                    seen.add(model)
-                    if _iterated_submodule(roles, model, call):
-                        continue
-                    yield function, call, model
-
-    @staticmethod
-    def name_says_evaluation(analysis: Analysis, function: FunctionInfo, model: str) -> bool:
-        return (
-            not function.is_module
-            and _eval_named(function)
-            and model in function.params
-            and not _is_pytest_test(analysis, function)
-        )
-
-    @staticmethod
-    def eval_switch_before(analysis: Analysis, function: FunctionInfo, call: ast.Call) -> str | None:
-        """The model put in eval mode before `call` in this function (and not back in train)."""
-        last = None
-        for switch in analysis.mode_switches.get(function, ()):
-            if (switch.call.lineno, switch.call.col_offset) < (call.lineno, call.col_offset):
-                last = switch if switch.mode == "eval" else (None if last and last.name == switch.name else last)
-        return last.name if last else None
-
-    @staticmethod
-    def in_eval_mode(analysis: Analysis, function: FunctionInfo, call: ast.Call, model: str) -> bool:
-        """`model` is switched to eval in this function, at module level, or by every caller."""
-        if analysis.switched(function, model, "eval") or analysis.switched(function, model, "train"):
-            return True
-        if model not in function.params and analysis.switched(analysis.module_scope, model, "eval"):
-            return True
-        if _wraps_evaluated_model(analysis, function, model, call):
-            return True
-        callers = analysis.callers(function)
-        if callers and model in function.params:
-            return all(_caller_evaluates(analysis, function, site, model) for site in callers)
-        return False
-
-
-_SUBMODULE_ITERATORS = {"children", "named_children", "modules", "named_modules"}
-
-
-def _iterated_submodule(roles: ScopeRoles, name: str, call: ast.Call) -> bool:
-    """`for _, module in model.named_children(): module(...)`: a layer visited one by one
-    (weight conversion, calibration), whose mode is its model's business, not an evaluation."""
-    assignment = roles.last_assignment(name, call)
-    if assignment is None or not isinstance(assignment.statement, (ast.For, ast.AsyncFor)):
-        return False
-    source = assignment.statement.iter
-    return isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute) \
-        and source.func.attr in _SUBMODULE_ITERATORS
-
-
-def _wraps_evaluated_model(analysis: Analysis, function: FunctionInfo, model: str, call: ast.Call) -> bool:
-    """`compiled = torch.compile(model)` after `model.eval()`: the wrapper shares the mode."""
-    roles = analysis.roles_for(function)
-    assignment = roles.last_assignment(model, call)
-    if assignment is None or not isinstance(assignment.value, ast.Call):
-        return False
-    value = assignment.value
-    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in ("to", "cuda", "eval"):
-        if value.func.attr == "eval":
-            return True
-        value = value.func.value
-    if isinstance(value, ast.Call):
-        if any(isinstance(a, ast.Name) and analysis.switched(function, a.id, "eval") for a in value.args):
-            return True
-        for local in analysis.function_named(call_name(value) or ""):
-            if any(_returns_evaluated(analysis, local, r) for r in ast.walk(local.node) if isinstance(r, ast.Return)):
-                return True
-    return False
-
-
-def _returns_evaluated(analysis: Analysis, function: FunctionInfo, ret: ast.Return) -> bool:
-    value = ret.value
-    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
-        if value.func.attr == "eval":
-            return True
-        value = value.func.value
-    return isinstance(value, ast.Name) and bool(analysis.switched(function, value.id, "eval"))
-
-
-def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call, param: str) -> bool:
-    arg = analysis.argument_for(site, function, param)
-    if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "eval":
-        return True
-    if isinstance(arg, ast.Name):
-        owner = analysis.context(site).function
-        return bool(analysis.switched(owner, arg.id, "eval"))
-    return False
 
 
 @register
@@ -414,14 +276,13 @@ class MissingEvalMode(Rule):
     fix_safety = "safe"
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        contexts = _EvaluationContexts
-        for function, call, model in contexts.model_calls(analysis):
+        for function, call, model in evaluation_model_calls(analysis):
             evaluation = (
                 analysis.context(call).grad_disabled
-                or contexts.name_says_evaluation(analysis, function, model)
-                or contexts.eval_switch_before(analysis, function, call) not in (None, model)
+                or name_says_evaluation(analysis, function, model)
+                or eval_switch_before(analysis, function, call) not in (None, model)
             )
-            if not evaluation or contexts.in_eval_mode(analysis, function, call, model):
+            if not evaluation or in_eval_mode(analysis, function, call, model):
                 continue
             message = (
                 f"`{model}` runs in an evaluation context but is never put in eval mode, so dropout and "

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from server.syntax_nodes import argument
 from server.codeactions.fixes import calls
 from server.codeactions.fixes.imports import use_module
 from server.codeactions.fixes.locate import call_at, on_lines_of_its_own
@@ -25,6 +24,7 @@ from server.diagnostics.correctness import (
     source_of,
     torch_module_class,
 )
+from server.syntax_nodes import argument
 
 if TYPE_CHECKING:
     from server.analysis import Analysis
