@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     from server.analysis import Analysis
 
 
+# Calls on a module that hand back the same module (`nn.CrossEntropyLoss().to(device)`).
 MODULE_MOVES = {"to", "cuda", "cpu", "float", "half", "double", "train", "eval"}
+# How many assignments and calls the rules follow a value through.
 MAX_DEPTH = 8
 
 

@@ -30,8 +30,6 @@ TENSOR_FUNCTIONAL = {
     "normalize", "softmax", "log_softmax", "relu", "gelu", "silu", "linear", "one_hot", "pad", "interpolate",
     "embedding", "sigmoid", "dropout", "conv1d", "conv2d", "conv3d",
 }
-
-
 # Tensor methods whose result is again a tensor.
 TENSOR_METHODS = {
     "detach", "clone", "float", "double", "half", "bfloat16", "long", "int", "bool", "to", "cpu", "cuda",

@@ -22,8 +22,6 @@ SIGMOID_FUNCTIONS = {"torch.sigmoid", "torch.nn.functional.sigmoid", "torch.spec
 CROSS_ENTROPY_FUNCTIONS = {"torch.nn.functional.cross_entropy": "cross_entropy"}
 LOGITS_LOSS_FUNCTIONS = {"torch.nn.functional.binary_cross_entropy_with_logits": "bce_with_logits"}
 LOSS_MODULES = {"CrossEntropyLoss": "cross_entropy", "BCEWithLogitsLoss": "bce_with_logits"}
-
-
 # Methods that change a tensor's shape or dtype but not what its values mean.
 VALUE_KEEPING_METHODS = {
     "view", "reshape", "flatten", "squeeze", "unsqueeze", "contiguous", "float", "double", "half", "to", "permute",

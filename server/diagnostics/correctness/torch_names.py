@@ -1,17 +1,12 @@
 """The softmax-family torch names that TL201, TL202 and TL206 (and their fixes) recognise,
 resolved through the imports (`F.softmax` is `torch.nn.functional.softmax`).
 """
-from __future__ import annotations
-
-
 
 FUNCTIONAL_SOFTMAX = {
     "torch.nn.functional.softmax": "softmax",
     "torch.nn.functional.log_softmax": "log_softmax",
     "torch.nn.functional.softmin": "softmin",
 }
-
-
 # These require `dim` (they raise without it), so they only matter to TL202.
 TORCH_SOFTMAX = {
     "torch.softmax": "softmax",
