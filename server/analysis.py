@@ -706,9 +706,10 @@ def is_pytest_test(analysis: Analysis, function: FunctionInfo, model: str | None
 
 
 def evaluation_model_calls(analysis: Analysis) -> Iterator[tuple[FunctionInfo, ast.Call, str]]:
-    """(function, first call, model) for each model a plain function runs where the run may be
-    an evaluation: not a training or Lightning step, not a pytest test, not a layer visited
-    one by one.  TL103 and TL302 decide from there whether it is one."""
+    """(function, its first call of the model, model) for each model run where the run may be
+    an evaluation: in a function or at module level, not in a method, a Lightning step, a
+    pytest test or code that computes gradients, and not a layer visited one by one.  TL103
+    and TL302 decide from there whether it is one."""
     for function in analysis.functions:
         if function.is_method or analysis.computes_gradients(function):
             continue
