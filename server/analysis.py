@@ -4,23 +4,31 @@ An `Analysis` knows, for one file:
 - how each local name resolves through the imports (`F.softmax` -> `torch.nn.functional.softmax`);
 - for every statement and call: the enclosing function, the enclosing loops of that
   function, whether autograd is disabled there, and the `if`s that guard it;
-- which loops train (call `.backward()` or `<optimizer>.step()`), and which of them
-  hold those calls directly (the loops whose body runs once per optimisation step);
+- which loops train (call `.backward()` or `<optimizer>.step()`), which of them
+  hold those calls directly (the loops whose body runs once per optimisation step),
+  and which names a loop rebinds each iteration;
+- which calls evaluate a model (`model.eval()`, `validate(model)`, model runs in an
+  evaluation context) — the facts TL102, TL103 and TL302 and their fixes share;
 - which names are models, optimizers, schedulers, loss modules, losses, devices,
   and which values carry the autograd graph (`roles`).
 
 Rules only read these facts; none of them walks the tree again for something
-another rule needs.
+another rule needs.  Facts that other modules compute on first use (the shape
+report, the fixes' libcst tree) live in `Analysis.facts`, one typed cache; pure
+questions about single nodes are in `syntax_nodes`.
 """
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterator
 
+from server.fact_cache import FactCache
 from server.parsing import SyntaxIssue, parse_source
 from server.roles import ScopeRoles, compute_roles
+from server.syntax_nodes import argument, call_name, keyword
 from server.text import LineIndex
 
 FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -127,6 +135,8 @@ class Analysis:
         self.functions.append(self.module_scope)
         self._collect_imports()
         self._walk_block(self.tree.body, Context(self.module_scope))
+        # Facts other modules compute on first use (the shape report, the libcst tree).
+        self.facts = FactCache()
         self.roles: dict[FunctionInfo, ScopeRoles] = compute_roles(self)
 
     # ------------------------------------------------------------------ names
@@ -430,6 +440,33 @@ class Analysis:
                 return loop
         return None
 
+    @cached_property
+    def innermost_training_loops(self) -> list[LoopInfo]:
+        """Training loops that hold no other training loop: the ones whose body takes the steps."""
+        nested_in = set()
+        for loop in self.training_loops:
+            ancestor = loop.parent
+            while ancestor is not None:
+                nested_in.add(id(ancestor))
+                ancestor = ancestor.parent
+        return [loop for loop in self.training_loops if id(loop) not in nested_in]
+
+    def loop_rebinds(self, loop: LoopInfo, name: str, besides: ast.stmt | None = None) -> bool:
+        """`name` is (re)bound somewhere in the loop body (other than by `besides`): it does not outlive an iteration."""
+        roles = self.roles_for(loop.function)
+        if isinstance(loop.node, (ast.For, ast.AsyncFor)) and any(
+            isinstance(n, ast.Name) and n.id == name for n in ast.walk(loop.node.target)
+        ):
+            return True
+        statements = {id(s) for s in loop.statements}
+        for assignment in roles.assignments.get(name, ()):
+            stmt = assignment.statement
+            if stmt is besides:
+                continue
+            if id(stmt) in statements and not isinstance(stmt, ast.AugAssign) and not _is_self_update(stmt, name):
+                return True
+        return False
+
     def loop_by_node(self, node: ast.AST) -> LoopInfo | None:
         for loop in self.loops:
             if loop.node is node:
@@ -554,54 +591,6 @@ def _base_name(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-# ----------------------------------------------------------------- helpers
-def call_name(call: ast.Call) -> str | None:
-    """`f` for `f(...)`, `m` for `obj.m(...)`."""
-    func = call.func
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return None
-
-
-def receiver(call: ast.Call) -> ast.AST | None:
-    """`obj` for `obj.m(...)`."""
-    return call.func.value if isinstance(call.func, ast.Attribute) else None
-
-
-def dotted(node: ast.AST | None) -> str | None:
-    """`a.b.c` for a Name/Attribute chain, else None (no import resolution)."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        return ".".join([node.id, *reversed(parts)])
-    return None
-
-
-def keyword(call: ast.Call, name: str) -> ast.keyword | None:
-    for kw in call.keywords:
-        if kw.arg == name:
-            return kw
-    return None
-
-
-def has_star_args(call: ast.Call) -> bool:
-    return any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords)
-
-
-def argument(call: ast.Call, position: int, name: str) -> ast.AST | None:
-    """The argument passed at `position` or as `name=`."""
-    kw = keyword(call, name)
-    if kw is not None:
-        return kw.value
-    if len(call.args) > position and not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
-        return call.args[position]
-    return None
-
-
 def is_backward_call(analysis: Analysis, call: ast.Call) -> bool:
     name = call_name(call)
     if name in ("backward", "manual_backward") and isinstance(call.func, ast.Attribute):
@@ -642,6 +631,15 @@ def _child_nodes(node: ast.AST) -> list:
     return children
 
 
+def _is_self_update(stmt: ast.stmt, name: str) -> bool:
+    """`total = total + loss`: an update, not a fresh binding."""
+    return (
+        isinstance(stmt, ast.Assign)
+        and isinstance(stmt.value, ast.BinOp)
+        and any(isinstance(n, ast.Name) and n.id == name for n in (stmt.value.left, stmt.value.right))
+    )
+
+
 def _position(node: ast.AST) -> tuple[int, int]:
     return node.lineno, node.col_offset
 
@@ -656,24 +654,6 @@ def _guarded(ctx: Context, stmt: ast.If, in_body: bool) -> Context:
 
 def analyze(source: str, path: str | None = None) -> Analysis:
     return Analysis(source, path)
-
-
-def accumulation(stmt: ast.stmt) -> tuple[ast.AST, ast.AST, str] | None:
-    """(container, value, kind) for `c.append(v)` ("append"), `c += v`, `c = c + v` / `c = v + c` ("sum")."""
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-        call = stmt.value
-        if call_name(call) == "append" and isinstance(call.func, ast.Attribute) and len(call.args) == 1:
-            return call.func.value, call.args[0], "append"
-    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and isinstance(stmt.target, ast.Name):
-        return stmt.target, stmt.value, "sum"
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-        target, value = stmt.targets[0], stmt.value
-        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
-            if isinstance(value.left, ast.Name) and value.left.id == target.id:
-                return target, value.right, "sum"
-            if isinstance(value.right, ast.Name) and value.right.id == target.id:
-                return target, value.left, "sum"
-    return None
 
 
 def _is_accelerator_device(analysis: "Analysis", call: ast.Call) -> bool:
@@ -708,16 +688,139 @@ def _is_cpu(analysis: "Analysis", value: ast.AST) -> bool:
     return isinstance(value, ast.Constant) and value.value == "cpu"
 
 
-# ------------------------------------------------------------- shared spans
-def loop_header_span(loop_node: ast.AST) -> tuple[int, int, int, int]:
-    """`for x in loader` / `while cond` — the header up to the colon, not the body."""
-    last = loop_node.test if isinstance(loop_node, ast.While) else loop_node.iter
-    return loop_node.lineno, loop_node.col_offset, last.end_lineno, last.end_col_offset
+# -------------------------------------------- evaluation: which calls evaluate a model
+_EVAL_WORDS = ("eval", "valid", "test", "predict", "infer")
 
 
-def method_span(call: ast.Call) -> tuple[int, int, int, int]:
-    """`.cuda()` in `x.cuda()`: from the dot after the receiver to the closing parenthesis."""
+def named_for_evaluation(function: FunctionInfo) -> bool:
+    """`validate`, `evaluate_model`, `runTest`: the name says the function evaluates."""
+    words = re.split(r"_+|(?<=[a-z])(?=[A-Z])", function.name.lower())
+    return any(word.startswith(_EVAL_WORDS) for word in words if word)
+
+
+def is_pytest_test(analysis: Analysis, function: FunctionInfo, model: str | None = None) -> bool:
+    """A pytest test function (in a test file, or one that builds the model it runs)."""
+    if not function.name.startswith("test"):
+        return False
+    return analysis.is_test_file or (model is not None and model not in function.params)
+
+
+def evaluation_model_calls(analysis: Analysis) -> Iterator[tuple[FunctionInfo, ast.Call, str]]:
+    """(function, its first call of the model, model) for each model run where the run may be
+    an evaluation: in a function or at module level, not in a method, a Lightning step, a
+    pytest test or code that computes gradients, and not a layer visited one by one.  TL103
+    and TL302 decide from there whether it is one."""
+    for function in analysis.functions:
+        if function.is_method or analysis.computes_gradients(function):
+            continue
+        if function.name in ("training_step", "validation_step", "test_step", "predict_step"):
+            continue
+        roles = analysis.roles_for(function)
+        seen: set[str] = set()
+        for call in function.calls:
+            model = roles.model_name(call)
+            if model and model not in seen and not is_pytest_test(analysis, function, model):
+                seen.add(model)
+                if _iterated_submodule(roles, model, call):
+                    continue
+                yield function, call, model
+
+
+def name_says_evaluation(analysis: Analysis, function: FunctionInfo, model: str) -> bool:
+    """A `validate`/`evaluate`/`predict`-style function that receives the model."""
+    return (
+        not function.is_module
+        and named_for_evaluation(function)
+        and model in function.params
+        and not is_pytest_test(analysis, function)
+    )
+
+
+def eval_switch_before(analysis: Analysis, function: FunctionInfo, call: ast.Call) -> str | None:
+    """The model put in eval mode before `call` in this function (and not back in train)."""
+    last = None
+    for switch in analysis.mode_switches.get(function, ()):
+        if (switch.call.lineno, switch.call.col_offset) < (call.lineno, call.col_offset):
+            last = switch if switch.mode == "eval" else (None if last and last.name == switch.name else last)
+    return last.name if last else None
+
+
+def in_eval_mode(analysis: Analysis, function: FunctionInfo, call: ast.Call, model: str) -> bool:
+    """`model` is switched to eval in this function, at module level, or by every caller."""
+    if analysis.switched(function, model, "eval") or analysis.switched(function, model, "train"):
+        return True
+    if model not in function.params and analysis.switched(analysis.module_scope, model, "eval"):
+        return True
+    if _wraps_evaluated_model(analysis, function, model, call):
+        return True
+    callers = analysis.callers(function)
+    if callers and model in function.params:
+        return all(_caller_evaluates(analysis, function, site, model) for site in callers)
+    return False
+
+
+def switches_to_eval(analysis: Analysis, call: ast.Call, model: str) -> bool:
+    """`call` puts `model` in eval mode: `model.eval()`, or a local function given `model` for a
+    parameter it calls `.eval()` on."""
     func = call.func
-    if isinstance(func, ast.Attribute) and func.value.end_lineno == call.end_lineno:
-        return func.value.end_lineno, func.value.end_col_offset, call.end_lineno, call.end_col_offset
-    return call.lineno, call.col_offset, call.end_lineno, call.end_col_offset
+    if isinstance(func, ast.Attribute) and func.attr == "eval" and isinstance(func.value, ast.Name):
+        return func.value.id == model
+    for function in analysis.function_named(call_name(call) or ""):
+        for param in function.params:
+            arg = analysis.argument_for(call, function, param)
+            if isinstance(arg, ast.Name) and arg.id == model and analysis.switched(function, param, "eval"):
+                return True
+    return False
+
+
+_SUBMODULE_ITERATORS = {"children", "named_children", "modules", "named_modules"}
+
+
+def _iterated_submodule(roles: ScopeRoles, name: str, call: ast.Call) -> bool:
+    """`for _, module in model.named_children(): module(...)`: a layer visited one by one
+    (weight conversion, calibration), whose mode is its model's business, not an evaluation."""
+    assignment = roles.last_assignment(name, call)
+    if assignment is None or not isinstance(assignment.statement, (ast.For, ast.AsyncFor)):
+        return False
+    source = assignment.statement.iter
+    return isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute) \
+        and source.func.attr in _SUBMODULE_ITERATORS
+
+
+def _wraps_evaluated_model(analysis: Analysis, function: FunctionInfo, model: str, call: ast.Call) -> bool:
+    """`compiled = torch.compile(model)` after `model.eval()`: the wrapper shares the mode."""
+    roles = analysis.roles_for(function)
+    assignment = roles.last_assignment(model, call)
+    if assignment is None or not isinstance(assignment.value, ast.Call):
+        return False
+    value = assignment.value
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in ("to", "cuda", "eval"):
+        if value.func.attr == "eval":
+            return True
+        value = value.func.value
+    if isinstance(value, ast.Call):
+        if any(isinstance(a, ast.Name) and analysis.switched(function, a.id, "eval") for a in value.args):
+            return True
+        for local in analysis.function_named(call_name(value) or ""):
+            if any(_returns_evaluated(analysis, local, r) for r in ast.walk(local.node) if isinstance(r, ast.Return)):
+                return True
+    return False
+
+
+def _returns_evaluated(analysis: Analysis, function: FunctionInfo, ret: ast.Return) -> bool:
+    value = ret.value
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        if value.func.attr == "eval":
+            return True
+        value = value.func.value
+    return isinstance(value, ast.Name) and bool(analysis.switched(function, value.id, "eval"))
+
+
+def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call, param: str) -> bool:
+    arg = analysis.argument_for(site, function, param)
+    if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "eval":
+        return True
+    if isinstance(arg, ast.Name):
+        owner = analysis.context(site).function
+        return bool(analysis.switched(owner, arg.id, "eval"))
+    return False

@@ -17,6 +17,9 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from server.fact_cache import FactKey
+from server.syntax_nodes import call_name, is_self_attribute, receiver
+
 if TYPE_CHECKING:
     from server.analysis import Analysis, FunctionInfo
 
@@ -152,6 +155,10 @@ class ScopeRoles:
     def is_loss_module(self, name: str) -> bool:
         return self._role("loss_modules", name) or self._role("activation_modules", name)
 
+    def is_criterion(self, name: str) -> bool:
+        """A loss module proper (`nn.CrossEntropyLoss()`), not an activation module."""
+        return self._role("loss_modules", name)
+
     def is_device(self, name: str) -> bool:
         return self._role("devices", name)
 
@@ -169,8 +176,6 @@ class ScopeRoles:
         return None
 
     def is_optimizer_step(self, call: ast.Call) -> bool:
-        from server.analysis import call_name, receiver
-
         name = call_name(call)
         target = receiver(call)
         if name == "optimizer_step":  # torch_xla's xm.optimizer_step(opt)
@@ -185,8 +190,6 @@ class ScopeRoles:
         return False
 
     def is_scheduler_step(self, call: ast.Call) -> bool:
-        from server.analysis import call_name, receiver
-
         target = receiver(call)
         if call_name(call) != "step" or target is None:
             return False
@@ -212,7 +215,7 @@ class ScopeRoles:
             return True
         func = call.func
         if isinstance(func, ast.Name):
-            return self._role("loss_modules", func.id)
+            return self.is_criterion(func.id)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             return bool(LOSS_MODULE_NAME.match(func.attr)) or func.attr in self.analysis_self_loss_attrs()
         return False
@@ -247,8 +250,6 @@ class ScopeRoles:
         return self._graph(expr, at, 0)
 
     def _graph(self, expr: ast.AST, at: ast.AST, depth: int) -> bool:
-        from server.analysis import call_name
-
         if depth > 12:
             return False
         if isinstance(expr, ast.Name):
@@ -424,8 +425,6 @@ def _value_facts(roles: ScopeRoles) -> None:
 # ------------------------------------------------------------------ helpers
 def constructed_kind(analysis: "Analysis", value: ast.AST) -> str | None:
     """What kind of object an expression constructs, looking through `.to(...)`-style chains."""
-    from server.analysis import call_name
-
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in (
         "to", "cuda", "cpu", "eval", "train", "float", "half", "double", "bfloat16", "requires_grad_", "to_empty",
     ):
@@ -466,11 +465,16 @@ def constructed_kind(analysis: "Analysis", value: ast.AST) -> str | None:
     return None
 
 
+_MODULE_CLASSES: FactKey[dict[str, ast.ClassDef]] = FactKey("local nn.Module classes")
+_CLASS_ATTRIBUTE_ROLES: FactKey[dict[ast.ClassDef, dict[str, set[str]]]] = FactKey("roles of self attributes, per class")
+
+
 def local_module_classes(analysis: "Analysis") -> dict[str, ast.ClassDef]:
     """Classes of this file that subclass `nn.Module` (directly or through each other)."""
-    cached = getattr(analysis, "_module_classes", None)
-    if cached is not None:
-        return cached
+    return analysis.facts.get_or_compute(_MODULE_CLASSES, lambda: _module_classes(analysis))
+
+
+def _module_classes(analysis: "Analysis") -> dict[str, ast.ClassDef]:
     found: dict[str, ast.ClassDef] = {}
     changed = True
     while changed:
@@ -486,13 +490,12 @@ def local_module_classes(analysis: "Analysis") -> dict[str, ast.ClassDef]:
                     found[name] = cls
                     changed = True
                     break
-    analysis._module_classes = found
     return found
 
 
 def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, set[str]]:
     """`self.x = ...` in a class: which attributes are parameters, models, loss modules."""
-    cache = analysis.__dict__.setdefault("_class_attr_roles", {})
+    cache = analysis.facts.get_or_compute(_CLASS_ATTRIBUTE_ROLES, dict)
     if cls in cache:
         return cache[cls]
     result = {"parameter": set(), "model": set(), "loss": set(), "activation": set(), "number": set()}
@@ -526,6 +529,33 @@ def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, 
     result["number"] = {name for name, plain in numbers.items() if plain}
     cache[cls] = result
     return result
+
+
+_SELF_ATTRIBUTE_VALUES: FactKey[dict[ast.ClassDef, dict[str, list[ast.AST | None]]]] = FactKey(
+    "values of self attributes, per class")
+
+
+def self_attribute_values(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, list[ast.AST | None]]:
+    """`self.x = value` in the methods of a class: attribute -> values (None for `+=` and the like)."""
+    cache = analysis.facts.get_or_compute(_SELF_ATTRIBUTE_VALUES, dict)
+    if cls in cache:
+        return cache[cls]
+    table: dict[str, list[ast.AST | None]] = {}
+    for function in analysis.functions:
+        if function.class_node is not cls:
+            continue
+        for stmt in function.statements:
+            if isinstance(stmt, ast.Assign):
+                targets, value = stmt.targets, stmt.value
+            elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+                targets, value = [stmt.target], stmt.value if isinstance(stmt, ast.AnnAssign) else None
+            else:
+                continue
+            for target in targets:
+                if is_self_attribute(target):
+                    table.setdefault(target.attr, []).append(value)
+    cache[cls] = table
+    return table
 
 
 def is_config_number(value: ast.AST) -> bool:

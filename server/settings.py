@@ -32,9 +32,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from server.diagnostics.base import SEVERITIES
 from server.files import glob_regex
 
-SEVERITIES = ("error", "warning", "information", "hint")
 TOOL_TABLE = "[tool.torch-lsp]"
 EDITOR_SOURCE = "the editor settings for torch-lsp"
 KNOWN_KEYS = ("select", "extend-select", "ignore", "per-file-ignores", "severity", "shapes.inlayHints")

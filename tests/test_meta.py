@@ -1,6 +1,9 @@
-"""Every rule is well-formed, documented, fixtured and in the catalogue."""
+"""Every rule is well-formed, documented, fixtured and in the catalogue, and the source keeps two
+house rules: no module uses another module's private names, and nothing outside `analysis.py`
+writes onto an `Analysis`."""
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -102,3 +105,78 @@ def test_rule_matches_the_catalogue(rule):
     assert fix.startswith(rule.fix_safety), (  # "safe where a drop-in exists" counts as safe
         f"{rule.code}: fix safety {rule.fix_safety!r}, catalogue says {fix!r}"
     )
+
+
+# -- house rules on the source itself ---------------------------------------------------
+SERVER = REPO / "server"
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _source_files(root: Path) -> list[Path]:
+    return sorted(root.rglob("*.py"))
+
+
+def cross_module_private_uses(root: Path) -> list[str]:
+    """`from x import _y`, and `m._y` where `m` is a name an import bound: another module's
+    private name, which that module may change without looking for users."""
+    found = []
+    for path in _source_files(root):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if _is_private(alias.name):
+                        found.append(f"{path.relative_to(root.parent)}:{node.lineno}: from {node.module} import {alias.name}")
+                    imported.add(alias.asname or alias.name)
+            elif isinstance(node, ast.Import):
+                imported.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and _is_private(node.attr):
+                root_node = node.value
+                while isinstance(root_node, ast.Attribute):
+                    root_node = root_node.value
+                if isinstance(root_node, ast.Name) and root_node.id in imported:
+                    found.append(f"{path.relative_to(root.parent)}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def _names_an_analysis(node: ast.AST) -> bool:
+    """`analysis` or `<anything>.analysis`."""
+    return (isinstance(node, ast.Name) and node.id == "analysis") or (
+        isinstance(node, ast.Attribute) and node.attr == "analysis"
+    )
+
+
+def writes_onto_analysis(root: Path) -> list[str]:
+    """`analysis.x = ...`, `analysis.__dict__[...]`, `setattr(analysis, ...)` outside
+    `analysis.py`: facts computed elsewhere go through `analysis.facts`, the one typed cache."""
+    found = []
+    for path in _source_files(root):
+        if path == root / "analysis.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = []
+            if isinstance(node, (ast.Assign, ast.Delete)):
+                targets = node.targets
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                targets = [node.target]
+            written = [t for t in targets if isinstance(t, ast.Attribute) and _names_an_analysis(t.value)]
+            if isinstance(node, ast.Attribute) and node.attr == "__dict__" and _names_an_analysis(node.value):
+                written.append(node)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "vars") \
+                    and node.args and _names_an_analysis(node.args[0]):
+                written.append(node)
+            found += [f"{path.relative_to(root.parent)}:{n.lineno}: {ast.unparse(n)}" for n in written]
+    return found
+
+
+def test_no_module_uses_another_modules_private_names():
+    assert not cross_module_private_uses(SERVER), "\n".join(cross_module_private_uses(SERVER))
+
+
+def test_no_code_outside_analysis_writes_onto_an_analysis():
+    assert not writes_onto_analysis(SERVER), "\n".join(writes_onto_analysis(SERVER))

@@ -28,7 +28,8 @@ def register(rule: type[Rule]) -> type[Rule]:
 
 
 def _load_rule_modules() -> None:
-    # Importing the family modules registers their rules.
+    # Importing a family package imports its rule modules (`training/tl101_missing_zero_grad.py`
+    # and so on), which registers their rules.
     from server.diagnostics import (  # noqa: F401
         training,
         correctness,
@@ -40,7 +41,7 @@ def _load_rule_modules() -> None:
 
 def all_rules() -> dict[str, type[Rule]]:
     # Always load every family: a module imported on its own first (a fix importing
-    # `server.diagnostics.correctness`) has already registered some rules, not all.
+    # `server.diagnostics.correctness.provenance`) has already registered some rules, not all.
     _load_rule_modules()
     return dict(sorted(RULES.items()))
 

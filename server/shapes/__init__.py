@@ -50,13 +50,14 @@ import sys
 import traceback
 from typing import TYPE_CHECKING
 
+from server.fact_cache import FactKey
 from server.shapes.report import Hover, InlayHint, ShapeBinding, ShapeMismatch, ShapeReport
 from server.shapes.resolver import ImportResolver, WorkspaceResolver
 
 if TYPE_CHECKING:
     from server.analysis import Analysis
 
-_CACHE_ATTRIBUTE = "_shape_report"
+_SHAPE_REPORT: FactKey[ShapeReport] = FactKey("shape report")
 _default_resolver: ImportResolver | None = None
 
 
@@ -68,9 +69,10 @@ def set_default_resolver(resolver: ImportResolver | None) -> None:
 
 def infer_shapes(analysis: "Analysis", resolver: ImportResolver | None = None) -> ShapeReport:
     """The shapes of one analysed document version (computed on first use, then cached)."""
-    cached = analysis.__dict__.get(_CACHE_ATTRIBUTE)
-    if cached is not None:
-        return cached
+    return analysis.facts.get_or_compute(_SHAPE_REPORT, lambda: _shape_report(analysis, resolver))
+
+
+def _shape_report(analysis: "Analysis", resolver: ImportResolver | None) -> ShapeReport:
     from server.shapes.interpret import Engine
 
     engine = Engine(analysis, resolver or _default_resolver)
@@ -85,7 +87,6 @@ def infer_shapes(analysis: "Analysis", resolver: ImportResolver | None = None) -
             error = traceback.format_exc()
     report = ShapeReport(analysis, engine)
     report.error = error
-    analysis.__dict__[_CACHE_ATTRIBUTE] = report
     return report
 
 
@@ -93,7 +94,7 @@ def release_shapes(analysis: "Analysis") -> bool:
     """Forget the shapes cached on `analysis` (a version the caller no longer serves) and,
     unless someone still holds the report, break its reference cycles so that its memory
     is freed now.  True when it was freed that way."""
-    report = analysis.__dict__.pop(_CACHE_ATTRIBUTE, None)
+    report = analysis.facts.pop(_SHAPE_REPORT)
     # Two references: `report` and getrefcount's argument.  More means a reader (a hover
     # being answered) still holds it: the garbage collector frees it later instead.
     if report is None or sys.getrefcount(report) > 2:

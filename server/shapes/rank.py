@@ -21,7 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from server.analysis import argument, dotted
+from server.fact_cache import FactKey
+from server.syntax_nodes import argument, dotted
 
 if TYPE_CHECKING:
     from server.analysis import Analysis
@@ -188,13 +189,16 @@ class KnownShape:
         return len(self.dims)
 
 
+_KNOWN_SHAPES: FactKey[dict[ast.AST, KnownShape | None]] = FactKey("shapes the code states, per node")
+
+
 def shape_of(analysis: "Analysis", expr: ast.AST, depth: int = 0) -> KnownShape | None:
     """What the code states about the shape of `expr`, or None.
 
     Names resolve only to strictly earlier statements, so the chain of questions has no
     cycles; answers are memoised per node, which keeps chains that branch (`x = x @ x`
     repeated) linear.  `depth` only bounds very long chains."""
-    cache = analysis.__dict__.setdefault("_known_shapes", {})
+    cache = analysis.facts.get_or_compute(_KNOWN_SHAPES, dict)
     if expr in cache:
         return cache[expr]
     if depth > MAX_DEPTH:

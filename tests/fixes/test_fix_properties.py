@@ -20,12 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from server.analysis import argument
 from server.checker import check_source
 from server.codeactions.fixes import Positions, apply_edits, fix_all, fix_offers, fixes_for, main_fix
 from server.codeactions.fixes.imports import import_anchor
-from server.diagnostics.correctness import activation_output
+from server.diagnostics.correctness.tl206_activation_before_loss import activation_output
 from server.codeactions.fixes.locate import call_at, keyword_at, loop_at, statement_at
+from server.syntax_nodes import argument
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from server.codeactions.fixes.edits import Positions
+from server.fact_cache import FactKey
 
 if TYPE_CHECKING:
     from server.analysis import Analysis
@@ -178,13 +179,12 @@ class ConcreteSource:
         return self.text[start:end]
 
 
+_CONCRETE_SOURCE: FactKey[ConcreteSource] = FactKey("libcst tree of fixes")
+
+
 def concrete_source(analysis: "Analysis") -> ConcreteSource:
     """The `ConcreteSource` of this analysis (one per document version)."""
-    cached = analysis.__dict__.get("_concrete_source")
-    if cached is None:
-        cached = ConcreteSource(analysis)
-        analysis.__dict__["_concrete_source"] = cached
-    return cached
+    return analysis.facts.get_or_compute(_CONCRETE_SOURCE, lambda: ConcreteSource(analysis))
 
 
 # ------------------------------------------------------------------ grouping

@@ -7,24 +7,17 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from server.analysis import argument
 from server.codeactions.fixes import calls
 from server.codeactions.fixes.imports import use_module
 from server.codeactions.fixes.locate import call_at, on_lines_of_its_own
 from server.codeactions.fixes.names import bound_in, fresh_name, root_name
 from server.codeactions.fixes.registry import FixOffer, fixer, importing, offer
 from server.codeactions.fixes.rewrite import CannotRewrite, Rewrite
-from server.diagnostics.correctness import (
-    FUNCTIONAL_SOFTMAX,
-    SOFTMAX_METHODS,
-    SOFTMAX_MODULES,
-    TORCH_SOFTMAX,
-    VALUE_KEEPING_METHODS,
-    activation_output,
-    followed,
-    source_of,
-    torch_module_class,
-)
+from server.diagnostics.correctness.provenance import followed, torch_module_class
+from server.diagnostics.correctness.quoting import source_of
+from server.diagnostics.correctness.tl206_activation_before_loss import VALUE_KEEPING_METHODS, activation_output
+from server.diagnostics.correctness.torch_names import FUNCTIONAL_SOFTMAX, SOFTMAX_METHODS, SOFTMAX_MODULES, TORCH_SOFTMAX
+from server.syntax_nodes import argument
 
 if TYPE_CHECKING:
     from server.analysis import Analysis

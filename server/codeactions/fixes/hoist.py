@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from server.codeactions.fixes.locate import call_at, on_lines_of_its_own, text_of
 from server.codeactions.fixes.names import bound_by_statements, defined_before, loaded_names
 from server.codeactions.fixes.registry import FixOffer, fixer, offer
+from server.syntax_nodes import dotted, moved_value, receiver
 
 if TYPE_CHECKING:
     from server.analysis import Analysis, LoopInfo
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 def hoist_module_move(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
     call = call_at(analysis, finding)
     stmt = analysis.statement_of(call) if call is not None else None
-    if stmt is None or not _is_plain_move(stmt, call) or not on_lines_of_its_own(analysis, stmt):
+    if stmt is None or moved_value(stmt, dotted(receiver(call))) is not call or not on_lines_of_its_own(analysis, stmt):
         return []
     target = _outermost_loop(analysis, stmt, call)
     if target is None:
@@ -35,13 +36,6 @@ def hoist_module_move(analysis: "Analysis", finding: "Finding") -> list[FixOffer
     levels = len(analysis.context(call).loops) - analysis.context(call).loops.index(target)
     where = "the loop" if levels == 1 else f"the outer loop (line {target.node.lineno})"
     return [offer(analysis, finding, f"Move `{shown}` before {where}", lambda rw: rw.move(stmt, target.node, "before"))]
-
-
-def _is_plain_move(stmt: ast.stmt, call: ast.Call) -> bool:
-    """`model.to(device)` on its own, or `model = model.to(device)`: nothing else happens."""
-    if isinstance(stmt, ast.Expr):
-        return stmt.value is call
-    return isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1
 
 
 def _outermost_loop(analysis: "Analysis", stmt: ast.stmt, call: ast.Call) -> "LoopInfo | None":

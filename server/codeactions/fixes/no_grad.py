@@ -22,12 +22,13 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
-from server.analysis import call_name, is_backward_call, keyword
+from server.analysis import is_backward_call, named_for_evaluation
 from server.codeactions.fixes.imports import module_alias, use_module
 from server.codeactions.fixes.locate import call_at, on_lines_of_its_own
 from server.codeactions.fixes.names import contains
 from server.codeactions.fixes.registry import FixOffer, fixer, importing, offer
 from server.codeactions.fixes.rewrite import Rewrite
+from server.syntax_nodes import call_name, keyword
 
 if TYPE_CHECKING:
     from server.analysis import Analysis, FunctionInfo, LoopInfo
@@ -124,9 +125,7 @@ def _whole_function_evaluates(analysis: "Analysis", function: "FunctionInfo", mo
         return False
     if not _evaluates_only(analysis, function, function.calls, function.statements):
         return False
-    from server.diagnostics.training import _eval_named
-
-    if _eval_named(function):
+    if named_for_evaluation(function):
         return True
     switches = analysis.switched(function, model, "eval")
     if not switches:

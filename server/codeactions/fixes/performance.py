@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from server.analysis import argument, keyword, receiver
 from server.codeactions.fixes import calls
 from server.codeactions.fixes.imports import use_module
 from server.codeactions.fixes.locate import call_at, on_lines_of_its_own, text_of
 from server.codeactions.fixes.names import defined_before, fresh_name
 from server.codeactions.fixes.registry import FixOffer, fixer, importing, offer
 from server.codeactions.fixes.rewrite import CannotRewrite, Rewrite
+from server.syntax_nodes import argument, keyword, receiver
 
 if TYPE_CHECKING:
     from server.analysis import Analysis

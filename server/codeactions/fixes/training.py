@@ -5,13 +5,14 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from server.analysis import argument, keyword
+from server.analysis import switches_to_eval
 from server.codeactions.fixes import calls
 from server.codeactions.fixes.imports import use_module
 from server.codeactions.fixes.locate import call_at, keyword_at, loop_at, on_lines_of_its_own, statement_at, text_of
 from server.codeactions.fixes.names import bound_in, bound_in_loop, contains, root_name
 from server.codeactions.fixes.registry import FixOffer, fixer, importing, offer
 from server.codeactions.fixes.rewrite import Rewrite
+from server.syntax_nodes import argument, keyword
 
 if TYPE_CHECKING:
     from server.analysis import Analysis, LoopInfo
@@ -53,12 +54,9 @@ def _evaluating_epoch_loop(analysis: "Analysis", loop: "LoopInfo", model: str) -
     """The enclosing loop that evaluates `model`, when the top of its body is a right place for
     `model.train()`: every evaluation in it comes after the training loop, and it does not rebind
     the model.  Otherwise None (the statement goes just before the training loop)."""
-    from server.diagnostics.training import MissingTrainMode
-
-    rule = MissingTrainMode()
     ancestor = loop.parent
     while ancestor is not None:
-        evaluations = [c for c in ancestor.calls if rule._evaluates(analysis, c, model)]
+        evaluations = [c for c in ancestor.calls if switches_to_eval(analysis, c, model)]
         if evaluations:
             after = all(c.lineno > loop.node.end_lineno for c in evaluations)
             return ancestor if after and model not in bound_in_loop(ancestor.node) else None

@@ -1,4 +1,9 @@
-"""TL5xx — shapes: contradictions the static shape pass proves (`server.shapes`)."""
+"""TL501 shape-mismatch: flags operations whose tensor shapes are statically known to be
+incompatible: a `Linear`, `Conv*`, `Embedding`, RNN or norm layer given the wrong feature or
+channel size, `@`/`matmul`/`bmm` with different inner sizes, arithmetic between shapes that
+cannot broadcast, `torch.cat`/`torch.stack` on tensors whose other dims differ, a
+`view`/`reshape` to a different number of elements, and an index past a known size.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator

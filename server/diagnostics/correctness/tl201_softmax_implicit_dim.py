@@ -1,0 +1,71 @@
+"""TL201 softmax-implicit-dim: flags `F.softmax`, `F.log_softmax` and `F.softmin` called without
+`dim`, and `nn.Softmax()`, `nn.LogSoftmax()` and `nn.Softmin()` constructed without `dim`.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator
+
+from server.diagnostics import register
+from server.diagnostics.base import Finding, Rule
+from server.diagnostics.correctness.provenance import torch_module_class
+from server.diagnostics.correctness.quoting import source_of
+from server.diagnostics.correctness.torch_names import FUNCTIONAL_SOFTMAX, SOFTMAX_MODULES
+from server.syntax_nodes import argument, has_star_args, is_none
+
+if TYPE_CHECKING:
+    from server.analysis import Analysis
+
+
+@register
+class SoftmaxImplicitDim(Rule):
+    """## What it does
+    Flags `F.softmax`, `F.log_softmax` and `F.softmin` called without `dim`, and
+    `nn.Softmax()`, `nn.LogSoftmax()` and `nn.Softmin()` constructed without `dim`.
+
+    ## Why is this bad
+    Without `dim`, PyTorch guesses the axis from the input's rank: dim 0 for 0-, 1- and
+    3-D input, dim 1 otherwise. For a batch of sequences (`[B, N, C]`) that is the batch
+    axis, so every sample's probabilities depend on the rest of the batch. The guess is
+    deprecated and warns on every call.
+
+    ## Example
+    ```python
+    attn = F.softmax(scores)
+    self.log_probs = nn.LogSoftmax()
+    ```
+
+    ## Use instead
+    ```python
+    attn = F.softmax(scores, dim=-1)
+    self.log_probs = nn.LogSoftmax(dim=-1)
+    ```
+    """
+
+    code = "TL201"
+    name = "softmax-implicit-dim"
+    severity = "warning"
+    fix_safety = "safe"
+
+    def check(self, analysis: "Analysis") -> Iterator[Finding]:
+        for call in analysis.calls:
+            if has_star_args(call):
+                continue
+            qualname = analysis.call_qualname(call)
+            if qualname in FUNCTIONAL_SOFTMAX:
+                dim = argument(call, 1, "dim")
+                what = "the implicit choice is deprecated and picks"
+            elif torch_module_class(analysis, call) in SOFTMAX_MODULES:
+                dim = argument(call, 0, "dim")
+                what = "the module then guesses the axis on every call, picking"
+            else:
+                continue
+            if dim is not None and not is_none(dim):
+                continue
+            text = source_of(analysis, call)
+            lacks = "has no `dim`" if dim is None else "passes `dim=None`"
+            yield self.finding(
+                call,
+                f"`{text}` {lacks}: {what} dim 0 for 0-, 1- and 3-D input (the batch axis of a [B, N, C] "
+                "tensor). Pass `dim=-1` (or the axis you mean).",
+                "Add `dim=-1`" if dim is None else "Replace `dim=None` with `dim=-1`",
+            )

@@ -1,0 +1,264 @@
+"""TL203 view-after-transpose: flags `.view(...)` on the result of `transpose`, `permute`, `t`,
+`.T`, `.mT`, `swapaxes` or `movedim` (chained, or through a local variable) with no
+`.contiguous()` in between, when the new shape merges dims the transpose moved.
+"""
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Iterator
+
+from server.diagnostics import register
+from server.diagnostics.base import Finding, Rule
+from server.diagnostics.correctness.provenance import MAX_DEPTH, followed
+from server.diagnostics.correctness.quoting import source_of
+from server.shapes.rank import (
+    Dim,
+    WILDCARD,
+    dim_of,
+    int_constant,
+    is_batch_size,
+    is_identity_transpose,
+    is_transposing,
+    looks_like_dtype,
+    permutation,
+    shape_of,
+    size_symbol,
+    transposed_tensor,
+    view_merges,
+)
+from server.syntax_nodes import argument, call_name, dotted, has_star_args, is_none
+
+if TYPE_CHECKING:
+    from server.analysis import Analysis
+
+
+@register
+class ViewAfterTranspose(Rule):
+    """## What it does
+    Flags `.view(...)` on the result of `transpose`, `permute`, `t`, `.T`, `.mT`,
+    `swapaxes` or `movedim` (chained, or through a local variable) with no
+    `.contiguous()` in between, when the new shape merges dims the transpose moved.
+
+    ## Why is this bad
+    A transpose only changes strides; the elements stay where they were. `view` can
+    merge dims only when they are adjacent in memory, so merging dims that the
+    transpose separated raises `RuntimeError: view size is not compatible with input
+    tensor's size and stride`. Merges that happen to line up still break as soon as
+    the input arrives sliced or otherwise non-contiguous.
+
+    ## Example
+    ```python
+    B, h, N, d = x.shape
+    return x.transpose(1, 2).view(B, N, h * d)
+    ```
+
+    ## Use instead
+    ```python
+    B, h, N, d = x.shape
+    return x.transpose(1, 2).reshape(B, N, h * d)
+    ```
+    """
+
+    code = "TL203"
+    name = "view-after-transpose"
+    severity = "error"
+    fix_safety = "safe"
+
+    def check(self, analysis: "Analysis") -> Iterator[Finding]:
+        for call in analysis.iter_calls("view"):
+            if not _is_shape_view(analysis, call):
+                continue
+            transposing, via = followed(analysis, call.func.value)
+            if not is_transposing(analysis, transposing) or is_identity_transpose(analysis, transposing):
+                continue
+            if _undoes_a_transpose(analysis, transposing):
+                continue
+            verdict = view_verdict(analysis, call, transposing, via)
+            if verdict is None:
+                continue
+            yield self.finding(call, self._message(analysis, call, transposing, via, verdict),
+                               "Replace `.view(...)` with `.reshape(...)`")
+
+    @staticmethod
+    def _message(analysis: "Analysis", call: ast.Call, transposing: ast.AST, via: ast.Name | None, verdict: str) -> str:
+        view = ".view(" + ", ".join(source_of(analysis, arg, 30) for arg in call.args) + ")"
+        origin = f"`{source_of(analysis, transposing)}`"
+        if via is not None:
+            origin = f"`{via.id}` ({origin} on line {transposing.lineno})"
+        if verdict == "raises":
+            return (
+                f"`{view}` merges dims that {origin} moved apart, so they are not adjacent in memory and `view` "
+                "raises a RuntimeError (\"view size is not compatible with input tensor's size and stride\"). "
+                "Use `.reshape(...)` (or call `.contiguous()` first)."
+            )
+        tensor = source_of(analysis, transposed_tensor(analysis, transposing), 30)
+        if verdict == "channels_last":
+            return (
+                f"`{view}` merges dims that {origin} moved apart: `view` succeeds only when `{tensor}` is stored "
+                "channels-last, and raises a RuntimeError for the default contiguous layout. "
+                "Use `.reshape(...)`, which copies only when it has to."
+            )
+        return (
+            f"`{view}` merges dims that {origin} reordered; `view` succeeds only while `{tensor}` is contiguous "
+            "and raises a RuntimeError for sliced or otherwise non-contiguous input. "
+            "Use `.reshape(...)`, which copies only when it has to."
+        )
+
+
+def _undoes_a_transpose(analysis: "Analysis", transposing: ast.AST) -> bool:
+    """`w.t().t()` or `wt.t()` with `wt = w.t()`: the second transpose may restore memory order."""
+    tensor = transposed_tensor(analysis, transposing)
+    value, _ = followed(analysis, tensor) if tensor is not None else (None, None)
+    return tensor is None or is_transposing(analysis, tensor) or is_transposing(analysis, value)
+
+
+def _is_shape_view(analysis: "Analysis", call: ast.Call) -> bool:
+    """`t.view(B, N, C)`, not `t.view(torch.float16)` (a dtype view) nor `torch.*.view`."""
+    if not isinstance(call.func, ast.Attribute) or call.func.attr != "view":
+        return False
+    if analysis.call_qualname(call) is not None or call.keywords or not call.args or has_star_args(call):
+        return False
+    return not (len(call.args) == 1 and looks_like_dtype(analysis, call.args[0]))
+
+
+def view_verdict(analysis: "Analysis", view: ast.Call, transposing: ast.AST, via: ast.Name | None) -> str | None:
+    """"raises" when the view surely merges dims the transpose separated (for a contiguous
+    input), "channels_last" when that permute is the one a channels-last input undoes,
+    "layout" when it merges moved dims that happen to stay in memory order, None when the
+    view is fine or we cannot tell."""
+    tensor = transposed_tensor(analysis, transposing)
+    if tensor is None:
+        return None
+    known = shape_of(analysis, tensor)
+    order = permutation(analysis, transposing, known.rank if known else None)
+    if order is None:
+        return None if handles_unit_dims(analysis, tensor) else _flatten_verdict(analysis, view, transposing)
+    if known is not None and known.rank != len(order):
+        return None
+    base_dims = _symbolic_dims(tensor, known, len(order))
+    dims = [(base_dims[old], old, new) for new, old in enumerate(order)]
+
+    def resolve(reference: ast.AST, index: int) -> Dim | None:
+        name = dotted(reference)
+        if name is not None and name == dotted(tensor) and -len(base_dims) <= index < len(base_dims):
+            return base_dims[index]
+        if via is not None and name == via.id and -len(dims) <= index < len(dims):
+            return dims[index][0]
+        return None
+
+    sizes = _view_sizes(view, resolve)
+    groups = view_merges(dims, sizes) if sizes is not None else None
+    if groups is None:
+        verdict = None if handles_unit_dims(analysis, tensor) else _rank_verdict(view, dims)
+    elif any(not g.keeps_memory_order for g in groups):
+        verdict = "raises"
+    else:
+        verdict = "layout" if any(g.moved for g in groups) else None
+    if verdict == "raises" and is_channels_last_permutation(order):
+        return "channels_last"  # contiguous again when the input is stored channels-last
+    return verdict
+
+
+def is_channels_last_permutation(order: tuple[int, ...]) -> bool:
+    """`(0, 2, 3, 1)` (NCHW -> NHWC) and `(0, 2, 3, 4, 1)`: the permutes that turn a
+    channels-last tensor into a contiguous one."""
+    return len(order) in (4, 5) and order == (0, *range(2, len(order)), 1)
+
+
+def _symbolic_dims(tensor: ast.AST, known, rank: int) -> list[Dim]:
+    """Each dim's size as stated, else as `x.size(k)`, else an opaque symbol of its own."""
+    dims = []
+    for index in range(rank):
+        dim = known.dims[index] if known is not None else None
+        if dim is None:
+            dim = Dim((size_symbol(tensor, index) or f"<dim {index}>",))
+        dims.append(dim)
+    return dims
+
+
+def handles_unit_dims(analysis: "Analysis", tensor: ast.AST) -> bool:
+    """The tensor went through `squeeze`/`unsqueeze`/`[None]`: size-1 dims are in play, and a
+    transpose that moves only a size-1 dim keeps memory order (`w.squeeze(0).t().view(-1)`
+    on a `[1, 1, T]` waveform works).  Verdicts that assume sizes > 1 stay silent then."""
+    node, steps = tensor, 0
+    while node is not None and steps < MAX_DEPTH:
+        steps += 1
+        if isinstance(node, ast.Name):
+            node, via = followed(analysis, node)
+            if via is None:
+                return False
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in ("squeeze", "unsqueeze", "squeeze_", "unsqueeze_"):
+                return True
+            node = node.func.value
+        elif isinstance(node, ast.Subscript):
+            index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if any(is_none(item) for item in index):
+                return True
+            node = node.value
+        else:
+            return False
+    return False
+
+
+def _rank_verdict(view: ast.Call, dims: list[tuple[Dim, int, int]]) -> str | None:
+    """Sizes we cannot match symbolically, so count instead.  `view` with m sizes can keep
+    at most m - 1 of the gaps between neighbouring dims; every other gap is merged.  A merged
+    gap between dims that were not neighbours in order before the transpose raises, so when
+    there are more such broken gaps than m - 1, the view raises whatever the sizes are
+    (`(attn @ v).transpose(1, 2).view(B, N, C)` on a 4-D tensor, or
+    `logits.permute(0, 2, 3, 1).view(-1, C)`).  Assumes sizes > 1: a literal 1 among the
+    sizes hints at size-1 dims, and then it says nothing."""
+    sizes = _view_arguments(view)
+    if any(int_constant(size) == 1 for size in sizes) or (len(sizes) == 1 and not _is_flat_size(sizes[0])):
+        return None  # `view(shape)`: one name may hold a whole shape
+    kept = [old for dim, old, _ in dims if not dim.is_one]
+    rank_of = {old: rank for rank, old in enumerate(sorted(kept))}
+    order = [rank_of[old] for old in kept]
+    broken_gaps = sum(1 for before, after in zip(order, order[1:]) if after != before + 1)
+    return "raises" if broken_gaps > len(sizes) - 1 else None
+
+
+def _view_arguments(view: ast.Call) -> list[ast.AST]:
+    """The sizes of `view(B, N, C)` or `view((B, N, C))`."""
+    if len(view.args) == 1 and isinstance(view.args[0], (ast.Tuple, ast.List)):
+        return list(view.args[0].elts)
+    return list(view.args)
+
+
+def _view_sizes(view: ast.Call, resolve) -> list[Dim | str] | None:
+    args = _view_arguments(view)
+    if len(args) == 1:  # one number is the whole element count; one name may hold a whole shape
+        return [WILDCARD] if _is_flat_size(args[0]) else None
+    sizes = [dim_of(arg, resolve) for arg in args]
+    return None if any(size is None for size in sizes) else sizes
+
+
+def _is_flat_size(arg: ast.AST) -> bool:
+    """A lone `view(n)` argument that is surely a number (`-1`, `n * m`, `x.numel()`)."""
+    if int_constant(arg) is not None:
+        return True
+    if isinstance(arg, ast.BinOp):
+        return True
+    return isinstance(arg, ast.Call) and call_name(arg) == "numel"
+
+
+def _flatten_verdict(analysis: "Analysis", view: ast.Call, transposing: ast.AST) -> str | None:
+    """The rank is unknown.  Still surely raising: flattening a reordered tensor
+    (`x.transpose(0, 1).view(-1)`, `w.T.view(-1)`), and `view(B, -1)` after a transpose of
+    two dims behind the batch (`x.transpose(1, 2).view(B, -1)` merges the swapped pair)."""
+    sizes = _view_arguments(view)
+    flat = len(sizes) == 1 and _is_flat_size(sizes[0])
+    keeps_batch = len(sizes) == 2 and is_batch_size(sizes[0]) and int_constant(sizes[1]) == -1
+    if not (flat or keeps_batch):
+        return None
+    if isinstance(transposing, ast.Attribute):  # `.T`, `.mT`: a reorder of the last dims
+        return "raises" if flat else None
+    if call_name(transposing) not in ("transpose", "swapaxes", "swapdims") or len(transposing.args) < 2:
+        return None
+    first, second = (int_constant(a) for a in transposing.args[-2:])
+    if first is None or second is None or first == second:
+        return None
+    if flat:
+        return "raises" if (first < 0) == (second < 0) else None
+    return "raises" if first >= 1 and second >= 1 else None

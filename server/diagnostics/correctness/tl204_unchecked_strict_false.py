@@ -1,0 +1,85 @@
+"""TL204 unchecked-strict-false: flags `module.load_state_dict(state, strict=False)` used as a
+statement, its result (the missing and unexpected keys) thrown away.
+"""
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Iterator
+
+from server.diagnostics import register
+from server.diagnostics.base import Finding, Rule
+from server.diagnostics.correctness.quoting import source_of
+from server.shapes.rank import trailing_comment
+from server.syntax_nodes import argument, has_star_args, receiver
+
+if TYPE_CHECKING:
+    from server.analysis import Analysis
+
+
+@register
+class UncheckedStrictFalse(Rule):
+    """## What it does
+    Flags `module.load_state_dict(state, strict=False)` used as a statement, its
+    result (the missing and unexpected keys) thrown away.
+
+    ## Why is this bad
+    `strict=False` tells PyTorch not to raise when the checkpoint and the model
+    disagree; the returned `missing_keys` and `unexpected_keys` are then the only
+    record of what did not load. Discarding them means a renamed layer or a wrong
+    prefix (`module.`) silently leaves weights at their random initialisation.
+
+    ## Example
+    ```python
+    model.load_state_dict(state, strict=False)
+    ```
+
+    ## Use instead
+    ```python
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    if unexpected:
+        raise RuntimeError(f"unexpected keys in checkpoint: {unexpected}")
+    log.info("not in checkpoint (left initialised): %s", missing)
+    ```
+    """
+
+    code = "TL204"
+    name = "unchecked-strict-false"
+    severity = "warning"
+    fix_safety = "safe"
+
+    def check(self, analysis: "Analysis") -> Iterator[Finding]:
+        for call in analysis.iter_calls("load_state_dict"):
+            if receiver(call) is None or has_star_args(call):
+                continue
+            strict = argument(call, 1, "strict")
+            if not (isinstance(strict, ast.Constant) and strict.value is False):
+                continue
+            if not isinstance(analysis.parents.get(call), ast.Expr) or checks_keys_itself(analysis, call):
+                continue
+            yield self.finding(
+                call,
+                f"`{source_of(analysis, call)}` throws away its result: with `strict=False` the returned "
+                "`missing_keys` and `unexpected_keys` are the only sign that the checkpoint did not fit, so "
+                "mismatched layers silently keep their random weights. Bind the result and check or log both lists.",
+                "Bind the result and warn about missing and unexpected keys",
+            )
+
+
+def checks_keys_itself(analysis: "Analysis", call: ast.Call) -> bool:
+    """The author already accounts for mismatched keys: the function computes its own
+    `missing_keys`/`unexpected_keys` (before loading checkpoint shards one by one, say), or
+    a comment on or just above the call explains the non-strict load."""
+    assigned = analysis.roles_for(call).assignments
+    if any("missing" in name.lower() or "unexpected" in name.lower() for name in assigned):
+        return True
+    statement = analysis.statement_of(call)
+    comment = trailing_comment(analysis, statement) if statement is not None else None
+    if comment and "strict" in comment.lower():
+        return True
+    for line in range(call.lineno - 1, max(call.lineno - 4, 0), -1):
+        text = analysis.lines.line_text(line).strip()
+        if not text.startswith("#"):
+            break
+        if "strict" in text.lower():
+            return True
+    return False

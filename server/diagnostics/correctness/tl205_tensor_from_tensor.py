@@ -1,0 +1,155 @@
+"""TL205 tensor-from-tensor: flags `torch.tensor(x)` where `x` is known to be a tensor already: the
+result of a torch function (`torch.cat`, `torch.randn`, ...), a model call, or a tensor method
+such as `.detach()`, directly or through a local variable.
+"""
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Iterator
+
+from server.diagnostics import register
+from server.diagnostics.base import Finding, Rule
+from server.diagnostics.correctness.provenance import MAX_DEPTH, followed
+from server.diagnostics.correctness.quoting import source_of
+from server.roles import class_attribute_roles
+from server.syntax_nodes import has_star_args, is_self_attribute
+
+if TYPE_CHECKING:
+    from server.analysis import Analysis
+
+
+# torch functions that return one tensor.
+TENSOR_FUNCTIONS = {
+    "cat", "concat", "concatenate", "stack", "hstack", "vstack", "zeros", "ones", "empty", "full", "rand", "randn",
+    "randint", "randperm", "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like",
+    "full_like", "rand_like", "randn_like", "tensor", "as_tensor", "from_numpy", "matmul", "mm", "bmm", "einsum",
+    "exp", "log", "sigmoid", "tanh", "softmax", "log_softmax", "cumsum", "flatten", "reshape", "cdist", "outer",
+    "clamp", "abs", "sqrt", "mean", "sum", "diag", "tril", "triu", "cross", "normal",
+}
+TENSOR_FUNCTIONAL = {
+    "normalize", "softmax", "log_softmax", "relu", "gelu", "silu", "linear", "one_hot", "pad", "interpolate",
+    "embedding", "sigmoid", "dropout", "conv1d", "conv2d", "conv3d",
+}
+# Tensor methods whose result is again a tensor.
+TENSOR_METHODS = {
+    "detach", "clone", "float", "double", "half", "bfloat16", "long", "int", "bool", "to", "cpu", "cuda",
+    "contiguous", "view", "reshape", "squeeze", "unsqueeze", "flatten", "t", "permute", "transpose", "mean", "sum",
+    "abs", "exp", "log", "sigmoid", "softmax", "log_softmax", "type_as", "expand", "repeat", "norm",
+}
+
+
+@register
+class TensorFromTensor(Rule):
+    """## What it does
+    Flags `torch.tensor(x)` where `x` is known to be a tensor already: the result of
+    a torch function (`torch.cat`, `torch.randn`, ...), a model call, or a tensor
+    method such as `.detach()`, directly or through a local variable.
+
+    ## Why is this bad
+    `torch.tensor` always copies its data and, given a tensor, warns
+    (`UserWarning: To copy construct from a tensor, it is recommended to use
+    sourceTensor.clone().detach()`). It also detaches silently, which is rarely
+    what the surrounding code expects to read.
+
+    ## Example
+    ```python
+    proj = torch.randn(dim_in, dim_out)
+    weight = torch.tensor(proj)
+    ```
+
+    ## Use instead
+    ```python
+    proj = torch.randn(dim_in, dim_out)
+    weight = proj.clone().detach()  # or proj.to(dtype) to change only the dtype
+    ```
+    """
+
+    code = "TL205"
+    name = "tensor-from-tensor"
+    severity = "warning"
+    fix_safety = "safe"
+
+    def check(self, analysis: "Analysis") -> Iterator[Finding]:
+        for call in analysis.calls_to("torch.tensor"):
+            if has_star_args(call) or len(call.args) != 1:
+                continue
+            data = call.args[0]
+            evidence = tensor_evidence(analysis, data)
+            if evidence is None:
+                continue
+            name = source_of(analysis, data, 40)
+            if not isinstance(data, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+                name = f"({name})"  # `(a / b).clone()`, not `a / b.clone()`
+            if evidence is data:
+                already = f"`{name}` already returns a tensor"
+            else:
+                already = f"`{name}` already is one (`{source_of(analysis, evidence, 40)}` on line {evidence.lineno})"
+            copy = copy_expression(analysis, name, call)
+            yield self.finding(
+                call,
+                f"`{source_of(analysis, call)}` copies a tensor: {already}, so this makes an extra copy and "
+                f"PyTorch warns about it. Use `{copy}` (or just `.to(...)` when no copy is needed).",
+                f"Replace with `{copy}`",
+            )
+
+
+def copy_expression(analysis: "Analysis", name: str, call: ast.Call) -> str:
+    """`x.clone().detach()`, carrying `dtype=`/`device=` over as `.to(...)` and
+    `requires_grad=True` as `.requires_grad_()`."""
+    copy = f"{name}.clone()" if ".detach()" in name else f"{name}.clone().detach()"
+    moves = [f"{kw.arg}={source_of(analysis, kw.value, 30)}" for kw in call.keywords if kw.arg in ("dtype", "device")]
+    if moves:
+        copy += f".to({', '.join(moves)})"
+    requires_grad = keyword_value(call, "requires_grad")
+    if isinstance(requires_grad, ast.Constant) and requires_grad.value is True:
+        copy += ".requires_grad_()"
+    return copy
+
+
+def keyword_value(call: ast.Call, name: str) -> ast.AST | None:
+    return next((kw.value for kw in call.keywords if kw.arg == name), None)
+
+
+def tensor_evidence(analysis: "Analysis", expr: ast.AST, depth: int = 0) -> ast.AST | None:
+    """The expression that shows `expr` is a tensor (a torch call, a model call), or None."""
+    if depth > MAX_DEPTH:
+        return None
+    if isinstance(expr, ast.Name):
+        value, via = followed(analysis, expr)
+        return tensor_evidence(analysis, value, depth + 1) if via is not None else None
+    if isinstance(expr, ast.Subscript):
+        return tensor_evidence(analysis, expr.value, depth + 1)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult)):
+        return tensor_evidence(analysis, expr.left, depth + 1)
+    if not isinstance(expr, ast.Call):
+        return None
+    qualname = analysis.call_qualname(expr) or ""
+    module, _, function = qualname.rpartition(".")
+    if (module == "torch" and function in TENSOR_FUNCTIONS) or (
+        module == "torch.nn.functional" and function in TENSOR_FUNCTIONAL
+    ):
+        return expr
+    if is_model_call(analysis, expr):
+        return expr
+    if not qualname and isinstance(expr.func, ast.Attribute) and expr.func.attr in TENSOR_METHODS:
+        return tensor_evidence(analysis, expr.func.value, depth + 1)
+    return None
+
+
+def is_model_call(analysis: "Analysis", call: ast.Call) -> bool:
+    """A call of a name known to be a model by what built it or what is done with it; a
+    parameter that is only *named* like one (`encoder`) may be a tokenizer's callable."""
+    roles = analysis.roles_for(call)
+    if is_self_attribute(call.func) and roles.function.class_node is not None:
+        return call.func.attr in class_attribute_roles(analysis, roles.function.class_node)["model"]
+    name = roles.model_name(call)
+    if name is None:
+        return False
+    function = roles.function
+    if name not in function.params:
+        return True
+    return any(
+        isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name) and c.func.value.id == name
+        and c.func.attr in ("eval", "train", "parameters", "named_parameters", "to", "cuda", "zero_grad")
+        for c in function.calls
+    )

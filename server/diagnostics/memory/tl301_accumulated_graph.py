@@ -1,0 +1,98 @@
+"""TL301 accumulated-graph: flags, inside a training loop, a tensor that still carries the autograd
+graph (a loss, a model output) appended to a list or added into a running total that outlives
+the iteration: `losses.append(loss)`, `total += loss`.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from server.analysis import Analysis, LoopInfo
+from server.diagnostics import register
+from server.diagnostics.base import Finding, Rule
+from server.syntax_nodes import accumulation, call_name
+
+
+def _backpropagated_later(analysis: Analysis, loop: LoopInfo, name: str) -> bool:
+    """The accumulated graph is used on purpose: `sum(losses).backward()` after the loop."""
+    for call in loop.function.calls:
+        if call_name(call) == "backward" and call.lineno > loop.node.end_lineno:
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(call.func)):
+                return True
+    return False
+
+
+@register
+class AccumulatedGraph(Rule):
+    """
+    ## What it does
+    Flags, inside a training loop, a tensor that still carries the autograd graph (a loss,
+    a model output) appended to a list or added into a running total that outlives the
+    iteration: `losses.append(loss)`, `total += loss`.
+
+    ## Why is this bad
+    Each stored tensor keeps its whole graph — every activation of the forward pass —
+    alive, so memory grows every step until the process runs out of (GPU) memory.
+
+    ## Example
+    ```python
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        ...
+        losses.append(loss)
+        running += loss
+    ```
+
+    ## Use instead
+    ```python
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        ...
+        losses.append(loss.detach())
+        running += loss.item()
+    ```
+    """
+
+    code = "TL301"
+    name = "accumulated-graph"
+    severity = "warning"
+    fix_safety = "safe"
+
+    def check(self, analysis: Analysis) -> Iterator[Finding]:
+        for loop in analysis.training_loops:
+            if not analysis.is_step_loop(loop):
+                continue
+            roles = analysis.roles_for(loop.function)
+            for stmt in loop.statements:
+                if analysis.enclosing_step_loop(stmt) is not loop:
+                    continue
+                found = accumulation(stmt)
+                if found is None:
+                    continue
+                container, value, kind = found
+                if not roles.carries_graph(value, stmt):
+                    continue
+                if isinstance(container, ast.Name):
+                    if analysis.loop_rebinds(loop, container.id) or _backpropagated_later(analysis, loop, container.id):
+                        continue
+                elif not isinstance(container, ast.Attribute):
+                    continue
+                yield self._report(stmt, container, value, kind)
+
+    def _report(self, stmt: ast.stmt, container: ast.AST, value: ast.AST, kind: str) -> Finding:
+        text, holder = ast.unparse(value), ast.unparse(container)
+        simple = isinstance(value, (ast.Name, ast.Attribute))
+        shown = text if simple else f"({text})"
+        if kind == "append":
+            message = (
+                f"`{holder}.append({text})` keeps every iteration's autograd graph alive because `{text}` is still "
+                f"attached to it; memory grows each step. Append `{shown}.detach()` (or `.item()` for a number)."
+            )
+            fix = f"Detach `{text}` before appending"
+        else:
+            message = (
+                f"Adding `{text}` into `{holder}` chains every iteration's autograd graph onto the running total; "
+                f"memory grows each step. Add `{shown}.item()` (or `.detach()`) instead."
+            )
+            fix = f"Use `{shown}.item()` in the running sum"
+        return self.finding(stmt, message, fix, data={"kind": kind, "value": text})

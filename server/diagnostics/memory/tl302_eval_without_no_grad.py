@@ -1,0 +1,66 @@
+"""TL302 eval-without-no-grad: flags a model called in an evaluation context — after `model.eval()`
+in the same function, or in a `validate`/`evaluate`/`predict`-style function that receives the
+model — outside `torch.no_grad()` / `torch.inference_mode()`.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+from server.analysis import Analysis, eval_switch_before, evaluation_model_calls, name_says_evaluation
+from server.diagnostics import register
+from server.diagnostics.base import Finding, Rule
+
+
+@register
+class EvalWithoutNoGrad(Rule):
+    """
+    ## What it does
+    Flags a model called in an evaluation context — after `model.eval()` in the same
+    function, or in a `validate`/`evaluate`/`predict`-style function that receives the
+    model — outside `torch.no_grad()` / `torch.inference_mode()`.
+
+    ## Why is this bad
+    `model.eval()` changes dropout and batch-norm, not autograd: without `no_grad` every
+    forward pass still records the graph and keeps its activations, costing memory and
+    time for gradients nobody computes.
+
+    ## Example
+    ```python
+    def validate(model, loader):
+        model.eval()
+        for x, y in loader:
+            out = model(x)
+    ```
+
+    ## Use instead
+    ```python
+    @torch.no_grad()
+    def validate(model, loader):
+        model.eval()
+        for x, y in loader:
+            out = model(x)
+    ```
+    """
+
+    code = "TL302"
+    name = "eval-without-no-grad"
+    severity = "warning"
+    fix_safety = "safe"
+
+    def check(self, analysis: Analysis) -> Iterator[Finding]:
+        for function, call, model in evaluation_model_calls(analysis):
+            if analysis.context(call).grad_disabled:
+                continue
+            switched = eval_switch_before(analysis, function, call)
+            # After `model.eval()`, only a pass over data (a loop) is surely evaluation: a one-off
+            # call in a helper may be part of a differentiable forward.
+            over_data = switched == model and bool(analysis.context(call).loops)
+            evaluation = over_data or name_says_evaluation(analysis, function, model)
+            if not evaluation or analysis.only_called_without_grad(function):
+                continue
+            message = (
+                f"`{model}` is evaluated without `torch.no_grad()`, so every forward pass records the autograd "
+                f"graph and keeps activations for gradients nobody computes. Wrap the evaluation in "
+                f"`with torch.no_grad():` (or decorate the function with `@torch.no_grad()`)."
+            )
+            yield self.finding(call, message, "Wrap the evaluation in `torch.no_grad()`", data={"model": model})

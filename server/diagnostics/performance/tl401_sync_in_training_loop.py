@@ -1,0 +1,99 @@
+"""TL401 sync-in-training-loop: flags `.item()`, `.cpu()`, `.numpy()` and `.tolist()` on a tensor
+in every iteration of a training loop (not under a periodic `if step % N == 0:`), in code that
+runs on a GPU.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from server.analysis import Analysis
+from server.diagnostics import register
+from server.diagnostics.base import Finding, Rule
+from server.syntax_nodes import call_name, method_span, receiver
+
+
+_SYNC_METHODS = ("item", "cpu", "numpy", "tolist")
+
+
+def _guarded_by_modulo(analysis: Analysis, node: ast.AST) -> bool:
+    """An enclosing `if step % 100 == 0:` (alone or joined with `and`) makes it periodic."""
+    for if_stmt, in_body in analysis.context(node).guards:
+        if in_body and _tests_modulo(if_stmt.test):
+            return True
+    return False
+
+
+def _tests_modulo(test: ast.AST) -> bool:
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_tests_modulo(v) for v in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if isinstance(test, ast.Compare):
+        test = test.left
+    return isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod)
+
+
+@register
+class SyncInTrainingLoop(Rule):
+    """
+    ## What it does
+    Flags `.item()`, `.cpu()`, `.numpy()` and `.tolist()` on a tensor in every iteration of
+    a training loop (not under a periodic `if step % N == 0:`), in code that runs on a GPU.
+
+    ## Why is this bad
+    Each of these copies a value to the host, which waits for every queued GPU kernel to
+    finish: the CPU can no longer run ahead, and the GPU idles between steps.
+
+    ## Example
+    ```python
+    for x, y in loader:
+        ...
+        running += loss.item()
+    ```
+
+    ## Use instead
+    ```python
+    for step, (x, y) in enumerate(loader):
+        ...
+        running += loss.detach()
+        if step % 100 == 0:
+            print(f"loss {loss.item():.4f}")
+    ```
+    """
+
+    code = "TL401"
+    name = "sync-in-training-loop"
+    severity = "information"
+    fix_safety = "none"
+
+    def check(self, analysis: Analysis) -> Iterator[Finding]:
+        if not analysis.moves_to_accelerator():
+            return
+        for call in analysis.iter_calls(*_SYNC_METHODS):
+            target = receiver(call)
+            if target is None or call.args or call.keywords:
+                continue
+            if isinstance(target, ast.Call) and call_name(target) in _SYNC_METHODS:
+                continue  # `x.cpu().tolist()`: reported on the first sync of the chain
+            loop = analysis.enclosing_step_loop(call)
+            if loop is None or _guarded_by_modulo(analysis, call):
+                continue
+            if call_name(call) != "item" and not self._is_device_tensor(analysis, target, call):
+                continue
+            text = ast.unparse(call)
+            message = (
+                f"`{text}` runs every training step and makes the host wait for the GPU, stalling the pipeline. "
+                f"Keep values on the device (e.g. `running += loss.detach()`) and sync only when logging "
+                f"(under `if step % N == 0:`)."
+            )
+            yield self.finding_at(method_span(call), message)
+
+    def _is_device_tensor(self, analysis: Analysis, target: ast.AST, at: ast.AST) -> bool:
+        roles = analysis.roles_for(at)
+        base = target
+        while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute):
+            base = base.func.value
+        while isinstance(base, ast.Subscript):
+            base = base.value
+        return roles.carries_graph(base, at) or roles.carries_graph(target, at)

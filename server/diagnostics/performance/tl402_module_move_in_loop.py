@@ -1,0 +1,85 @@
+"""TL402 module-move-in-loop: flags a module (a model or a loss module) moved with `.to(...)`,
+`.cuda()` or `.cpu()` inside a loop.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from server.analysis import Analysis
+from server.diagnostics import register
+from server.diagnostics.base import Finding, Rule
+from server.syntax_nodes import call_name, has_star_args, keyword, moved_value, receiver
+
+
+@register
+class ModuleMoveInLoop(Rule):
+    """
+    ## What it does
+    Flags a module (a model or a loss module) moved with `.to(...)`, `.cuda()` or `.cpu()`
+    inside a loop. Moving data batches in a loop is fine.
+
+    ## Why is this bad
+    After the first iteration the move does nothing useful but still walks every parameter
+    and buffer, each iteration; it also hides where the model really lives.
+
+    ## Example
+    ```python
+    for epoch in range(epochs):
+        model.to(device)
+        for x, y in loader:
+            ...
+    ```
+
+    ## Use instead
+    ```python
+    model.to(device)
+    for epoch in range(epochs):
+        for x, y in loader:
+            ...
+    ```
+    """
+
+    code = "TL402"
+    name = "module-move-in-loop"
+    severity = "warning"
+    fix_safety = "safe"
+
+    def check(self, analysis: Analysis) -> Iterator[Finding]:
+        for call in analysis.iter_calls("to", "cuda", "cpu"):
+            target = receiver(call)
+            ctx = analysis.context(call)
+            if not isinstance(target, ast.Name) or not ctx.loops or has_star_args(call):
+                continue
+            roles = analysis.roles_for(call)
+            if not (roles.is_model(target.id) or roles.is_criterion(target.id)):
+                continue
+            if call_name(call) == "to" and not self._moves_device(analysis, call):
+                continue
+            stmt = analysis.statement_of(call)
+            if moved_value(stmt, target.id) is None:
+                continue
+            if any(analysis.loop_rebinds(loop, target.id, besides=stmt) for loop in ctx.loops):
+                continue
+            text = ast.unparse(call)
+            message = (
+                f"`{text}` moves `{target.id}` on every iteration of this loop; after the first it is wasted work. "
+                f"Move it before the loop."
+            )
+            yield self.finding(call, message, f"Move `{ast.unparse(stmt).strip()}` before the loop")
+
+    def _moves_device(self, analysis: Analysis, call: ast.Call) -> bool:
+        if not call.args and keyword(call, "device") is None:
+            return False
+        first = call.args[0] if call.args else None
+        if first is not None:
+            qualname = analysis.qualname(first) or ""
+            if qualname.startswith("torch.") and qualname.split(".")[-1] in _DTYPES:
+                return False
+        return True
+
+
+_DTYPES = {
+    "float", "float16", "float32", "float64", "half", "double", "bfloat16", "int", "int8", "int16", "int32",
+    "int64", "long", "bool", "uint8", "complex64", "complex128",
+}

@@ -1,0 +1,85 @@
+"""TL404 per-sample-forward: flags a loop over the indices of a batch (`range(x.size(0))`,
+`range(len(batch))`) that calls a model on one sample `x[i]` at a time.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from server.analysis import Analysis
+from server.diagnostics import register
+from server.diagnostics.base import Finding, Rule
+
+
+@register
+class PerSampleForward(Rule):
+    """
+    ## What it does
+    Flags a loop over the indices of a batch (`range(x.size(0))`, `range(len(batch))`) that
+    calls a model on one sample `x[i]` at a time.
+
+    ## Why is this bad
+    A model call per sample wastes the parallelism the hardware is built for: each call
+    launches every kernel for a batch of one, typically tens of times slower.
+
+    ## Example
+    ```python
+    for i in range(images.size(0)):
+        outputs.append(model(images[i].unsqueeze(0)))
+    ```
+
+    ## Use instead
+    ```python
+    outputs = model(images)
+    ```
+    """
+
+    code = "TL404"
+    name = "per-sample-forward"
+    severity = "information"
+    fix_safety = "none"
+
+    def check(self, analysis: Analysis) -> Iterator[Finding]:
+        for loop in analysis.loops:
+            node = loop.node
+            if not isinstance(node, ast.For) or not isinstance(node.target, ast.Name):
+                continue
+            batch = _batch_of_range(node.iter)
+            if batch is None:
+                continue
+            index = node.target.id
+            roles = analysis.roles_for(loop.function)
+            for call in loop.direct_calls:
+                model = roles.model_name(call)
+                if model and any(_indexes(arg, batch, index) for arg in call.args):
+                    message = (
+                        f"`{model}` is called on one sample of `{batch}` per iteration; batched work is far faster. "
+                        f"Call `{model}({batch})` once (or on slices of several samples)."
+                    )
+                    yield self.finding(call, message)
+
+
+def _batch_of_range(node: ast.AST) -> str | None:
+    """`x` for `range(x.size(0))`, `range(x.shape[0])`, `range(len(x))`."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"):
+        return None
+    if len(node.args) != 1:
+        return None
+    size = node.args[0]
+    if isinstance(size, ast.Call) and isinstance(size.func, ast.Name) and size.func.id == "len" and size.args:
+        return size.args[0].id if isinstance(size.args[0], ast.Name) else None
+    if isinstance(size, ast.Call) and isinstance(size.func, ast.Attribute) and size.func.attr == "size":
+        if size.args and isinstance(size.args[0], ast.Constant) and size.args[0].value == 0:
+            return size.func.value.id if isinstance(size.func.value, ast.Name) else None
+    if isinstance(size, ast.Subscript) and isinstance(size.value, ast.Attribute) and size.value.attr == "shape":
+        if isinstance(size.slice, ast.Constant) and size.slice.value == 0 and isinstance(size.value.value, ast.Name):
+            return size.value.value.id
+    return None
+
+
+def _indexes(expr: ast.AST, batch: str, index: str) -> bool:
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == batch:
+            if isinstance(node.slice, ast.Name) and node.slice.id == index:
+                return True
+    return False

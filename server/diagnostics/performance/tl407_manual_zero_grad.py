@@ -1,0 +1,65 @@
+"""TL407 manual-zero-grad: flags gradients cleared by writing zeros — `p.grad.zero_()`,
+`p.grad.data.zero_()`, `p.grad.fill_(0)`, `optimizer.zero_grad(set_to_none=False)`.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from server.analysis import Analysis
+from server.diagnostics import register
+from server.diagnostics.base import Finding, Rule
+from server.syntax_nodes import call_name, keyword, receiver
+
+
+@register
+class ManualZeroGrad(Rule):
+    """
+    ## What it does
+    Flags gradients cleared by writing zeros — `p.grad.zero_()`, `p.grad.data.zero_()`,
+    `p.grad.fill_(0)`, `optimizer.zero_grad(set_to_none=False)`.
+
+    ## Why is this bad
+    Writing zeros launches a kernel per parameter and keeps the gradient memory allocated;
+    setting gradients to `None` (the default of `zero_grad()` since PyTorch 2.0) frees it
+    and lets the next backward write instead of accumulate.
+
+    ## Example
+    ```python
+    for p in model.parameters():
+        p.grad.zero_()
+    ```
+
+    ## Use instead
+    ```python
+    optimizer.zero_grad(set_to_none=True)
+    ```
+    """
+
+    code = "TL407"
+    name = "manual-zero-grad"
+    severity = "information"
+    fix_safety = "safe"
+
+    def check(self, analysis: Analysis) -> Iterator[Finding]:
+        for call in analysis.iter_calls("zero_", "fill_", "zero_grad"):
+            name = call_name(call)
+            if name == "zero_grad":
+                kw = keyword(call, "set_to_none")
+                if kw is not None and isinstance(kw.value, ast.Constant) and kw.value.value is False:
+                    yield self.finding(call, f"`{ast.unparse(call)}` writes zeros into every gradient instead of "
+                                             f"freeing it. Use `set_to_none=True` (the default).",
+                                       "Use `set_to_none=True`")
+                continue
+            target = receiver(call)
+            if isinstance(target, ast.Attribute) and target.attr == "data":
+                target = target.value
+            if not (isinstance(target, ast.Attribute) and target.attr == "grad"):
+                continue
+            if name == "fill_" and not (call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value == 0):
+                continue
+            message = (
+                f"`{ast.unparse(call)}` writes zeros into the gradient instead of freeing it. "
+                f"Call `optimizer.zero_grad(set_to_none=True)` (or set `{ast.unparse(target)} = None`)."
+            )
+            yield self.finding(call, message, f"Set `{ast.unparse(target)} = None` instead")

@@ -1,0 +1,64 @@
+"""TL408 anomaly-detection-on: flags `torch.autograd.set_detect_anomaly(True)` and
+`torch.autograd.detect_anomaly()` left on, unguarded, in code that trains.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from server.analysis import Analysis
+from server.diagnostics import register
+from server.diagnostics.base import Finding, Rule
+from server.syntax_nodes import argument
+
+
+_ANOMALY_SWITCHES = ("torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly")
+_ANOMALY_CONTEXTS = ("torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly")
+
+
+@register
+class AnomalyDetectionOn(Rule):
+    """
+    ## What it does
+    Flags `torch.autograd.set_detect_anomaly(True)` and `torch.autograd.detect_anomaly()`
+    left on, unguarded, in code that trains.
+
+    ## Why is this bad
+    Anomaly detection records a stack trace for every operation and checks every backward
+    result for NaNs; training runs several times slower. It is a debugging tool.
+
+    ## Example
+    ```python
+    torch.autograd.set_detect_anomaly(True)
+    ```
+
+    ## Use instead
+    ```python
+    if args.debug:
+        torch.autograd.set_detect_anomaly(True)
+    ```
+    """
+
+    code = "TL408"
+    name = "anomaly-detection-on"
+    severity = "warning"
+    fix_safety = "safe"
+
+    def check(self, analysis: Analysis) -> Iterator[Finding]:
+        if not analysis.training_loops and not analysis.iter_calls("backward"):
+            return
+        for call in analysis.calls_to(*_ANOMALY_SWITCHES, *_ANOMALY_CONTEXTS):
+            qualname = analysis.call_qualname(call)
+            if analysis.context(call).guards:
+                continue
+            if qualname in _ANOMALY_SWITCHES:
+                mode = argument(call, 0, "mode")
+                if not (isinstance(mode, ast.Constant) and mode.value is True):
+                    continue
+            elif qualname not in _ANOMALY_CONTEXTS:
+                continue
+            message = (
+                f"`{ast.unparse(call)}` turns on anomaly detection, which slows every training step several times. "
+                f"Remove it, or enable it only behind a debug flag."
+            )
+            yield self.finding(call, message, "Remove the anomaly detection")

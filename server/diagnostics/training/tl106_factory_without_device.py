@@ -1,0 +1,247 @@
+"""TL106 factory-without-device: flags a tensor factory (`torch.zeros`, `torch.arange`,
+`torch.eye`, `torch.tensor([...])`, …) called without `device=` inside an `nn.Module.forward`
+that receives tensors.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from server.analysis import Analysis, FunctionInfo
+from server.diagnostics import register
+from server.diagnostics.base import Finding, Rule
+from server.roles import class_attribute_roles, is_config_number, local_module_classes
+from server.syntax_nodes import call_name, dotted, has_star_args, keyword
+
+
+_FACTORIES = {
+    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "eye", "linspace",
+    "logspace", "tensor",
+}
+
+
+@register
+class FactoryWithoutDevice(Rule):
+    """
+    ## What it does
+    Flags a tensor factory (`torch.zeros`, `torch.arange`, `torch.eye`, `torch.tensor([...])`,
+    …) called without `device=` inside an `nn.Module.forward` that receives tensors.
+    A 0-d tensor (`torch.rand([])`, `torch.tensor(2.0)`) is not flagged: PyTorch moves a
+    0-d CPU tensor to the GPU by itself. Neither is a tensor that only becomes a Python
+    number (`torch.rand(1).item()`), a one-element draw compared only to decide a branch
+    (`if torch.rand(1) < p:`), nor a mask compared only with plain numbers and used as an
+    index (`x[:, torch.rand(n) < self.config.keep]`).
+
+    ## Why is this bad
+    The new tensor is created on the CPU while the module's inputs live on the GPU, so the
+    first operation mixing them fails ("Expected all tensors to be on the same device"), or
+    a silent host-to-device copy happens every forward pass.
+
+    ## Example
+    ```python
+    def forward(self, x):
+        positions = torch.arange(x.size(1))
+        return x + self.pos_emb(positions)
+    ```
+
+    ## Use instead
+    ```python
+    def forward(self, x):
+        positions = torch.arange(x.size(1), device=x.device)
+        return x + self.pos_emb(positions)
+    ```
+    """
+
+    code = "TL106"
+    name = "factory-without-device"
+    severity = "warning"
+    fix_safety = "safe"
+
+    def check(self, analysis: Analysis) -> Iterator[Finding]:
+        module_classes = set(local_module_classes(analysis).values())
+        for function in analysis.functions:
+            if function.name != "forward" or function.class_node not in module_classes:
+                continue
+            inputs = [p for p in function.params[1:] if p not in ("args", "kwargs")]
+            if not inputs:
+                continue
+            for call in function.calls:
+                qualname = analysis.call_qualname(call) or ""
+                if not qualname.startswith("torch.") or qualname.count(".") != 1:
+                    continue
+                factory = qualname.split(".")[1]
+                if factory not in _FACTORIES or has_star_args(call):
+                    continue
+                if keyword(call, "device") or keyword(call, "out"):
+                    continue
+                if factory == "tensor" and not (call.args and isinstance(call.args[0], (ast.List, ast.Tuple))):
+                    continue  # 0-d CPU tensors mix fine with GPU tensors
+                if _zero_dim_factory(factory, call):
+                    continue  # `torch.rand([])`: the same, a 0-d CPU tensor mixes with GPU tensors
+                if self._moved_right_away(analysis, call) or not _meets_other_values(analysis, function, call):
+                    continue
+                if _single_element(factory, call) and _only_a_truth_test(analysis, call):
+                    continue  # `if torch.rand(1) < p:` draws a coin; what it is compared with is unknown
+                if _single_element(factory, call) and _indexed_to_zero_dim(analysis, call):
+                    continue  # `torch.randint(0, n, (1,))[0]` is 0-d
+                message = (
+                    f"`{qualname.replace('torch.', 'torch.', 1)}(...)` inside `forward` creates a CPU tensor while "
+                    f"the inputs may be on the GPU. Pass `device={inputs[0]}.device`."
+                )
+                yield self.finding(call, message, f"Add `device={inputs[0]}.device`", data={"input": inputs[0]})
+
+    def _moved_right_away(self, analysis: Analysis, call: ast.Call) -> bool:
+        parent = analysis.parents.get(call)
+        if isinstance(parent, ast.Attribute) and parent.attr in ("to", "cuda", "type_as", "to_device"):
+            return True
+        if isinstance(parent, ast.Attribute) and parent.attr == "type":  # `.type(other.type())`: its device too
+            holder = analysis.parents.get(parent)
+            if isinstance(holder, ast.Call) and holder.func is parent and len(holder.args) == 1:
+                argument = holder.args[0]
+                if isinstance(argument, ast.Call) and call_name(argument) == "type" and not argument.args:
+                    return True
+        if isinstance(parent, ast.Call) and call_name(parent) in ("register_buffer", "Parameter", "to"):
+            return True
+        return False
+
+
+def _meets_other_values(analysis: Analysis, function: FunctionInfo, call: ast.Call) -> bool:
+    """The new tensor is used in arithmetic, or compared with something that may be a
+    tensor (directly, or through the name it is bound to).
+
+    A CPU tensor used only as an index (`x[:, torch.randperm(n)]`), turned into a Python
+    number (`.item()`), or only compared with plain numbers (`torch.rand(n) < self.p`)
+    never meets GPU data, so it is not what TL106 is about.
+    """
+    verdict, parent = _climb(analysis, function, call)
+    if verdict is not None:
+        return verdict
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+        name = parent.targets[0].id
+        for use in ast.walk(function.node):
+            if isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load) and use.lineno > parent.lineno:
+                holder = analysis.parents.get(use)
+                if isinstance(holder, (ast.BinOp, ast.AugAssign)):
+                    return True
+                if isinstance(holder, ast.Compare):
+                    if not _compared_to_numbers(analysis, function, holder, use):
+                        return True
+                    if _climb(analysis, function, holder)[0]:  # `mask == 0` is still a CPU tensor: where does it go?
+                        return True
+                if isinstance(holder, ast.Call) and use is not holder.func and _combines_tensors(analysis, holder):
+                    return True
+    return False
+
+
+def _climb(analysis: Analysis, function: FunctionInfo, start: ast.AST) -> tuple[bool | None, ast.AST | None]:
+    """Follow the new tensor up through its methods, indexing and comparisons with plain
+    numbers: True once it meets other values (arithmetic, a comparison, a call that combines
+    tensors), False once it becomes a Python number, else None with where it stopped."""
+    node = start
+    while True:
+        parent = analysis.parents.get(node)
+        if isinstance(parent, ast.BinOp):
+            return True, parent
+        if isinstance(parent, ast.Compare):
+            if not _compared_to_numbers(analysis, function, parent, node):
+                return True, parent
+        elif isinstance(parent, ast.Attribute):
+            holder = analysis.parents.get(parent)
+            if parent.attr in ("item", "tolist") and isinstance(holder, ast.Call) and holder.func is parent:
+                return False, parent
+        elif isinstance(parent, ast.Call) and parent.func is not node:
+            if isinstance(parent.func, ast.Name) and parent.func.id in ("int", "float", "bool") and node in parent.args:
+                return False, parent
+            return (True if _combines_tensors(analysis, parent) else None), parent
+        elif not (isinstance(parent, ast.Call) or (isinstance(parent, ast.Subscript) and parent.value is node)):
+            return None, parent
+        node = parent
+
+
+def _compared_to_numbers(analysis: Analysis, function: FunctionInfo, compare: ast.Compare, node: ast.AST) -> bool:
+    others = [e for e in (compare.left, *compare.comparators) if e is not node]
+    return all(_plain_number(analysis, function, e) for e in others)
+
+
+def _plain_number(analysis: Analysis, function: FunctionInfo, expr: ast.AST) -> bool:
+    """A Python number for sure: a constant, a config value (`self.config.layerdrop`,
+    `config.p`), or an attribute that the class only ever sets from those."""
+    if isinstance(expr, ast.UnaryOp):
+        return _plain_number(analysis, function, expr.operand)
+    if isinstance(expr, ast.BinOp):
+        return _plain_number(analysis, function, expr.left) and _plain_number(analysis, function, expr.right)
+    chain = dotted(expr)
+    if chain is not None and chain.startswith("self."):
+        parts = chain.split(".")
+        if len(parts) == 2 and function.class_node is not None:
+            return parts[1] in class_attribute_roles(analysis, function.class_node)["number"]
+        return "config" in parts[1].lower()
+    return is_config_number(expr)
+
+
+_SIZED_FACTORIES = {"zeros", "ones", "empty", "full", "rand", "randn"}  # size first (`full` then its fill value)
+
+
+def _size_argument(factory: str, call: ast.Call) -> list[ast.AST] | None:
+    """The size a sized factory is given, as a list of dim expressions; None when unsure."""
+    if factory not in _SIZED_FACTORIES and factory != "randint":
+        return None
+    size = keyword(call, "size")
+    if size is not None:
+        shape = size.value
+    elif factory == "randint":  # `randint(high, size)` or `randint(low, high, size)`
+        if len(call.args) not in (2, 3):
+            return None
+        shape = call.args[-1]
+    elif factory == "full":
+        if len(call.args) != 2:
+            return None
+        shape = call.args[0]
+    elif len(call.args) == 1 and isinstance(call.args[0], (ast.List, ast.Tuple)):
+        shape = call.args[0]
+    else:
+        return list(call.args) if call.args else None
+    return list(shape.elts) if isinstance(shape, (ast.List, ast.Tuple)) else None
+
+
+def _zero_dim_factory(factory: str, call: ast.Call) -> bool:
+    """`torch.rand([])`, `torch.zeros(())`, `torch.full((), v)`: a 0-d tensor."""
+    return _size_argument(factory, call) == []
+
+
+def _single_element(factory: str, call: ast.Call) -> bool:
+    """`torch.rand(1)`, `torch.rand([1])`, or a 0-d factory."""
+    size = _size_argument(factory, call)
+    return size is not None and all(isinstance(d, ast.Constant) and d.value == 1 for d in size)
+
+
+def _indexed_to_zero_dim(analysis: Analysis, call: ast.Call) -> bool:
+    parent = analysis.parents.get(call)
+    return isinstance(parent, ast.Subscript) and parent.value is call and isinstance(parent.slice, ast.Constant) \
+        and isinstance(parent.slice.value, int)
+
+
+def _only_a_truth_test(analysis: Analysis, call: ast.Call) -> bool:
+    """The call sits directly in a comparison whose result only decides a branch
+    (`if torch.rand(1) < p:`, `skip = self.training and torch.rand(1) > p`)."""
+    compare = analysis.parents.get(call)
+    if not isinstance(compare, ast.Compare):
+        return False
+    condition, holder = compare, analysis.parents.get(compare)
+    while isinstance(holder, ast.BoolOp) or (isinstance(holder, ast.UnaryOp) and isinstance(holder.op, ast.Not)):
+        condition, holder = holder, analysis.parents.get(holder)
+    return isinstance(holder, (ast.If, ast.While, ast.IfExp, ast.Assert)) and holder.test is condition
+
+
+_COMBINING = {"cat", "stack", "where", "matmul", "bmm", "mm", "einsum", "add", "mul", "masked_fill", "gather"}
+
+
+def _combines_tensors(analysis: Analysis, call: ast.Call) -> bool:
+    """A submodule call (`self.emb(ids)`) or a torch op that mixes its tensor arguments."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        return True
+    qualname = analysis.call_qualname(call)
+    if qualname is None:  # a tensor method: `scores.masked_fill(mask == 0, ...)` meets `scores`
+        return isinstance(func, ast.Attribute) and func.attr in _COMBINING
+    return qualname.startswith("torch.") and qualname.rsplit(".", 1)[-1] in _COMBINING

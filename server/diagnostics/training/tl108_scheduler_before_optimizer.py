@@ -1,0 +1,68 @@
+"""TL108 scheduler-before-optimizer: flags `scheduler.step()` that, within one loop body, comes
+before the first `optimizer.step()`.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from server.analysis import Analysis
+from server.diagnostics import register
+from server.diagnostics.base import Finding, Rule
+
+
+@register
+class SchedulerBeforeOptimizer(Rule):
+    """
+    ## What it does
+    Flags `scheduler.step()` that, within one loop body, comes before the first
+    `optimizer.step()`.
+
+    ## Why is this bad
+    Since PyTorch 1.1 the scheduler must step after the optimizer; stepping it first skips
+    the first value of the schedule (warm-up starts one step late, cosine ends early), and
+    PyTorch warns about it at run time.
+
+    ## Example
+    ```python
+    for x, y in loader:
+        loss.backward()
+        scheduler.step()
+        optimizer.step()
+    ```
+
+    ## Use instead
+    ```python
+    for x, y in loader:
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+    ```
+    """
+
+    code = "TL108"
+    name = "scheduler-before-optimizer"
+    severity = "warning"
+    fix_safety = "safe"
+
+    def check(self, analysis: Analysis) -> Iterator[Finding]:
+        reported: set[int] = set()
+        for loop in analysis.loops:
+            roles = analysis.roles_for(loop.function)
+            steps = [c for c in loop.calls if roles.is_optimizer_step(c)]
+            if not steps:
+                continue
+            first_step = min(steps, key=lambda c: (c.lineno, c.col_offset))
+            for call in loop.calls:
+                if id(call) in reported or call.args or call.keywords or not roles.is_scheduler_step(call):
+                    continue
+                if (call.lineno, call.col_offset) < (first_step.lineno, first_step.col_offset):
+                    reported.add(id(call))
+                    message = (
+                        f"`{ast.unparse(call)}` runs before `{ast.unparse(first_step)}` in this loop, so the first "
+                        f"learning-rate value of the schedule is skipped. Step the scheduler after the optimizer."
+                    )
+                    yield self.finding(
+                        call, message, f"Move `{ast.unparse(call)}` after `{ast.unparse(first_step)}`",
+                        data={"optimizer_step_line": first_step.lineno},
+                    )

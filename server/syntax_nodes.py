@@ -1,0 +1,112 @@
+"""Pure questions about `ast` nodes: what a call is named, what it is called on, which
+argument it passes, where a node's text starts and ends.
+
+A leaf module: it imports nothing of this package, so `analysis`, `roles`, the rules
+and the fixes can all use it without import cycles.  Nothing here resolves imports or
+knows about scopes; that is `analysis`.
+"""
+from __future__ import annotations
+
+import ast
+
+
+def call_name(call: ast.Call) -> str | None:
+    """`f` for `f(...)`, `m` for `obj.m(...)`."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def receiver(call: ast.Call) -> ast.AST | None:
+    """`obj` for `obj.m(...)`."""
+    return call.func.value if isinstance(call.func, ast.Attribute) else None
+
+
+def dotted(node: ast.AST | None) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, else None (no import resolution)."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return ".".join([node.id, *reversed(parts)])
+    return None
+
+
+def keyword(call: ast.Call, name: str) -> ast.keyword | None:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw
+    return None
+
+
+def has_star_args(call: ast.Call) -> bool:
+    return any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords)
+
+
+def argument(call: ast.Call, position: int, name: str) -> ast.AST | None:
+    """The argument passed at `position` or as `name=`."""
+    kw = keyword(call, name)
+    if kw is not None:
+        return kw.value
+    if len(call.args) > position and not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
+        return call.args[position]
+    return None
+
+
+def is_self_attribute(node: ast.AST) -> bool:
+    """`self.x`."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def is_none(node: ast.AST | None) -> bool:
+    """The literal `None`."""
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def accumulation(stmt: ast.stmt) -> tuple[ast.AST, ast.AST, str] | None:
+    """(container, value, kind) for `c.append(v)` ("append"), `c += v`, `c = c + v` / `c = v + c` ("sum")."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        if call_name(call) == "append" and isinstance(call.func, ast.Attribute) and len(call.args) == 1:
+            return call.func.value, call.args[0], "append"
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and isinstance(stmt.target, ast.Name):
+        return stmt.target, stmt.value, "sum"
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        target, value = stmt.targets[0], stmt.value
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+            if isinstance(value.left, ast.Name) and value.left.id == target.id:
+                return target, value.right, "sum"
+            if isinstance(value.right, ast.Name) and value.right.id == target.id:
+                return target, value.left, "sum"
+    return None
+
+
+def moved_value(stmt: ast.stmt | None, name: str) -> ast.AST | None:
+    """The expression of a statement that can do no more than move `name` (TL402 and its
+    fix): an expression statement (`model.to(device)`), or `name = <value>` binding `name`
+    alone (`model = model.to(device)`); None for any other statement."""
+    if isinstance(stmt, ast.Expr):
+        return stmt.value
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        target = stmt.targets[0]
+        return stmt.value if isinstance(target, ast.Name) and target.id == name else None
+    return None
+
+
+# ------------------------------------------------------------------- spans
+def loop_header_span(loop_node: ast.AST) -> tuple[int, int, int, int]:
+    """`for x in loader` / `while cond` — the header up to the colon, not the body."""
+    last = loop_node.test if isinstance(loop_node, ast.While) else loop_node.iter
+    return loop_node.lineno, loop_node.col_offset, last.end_lineno, last.end_col_offset
+
+
+def method_span(call: ast.Call) -> tuple[int, int, int, int]:
+    """`.cuda()` in `x.cuda()`: from the dot after the receiver to the closing parenthesis."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.value.end_lineno == call.end_lineno:
+        return func.value.end_lineno, func.value.end_col_offset, call.end_lineno, call.end_col_offset
+    return call.lineno, call.col_offset, call.end_lineno, call.end_col_offset
