@@ -15,6 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from server.codeactions.edits import Positions, TextEdit, apply_edits, conflicts, diff_edits, to_text_changes
+from server.codeactions.fix_all import FixAllResult, fix_all
+from server.codeactions.locate import finding_at
+from server.codeactions.registry import (
+    SAFE, UNSAFE, Fix, FixOffer, build, fix_offers, fixable_codes, fixes_for, main_fix,
+)
+
 if TYPE_CHECKING:
     from server.analysis import Analysis
 
@@ -56,8 +63,6 @@ class FixChoice:
 
 def fix_choices(analysis: "Analysis", findings, code: str, span: tuple[int, int, int, int]) -> list[FixChoice]:
     """The fixes of the finding with `code` at `span` (recomputed when the cache has none there)."""
-    from server.codeactions.fixes import fix_offers
-
     finding = _finding(analysis, findings, code, span)
     if finding is None:
         return []
@@ -66,8 +71,6 @@ def fix_choices(analysis: "Analysis", findings, code: str, span: tuple[int, int,
 
 def build_fix(analysis: "Analysis", findings, choice: FixChoice) -> Action | None:
     """The edits of a fix chosen from `fix_choices` (None when it cannot be made here)."""
-    from server.codeactions.fixes import build, fix_offers, to_text_changes
-
     finding = _finding(analysis, findings, choice.code, choice.span)
     if finding is None:
         return None
@@ -83,8 +86,6 @@ def build_fix(analysis: "Analysis", findings, choice: FixChoice) -> Action | Non
 
 def fix_all_action(source: str, path: str | None, settings) -> Action | None:
     """Every safe fix of the file in one action, or None when there is nothing to fix."""
-    from server.codeactions.fixes import fix_all, to_text_changes
-
     result = fix_all(source, path, settings)
     if not result.changed:
         return None
@@ -93,8 +94,6 @@ def fix_all_action(source: str, path: str | None, settings) -> Action | None:
 
 def _finding(analysis: "Analysis", findings, code: str, span: tuple[int, int, int, int]):
     """The cached finding at `span`, else one recomputed from the range (a client dropped `data`)."""
-    from server.codeactions.fixes import finding_at
-
     line, col = span[0], span[1]
     for finding in findings or ():
         if finding.code == code and finding.line == line and finding.col == col:
@@ -112,6 +111,8 @@ def actions_for(analysis: "Analysis", code: str, line: int) -> list[Action]:
 
 
 __all__ = [
-    "FIX_ALL", "FIX_ALL_TITLE", "QUICKFIX", "Action", "FixChoice", "TextChange", "actions_for", "build_fix",
-    "fix_all_action", "fix_choices",
+    "FIX_ALL", "FIX_ALL_TITLE", "QUICKFIX", "SAFE", "UNSAFE", "Action", "Fix", "FixAllResult", "FixChoice", "FixOffer",
+    "Positions", "TextChange", "TextEdit", "actions_for", "apply_edits", "build", "build_fix", "conflicts",
+    "diff_edits", "finding_at", "fix_all", "fix_all_action", "fix_choices", "fix_offers", "fixable_codes",
+    "fixes_for", "main_fix", "to_text_changes",
 ]

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from server.checker import check_source
-from server.codeactions.fixes import (
+from server.codeactions import (
     Positions,
     TextEdit,
     apply_edits,

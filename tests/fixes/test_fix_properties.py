@@ -22,10 +22,10 @@ import pytest
 
 from server.analysis import argument
 from server.checker import check_source
-from server.codeactions.fixes import Positions, apply_edits, fix_all, fix_offers, fixes_for, main_fix
-from server.codeactions.fixes.imports import import_anchor
+from server.codeactions import Positions, apply_edits, fix_all, fix_offers, fixes_for, main_fix
+from server.codeactions.imports import import_anchor
 from server.diagnostics.correctness import activation_output
-from server.codeactions.fixes.locate import call_at, keyword_at, loop_at, statement_at
+from server.codeactions.locate import call_at, keyword_at, loop_at, statement_at
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"
@@ -45,7 +45,7 @@ def _id(path: Path) -> str:
 @pytest.fixture(autouse=True)
 def no_fixer_errors(caplog):
     """A fixer that raises is logged and offers nothing; here that is a failure."""
-    with caplog.at_level(logging.ERROR, logger="server.codeactions.fixes"):
+    with caplog.at_level(logging.ERROR, logger="server.codeactions"):
         yield
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert not errors, errors

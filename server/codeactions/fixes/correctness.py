@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from server.analysis import argument
-from server.codeactions.fixes import calls
-from server.codeactions.fixes.imports import use_module
-from server.codeactions.fixes.locate import call_at, on_lines_of_its_own
-from server.codeactions.fixes.names import bound_in, fresh_name, root_name
-from server.codeactions.fixes.registry import FixOffer, fixer, importing, offer
-from server.codeactions.fixes.rewrite import CannotRewrite, Rewrite
+from server.codeactions import calls
+from server.codeactions.imports import use_module
+from server.codeactions.locate import call_at, on_lines_of_its_own
+from server.codeactions.names import bound_in, fresh_name, root_name
+from server.codeactions.registry import FixOffer, fixer, importing, offer
+from server.codeactions.rewrite import CannotRewrite, Rewrite
 from server.diagnostics.correctness import (
     FUNCTIONAL_SOFTMAX,
     SOFTMAX_METHODS,

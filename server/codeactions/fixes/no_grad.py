@@ -23,11 +23,11 @@ import re
 from typing import TYPE_CHECKING
 
 from server.analysis import call_name, is_backward_call, keyword
-from server.codeactions.fixes.imports import module_alias, use_module
-from server.codeactions.fixes.locate import call_at, on_lines_of_its_own
-from server.codeactions.fixes.names import contains
-from server.codeactions.fixes.registry import FixOffer, fixer, importing, offer
-from server.codeactions.fixes.rewrite import Rewrite
+from server.codeactions.imports import module_alias, use_module
+from server.codeactions.locate import call_at, on_lines_of_its_own
+from server.codeactions.names import contains
+from server.codeactions.registry import FixOffer, fixer, importing, offer
+from server.codeactions.rewrite import Rewrite
 
 if TYPE_CHECKING:
     from server.analysis import Analysis, FunctionInfo, LoopInfo

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from server.analysis import argument, keyword, receiver
-from server.codeactions.fixes import calls
-from server.codeactions.fixes.imports import use_module
-from server.codeactions.fixes.locate import call_at, on_lines_of_its_own, text_of
-from server.codeactions.fixes.names import defined_before, fresh_name
-from server.codeactions.fixes.registry import FixOffer, fixer, importing, offer
-from server.codeactions.fixes.rewrite import CannotRewrite, Rewrite
+from server.codeactions import calls
+from server.codeactions.imports import use_module
+from server.codeactions.locate import call_at, on_lines_of_its_own, text_of
+from server.codeactions.names import defined_before, fresh_name
+from server.codeactions.registry import FixOffer, fixer, importing, offer
+from server.codeactions.rewrite import CannotRewrite, Rewrite
 
 if TYPE_CHECKING:
     from server.analysis import Analysis

@@ -6,12 +6,12 @@ import ast
 from typing import TYPE_CHECKING
 
 from server.analysis import argument, keyword
-from server.codeactions.fixes import calls
-from server.codeactions.fixes.imports import use_module
-from server.codeactions.fixes.locate import call_at, keyword_at, loop_at, on_lines_of_its_own, statement_at, text_of
-from server.codeactions.fixes.names import bound_in, bound_in_loop, contains, root_name
-from server.codeactions.fixes.registry import FixOffer, fixer, importing, offer
-from server.codeactions.fixes.rewrite import Rewrite
+from server.codeactions import calls
+from server.codeactions.imports import use_module
+from server.codeactions.locate import call_at, keyword_at, loop_at, on_lines_of_its_own, statement_at, text_of
+from server.codeactions.names import bound_in, bound_in_loop, contains, root_name
+from server.codeactions.registry import FixOffer, fixer, importing, offer
+from server.codeactions.rewrite import Rewrite
 
 if TYPE_CHECKING:
     from server.analysis import Analysis, LoopInfo

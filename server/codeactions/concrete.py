@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from server.codeactions.fixes.edits import Positions
+from server.codeactions.edits import Positions
 
 if TYPE_CHECKING:
     from server.analysis import Analysis
