@@ -173,5 +173,3 @@ def _evaluation_block(analysis: "Analysis", call: ast.Call, model: str) -> list[
     calls = [c for c in function.calls if any(contains(s, c) for s in members)]
     inner = [s for s in function.statements if any(contains(m, s) for m in members)]
     return members if _evaluates_only(analysis, function, calls, inner) else None
-
-

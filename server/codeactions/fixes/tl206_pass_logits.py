@@ -1,5 +1,5 @@
-"""Fixes for TL2xx, silent correctness: softmax axes, `.reshape`, checked `strict=False`
-loads, `.clone().detach()`, logits into the loss."""
+"""TL206: pass the logits to the loss, not the output of the activation (naming the logits
+first when the activation's result is a variable)."""
 from __future__ import annotations
 
 import ast
@@ -9,154 +9,17 @@ import libcst as cst
 
 from server.analysis import argument
 from server.codeactions import calls
-from server.codeactions.imports import use_module
-from server.codeactions.locate import call_at, on_lines_of_its_own
+from server.codeactions.locate import call_at
 from server.codeactions.names import bound_in, fresh_name, root_name
-from server.codeactions.registry import FixOffer, fixer, importing, offer
+from server.codeactions.registry import FixOffer, fixer, offer
 from server.codeactions.rewrite import CannotRewrite, Rewrite
-from server.diagnostics.correctness import (
-    FUNCTIONAL_SOFTMAX,
-    SOFTMAX_METHODS,
-    SOFTMAX_MODULES,
-    TORCH_SOFTMAX,
-    VALUE_KEEPING_METHODS,
-    activation_output,
-    followed,
-    source_of,
-    torch_module_class,
-)
+from server.diagnostics.correctness import VALUE_KEEPING_METHODS, activation_output, followed, source_of
 
 if TYPE_CHECKING:
     from server.analysis import Analysis
     from server.diagnostics.base import Finding
 
 
-def _dim_position(analysis: "Analysis", call: ast.Call) -> int | None:
-    """Where a softmax-family call takes `dim` positionally (None: not a softmax call)."""
-    if torch_module_class(analysis, call) in SOFTMAX_MODULES:
-        return 0
-    qualname = analysis.call_qualname(call)
-    if qualname in FUNCTIONAL_SOFTMAX or qualname in TORCH_SOFTMAX:
-        return 1
-    if qualname is None and isinstance(call.func, ast.Attribute) and call.func.attr in SOFTMAX_METHODS:
-        return 0
-    return None
-
-
-# ------------------------------------------------------------------- TL201
-@fixer("TL201")
-def add_softmax_dim(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
-    call = call_at(analysis, finding)
-    position = _dim_position(analysis, call) if call is not None else None
-    if position is None:
-        return []
-    if argument(call, position, "dim") is None:
-        return [offer(analysis, finding, "Add `dim=-1`",
-                      lambda rw: rw.change_call(call, lambda node: calls.add_keyword(node, "dim", "-1")))]
-    return [offer(analysis, finding, "Replace `dim=None` with `dim=-1`",
-                  lambda rw: rw.change_call(call, lambda node: calls.set_argument(node, position, "dim", "-1")))]
-
-
-# ------------------------------------------------------------------- TL202
-@fixer("TL202")
-def softmax_over_last_dim(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
-    call = call_at(analysis, finding)
-    position = _dim_position(analysis, call) if call is not None else None
-    dim = argument(call, position, "dim") if position is not None else None
-    if dim is None:
-        return []
-    return [offer(analysis, finding, f"Replace `dim={ast.unparse(dim)}` with `dim=-1`",
-                  lambda rw: rw.change_call(call, lambda node: calls.set_argument(node, position, "dim", "-1")))]
-
-
-# ------------------------------------------------------------------- TL203
-@fixer("TL203")
-def view_to_reshape(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
-    call = call_at(analysis, finding)
-    if call is None or not isinstance(call.func, ast.Attribute) or call.func.attr != "view":
-        return []
-    return [offer(analysis, finding, "Replace `.view(...)` with `.reshape(...)`",
-                  lambda rw: rw.change_call(call, lambda node: calls.rename_method(node, "reshape")))]
-
-
-# ------------------------------------------------------------------- TL204
-@fixer("TL204")
-def check_load_result(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
-    call = call_at(analysis, finding)
-    stmt = analysis.statement_of(call) if call is not None else None
-    if not (isinstance(stmt, ast.Expr) and stmt.value is call) or not on_lines_of_its_own(analysis, stmt):
-        return []
-    function = analysis.context(stmt).function
-    missing = fresh_name(analysis, function, "missing_keys")
-    unexpected = fresh_name(analysis, function, "unexpected_keys")
-    logger = _module_logger(analysis)
-
-    def plan(rw: Rewrite) -> None:
-        if logger is not None:
-            report = (f'{logger}.warning("load_state_dict(strict=False): missing keys %s, unexpected keys %s", '
-                      f"{missing}, {unexpected})")
-        else:
-            warnings = use_module(rw, "warnings", stmt)
-            report = (f'{warnings}.warn(f"load_state_dict(strict=False): missing keys {{{missing}}}, '
-                      f'unexpected keys {{{unexpected}}}")')
-        ref = rw.ref(stmt)
-        assign = rw.statements(ref.group, f"{missing}, {unexpected} = _\n")[0].body[0]
-        rw.change_statement(stmt, lambda expr: assign.with_changes(value=expr.value))
-        rw.insert_after(stmt, f"if {missing} or {unexpected}:\n    {report}\n")
-
-    how = f"log them with `{logger}.warning`" if logger else "warn about missing and unexpected keys"
-    title = f"Bind the result and {how}" + ("" if logger else importing(analysis, "warnings", stmt))
-    return [offer(analysis, finding, title, plan)]
-
-
-def _module_logger(analysis: "Analysis") -> str | None:
-    """A module-level `log = logging.getLogger(...)`."""
-    for stmt in analysis.tree.body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            if isinstance(stmt.value, ast.Call) and analysis.call_qualname(stmt.value) == "logging.getLogger":
-                return stmt.targets[0].id
-    return None
-
-
-# ------------------------------------------------------------------- TL205
-_COPY_KEYWORDS = {"dtype", "device", "requires_grad"}
-
-
-@fixer("TL205")
-def clone_detach(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
-    call = call_at(analysis, finding)
-    if call is None or len(call.args) != 1 or any(kw.arg not in _COPY_KEYWORDS for kw in call.keywords):
-        return []
-    data = source_of(analysis, call.args[0], 40)
-    if not isinstance(call.args[0], (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
-        data = f"({data})"
-    methods = ("clone",) if data.endswith(".detach()") else ("clone", "detach")
-    moves = [kw.arg for kw in call.keywords if kw.arg in ("dtype", "device")]
-    shown = data + "".join(f".{m}()" for m in methods) + (".to(...)" if moves else "")
-    if any(kw.arg == "requires_grad" for kw in call.keywords):
-        shown += ".requires_grad_(...)"
-
-    def plan(rw: Rewrite) -> None:
-        ref, _ = rw.call(call)
-        rw.change_call(call, lambda node: _copied(node, methods, moves, ref.group.module))
-
-    return [offer(analysis, finding, f"Replace with `{shown}`", plan)]
-
-
-def _copied(node: cst.Call, methods: tuple[str, ...], moves: list[str], module: cst.Module) -> cst.BaseExpression:
-    """`torch.tensor(x, dtype=d)` -> `x.clone().detach().to(dtype=d)`."""
-    value = calls.chained(calls.stripped(node.args[calls.find_argument(node, 0, None)].value), *methods, module=module)
-    keywords = {arg.keyword.value: arg for arg in node.args if arg.keyword is not None}
-    moved = [keywords[name].with_changes(comma=cst.MaybeSentinel.DEFAULT) for name in moves]
-    if moved:
-        value = cst.Call(func=cst.Attribute(value=value, attr=cst.Name("to")), args=moved)
-    if "requires_grad" in keywords:
-        flag = cst.Arg(value=keywords["requires_grad"].value)
-        value = cst.Call(func=cst.Attribute(value=value, attr=cst.Name("requires_grad_")), args=[flag])
-    return value.with_changes(lpar=node.lpar, rpar=node.rpar)
-
-
-# ------------------------------------------------------------------- TL206
 @fixer("TL206")
 def pass_logits(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
     call = call_at(analysis, finding)
@@ -312,4 +175,3 @@ def _replace_nth_name(node: cst.Call, name: str, rank: int, text: str) -> cst.Ca
         raise CannotRewrite("the name to replace was not found")
     target = visitor.found[rank]
     return node.deep_replace(target, cst.parse_expression(text))
-
