@@ -15,7 +15,8 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from server.codeactions.edits import TextEdit
+from server.codeactions.action import QUICKFIX, Action
+from server.codeactions.edits import TextEdit, in_text_order
 from server.codeactions.locate import finding_at, finding_span
 
 if TYPE_CHECKING:
@@ -28,20 +29,9 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class Fix:
-    """A built fix: minimal edits (character offsets into `analysis.source`), in text order,
-    none overlapping or touching another."""
-
-    code: str
-    title: str
-    safety: str  # "safe" | "unsafe"
-    preferred: bool
-    edits: tuple[TextEdit, ...]
-
-
-@dataclass(frozen=True)
 class FixOffer:
-    """A fix that can be built: its title and safety are known, its edits not yet."""
+    """A fix offered for one finding: its title, safety and whether it is the preferred one
+    are known at once; its edits are built (the libcst work) only by `build()`."""
 
     code: str
     title: str
@@ -49,12 +39,12 @@ class FixOffer:
     make_edits: Callable[[], "list[TextEdit] | None"]
     preferred: bool = False
 
-    def build(self) -> Fix | None:
-        """The fix with its edits, or None when it cannot be made exactly here."""
+    def build(self) -> Action | None:
+        """The fix as a quick-fix action with its edits, or None when it cannot be made exactly here."""
         edits = self.make_edits()
         if not edits:
             return None
-        return Fix(self.code, self.title, self.safety, self.preferred, tuple(edits))
+        return Action(self.title, QUICKFIX, in_text_order(edits), self.code, self.preferred)
 
 
 Fixer = Callable[["Analysis", "Finding"], "list[FixOffer]"]
@@ -122,7 +112,7 @@ def fix_offers(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
         return []
 
 
-def build(offer: FixOffer) -> Fix | None:
+def build(offer: FixOffer) -> Action | None:
     try:
         return offer.build()
     except Exception:  # noqa: BLE001 - a fixer bug must not take the server down
@@ -130,13 +120,13 @@ def build(offer: FixOffer) -> Fix | None:
         return None
 
 
-def fixes_for(analysis: "Analysis", finding: "Finding") -> list[Fix]:
+def fixes_for(analysis: "Analysis", finding: "Finding") -> list[Action]:
     """Every fix offered for `finding`, built (those that cannot be made are left out)."""
     built = (build(offer) for offer in fix_offers(analysis, finding))
     return [fix for fix in built if fix is not None]
 
 
-def main_fix(analysis: "Analysis", finding: "Finding", unsafe: bool = False) -> Fix | None:
+def main_fix(analysis: "Analysis", finding: "Finding", unsafe: bool = False) -> Action | None:
     """The first fix of `finding` that may be applied without asking: safe ones, and unsafe
     ones too when `unsafe`."""
     for offer in fix_offers(analysis, finding):
