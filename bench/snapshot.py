@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from server.checker import check_source
-from server.codeactions.fixes.fix_all import fix_all
+from server.codeactions.fix_all import fix_all
 from server.settings import Selection, Settings
 from server.shapes import infer_shapes
 

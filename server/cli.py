@@ -377,7 +377,7 @@ class CheckRun:
 
 
 class FixRun(CheckRun):
-    """`check --fix` / `--diff`: fixes each file (`codeactions.fixes.fix_all`), writes it or
+    """`check --fix` / `--diff`: fixes each file (`codeactions.fix_all`), writes it or
     prints its diff, and reports what remains."""
 
     def __init__(self, selection, messages: TextIO, unsafe: bool, diff: bool) -> None:
@@ -396,7 +396,7 @@ class FixRun(CheckRun):
         super().check_stdin(stdin_filename)
 
     def result_for(self, source: str, shown: str, path: str | None):
-        from server.codeactions.fixes import fix_all, main_fix
+        from server.codeactions import fix_all, main_fix
 
         result = fix_all(source, path, self.settings_for(path), unsafe=self.unsafe)
         for finding in result.fixed:
@@ -433,7 +433,7 @@ def unified_diff(old: str, new: str, shown: str) -> str:
     """`--- a/x.py` / `+++ b/x.py` diff of one file ('' when unchanged); line endings kept."""
     import difflib
 
-    from server.codeactions.fixes.edits import line_pieces
+    from server.codeactions.edits import line_pieces
 
     if old == new:
         return ""

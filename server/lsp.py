@@ -35,11 +35,11 @@ from server.codeactions import (
     FIX_ALL_TITLE,
     QUICKFIX,
     Action,
-    FixChoice,
+    Positions,
     actions_for,
     build_fix,
     fix_all_action,
-    fix_choices,
+    fix_offers_at,
 )
 from server.diagnostics import all_rules
 from server.shapes import WorkspaceResolver, infer_shapes, set_default_resolver
@@ -414,21 +414,16 @@ def to_diagnostic(finding, lines, encoding: str) -> lsp.Diagnostic:
 
 
 def to_code_action(action: Action, document: OpenDocument, lines, encoding: str, diagnostic, versioned: bool) -> lsp.CodeAction:
+    positions = Positions(lines.source)  # the edits are offsets into the text `lines` indexes
     edits = [
         lsp.TextEdit(
             range=lsp.Range(
-                start=lsp.Position(
-                    line=change.start_line - 1,
-                    character=lines.client_column_from_char(change.start_line - 1, change.start_col, encoding),
-                ),
-                end=lsp.Position(
-                    line=change.end_line - 1,
-                    character=lines.client_column_from_char(change.end_line - 1, change.end_col, encoding),
-                ),
+                start=client_position(positions.position(edit.start), lines, encoding),
+                end=client_position(positions.position(edit.end), lines, encoding),
             ),
-            new_text=change.new_text,
+            new_text=edit.new_text,
         )
-        for change in action.changes
+        for edit in action.edits
     ]
     if versioned:
         identifier = lsp.OptionalVersionedTextDocumentIdentifier(uri=document.uri, version=document.version)
@@ -439,6 +434,12 @@ def to_code_action(action: Action, document: OpenDocument, lines, encoding: str,
         title=action.title, kind=action.kind, diagnostics=[diagnostic] if diagnostic is not None else None,
         edit=edit, is_preferred=action.preferred or None,
     )
+
+
+def client_position(position: tuple[int, int], lines, encoding: str) -> lsp.Position:
+    """An LSP position for a 1-based line and code-point column."""
+    line, column = position
+    return lsp.Position(line=line - 1, character=lines.client_column_from_char(line - 1, column, encoding))
 
 
 def wants_kind(only: list[str] | None, kind: str) -> bool:
@@ -494,25 +495,26 @@ async def quick_fixes(ls: "TorchLanguageServer", document: OpenDocument, checked
             continue  # out of range: no action, never an error
         code = str(diagnostic.code)
         span = diagnostic_span(diagnostic, lines, ls.encoding)
-        choices = await loop.run_in_executor(ls.analysis_executor, fix_choices, analysis, findings, code, span)
-        for choice in choices:
-            if (choice.title, choice.span) in seen:
+        offers = await loop.run_in_executor(ls.analysis_executor, fix_offers_at, analysis, findings, code, span)
+        for offer in offers:
+            if (offer.title, span) in seen:
                 continue
-            seen.add((choice.title, choice.span))
+            seen.add((offer.title, span))
             if ls.resolves_edits:
                 fixes.append(lsp.CodeAction(
-                    title=choice.title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic],
-                    is_preferred=choice.preferred or None,
+                    title=offer.title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic],
+                    is_preferred=offer.preferred or None,
                     data={"uri": document.uri, "version": document.version, "code": code,
-                          "safety": choice.safety, "span": list(choice.span)},
+                          "safety": offer.safety, "span": list(span)},
                 ))
                 continue
-            built = await loop.run_in_executor(ls.analysis_executor, build_fix, analysis, findings, choice)
+            built = await loop.run_in_executor(ls.analysis_executor, build_fix, analysis, findings, code, span,
+                                               offer.title)
             if built is not None:
                 fixes.append(to_code_action(built, document, lines, ls.encoding, diagnostic, ls.versioned_edits))
         for action in actions_for(analysis, code, diagnostic.range.start.line + 1):
-            if (action.title, action.changes) not in seen:
-                seen.add((action.title, action.changes))
+            if (action.title, action.edits) not in seen:
+                seen.add((action.title, action.edits))
                 noqa.append(to_code_action(action, document, lines, ls.encoding, diagnostic, ls.versioned_edits))
     return fixes + noqa
 
@@ -677,11 +679,10 @@ def create_server() -> TorchLanguageServer:
             resolved = await fix_all_code_action(ls, document, checked, lazy=False)
             action.edit = resolved.edit if resolved is not None else None
             return action
-        choice = FixChoice(action.title, data.get("code", ""), data.get("safety", "safe"), bool(action.is_preferred),
-                           tuple(data.get("span", (0, 0, 0, 0))))
+        span = tuple(data.get("span", (0, 0, 0, 0)))
         loop = asyncio.get_running_loop()
         built = await loop.run_in_executor(ls.analysis_executor, build_fix, checked.result.analysis,
-                                           checked.result.findings, choice)
+                                           checked.result.findings, data.get("code", ""), span, action.title)
         if built is not None:
             action.edit = to_code_action(built, document, checked.result.analysis.lines, ls.encoding, None,
                                          ls.versioned_edits).edit

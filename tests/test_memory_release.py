@@ -75,14 +75,15 @@ def test_the_cache_hands_back_what_it_pushes_out_and_what_a_close_drops(collecto
 
 
 def test_building_quick_fixes_does_not_tie_the_version_into_a_cycle(collector_off):
-    from server.codeactions import build_fix, fix_choices
+    from server.codeactions import build_fix, fix_offers_at
 
     result = checked_with_shapes(REPO / "examples" / "cifar10_cnn.py")
     built = 0
     for finding in result.findings:
         span = (finding.line, finding.col, finding.end_line, finding.end_col)
-        for choice in fix_choices(result.analysis, result.findings, finding.code, span) or []:
-            built += build_fix(result.analysis, result.findings, choice) is not None
+        titles = [offer.title for offer in fix_offers_at(result.analysis, result.findings, finding.code, span)]
+        for title in titles:
+            built += build_fix(result.analysis, result.findings, finding.code, span, title) is not None
     assert built, "the example should offer fixes"
     analysis = weakref.ref(result.analysis)
 

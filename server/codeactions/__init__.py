@@ -1,100 +1,78 @@
 """Code actions for a finding, built from an `Analysis` in our own terms.
 
-An action is a title plus text changes in `ast`-like positions (1-based lines,
-0-based code-point columns).  The language server turns them into LSP edits in the
-client's column unit; nothing here imports `lsprotocol` or `pygls`.
+For a finding: the rule's fixes (the first safe one is preferred), then "Disable TLxxx
+for this line" (`noqa.disable_for_line`).  For a file: "Fix all" applies every safe fix
+at once (`source.fixAll.torch-lsp`, `fix_all`).  Fix titles are cheap to list; their
+edits are built only when asked for (`build_fix`), so clients with `codeAction/resolve`
+pay for libcst only for the action the user picks.  Nothing here imports `lsprotocol`
+or `pygls`: the language server converts `Action`s to LSP code actions.
 
-For a finding: the rule's fixes (`fixes/`, built with libcst; the first safe one is
-preferred), then "Disable TLxxx for this line" (`noqa.disable_for_line`).  For a file:
-"Fix all" applies every safe fix at once (`source.fixAll.torch-lsp`).  Fix titles are
-cheap to list; their edits are built only when asked for (`build_fix`), so clients with
-`codeAction/resolve` pay for libcst only for the action the user picks.
+Where things are:
+- `fixes/tlNNN_<what_it_does>.py`: the fix of rule TLNNN, one module per rule code that
+  has one (`ls server/codeactions/fixes/tl302*`); a new fix goes there.
+- `registry.py`: `FixOffer`, the `@fixer` registry, and the fixes of a finding
+  (`fix_offers`, `build`, `main_fix`); `fix_all.py`: every fix of a file, in rounds.
+- `locate.py` (from a finding's range to the `ast` nodes), `rewrite.py` + `concrete.py`
+  (the change as libcst nodes, rendered and diffed), `calls.py`, `imports.py`,
+  `names.py`, `softmax_dim.py`: what the fixes share.
+- `edits.py` (`TextEdit`, `Positions`), `action.py` (`Action`), `noqa.py`.
+
+The types, from a finding to the client:
+- `FixInfo` (in `server.diagnostics.base`): the fix a rule promises on a finding, its
+  title and safety, reported with the finding before any fix is built.
+- `FixOffer`: a fix offered for one finding, listed cheaply; its edits are built by `build()`.
+- `Action`: a code action with its edits built (a rule's fix, the `# noqa` edit, fix-all).
+- `TextEdit`: replace `text[start:end]` (character offsets) with new text; the one edit
+  type from libcst to the protocol boundary, where `Positions` turns offsets into lines
+  and columns.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from server.codeactions.action import FIX_ALL, FIX_ALL_TITLE, QUICKFIX, Action
+from server.codeactions.edits import Positions, TextEdit, apply_edits, conflicts, diff_edits, in_text_order
+from server.codeactions.fix_all import FixAllResult, fix_all
+from server.codeactions.locate import finding_at
+from server.codeactions.noqa import disable_for_line
+from server.codeactions.registry import SAFE, UNSAFE, FixOffer, build, fix_offers, fixable_codes, fixes_for, main_fix
 
 if TYPE_CHECKING:
     from server.analysis import Analysis
 
-QUICKFIX = "quickfix"
-FIX_ALL = "source.fixAll.torch-lsp"
-FIX_ALL_TITLE = "Fix all auto-fixable torch-lsp problems"
+Span = tuple[int, int, int, int]  # a finding's ast range: line, byte col, end line, end byte col
 
 
-@dataclass(frozen=True)
-class TextChange:
-    """Replace the text between two positions (1-based lines, 0-based code-point columns)."""
-
-    start_line: int
-    start_col: int
-    end_line: int
-    end_col: int
-    new_text: str
-
-
-@dataclass(frozen=True)
-class Action:
-    title: str
-    kind: str
-    changes: tuple[TextChange, ...]
-    code: str  # the rule code of the finding this action answers
-    preferred: bool = False
-
-
-@dataclass(frozen=True)
-class FixChoice:
-    """A fix that can be offered before its edits exist (they are built on demand)."""
-
-    title: str
-    code: str
-    safety: str
-    preferred: bool
-    span: tuple[int, int, int, int]  # the finding's ast range: line, byte col, end line, end byte col
-
-
-def fix_choices(analysis: "Analysis", findings, code: str, span: tuple[int, int, int, int]) -> list[FixChoice]:
+def fix_offers_at(analysis: "Analysis", findings, code: str, span: Span) -> list[FixOffer]:
     """The fixes of the finding with `code` at `span` (recomputed when the cache has none there)."""
-    from server.codeactions.fixes import fix_offers
-
     finding = _finding(analysis, findings, code, span)
     if finding is None:
         return []
-    return [FixChoice(o.title, o.code, o.safety, o.preferred, span) for o in fix_offers(analysis, finding)]
+    return fix_offers(analysis, finding)
 
 
-def build_fix(analysis: "Analysis", findings, choice: FixChoice) -> Action | None:
-    """The edits of a fix chosen from `fix_choices` (None when it cannot be made here)."""
-    from server.codeactions.fixes import build, fix_offers, to_text_changes
-
-    finding = _finding(analysis, findings, choice.code, choice.span)
+def build_fix(analysis: "Analysis", findings, code: str, span: Span, title: str) -> Action | None:
+    """The fix titled `title` of the finding with `code` at `span`, built (None when it cannot
+    be made here).  Takes plain values: a client hands them back to resolve an action."""
+    finding = _finding(analysis, findings, code, span)
     if finding is None:
         return None
     for offer in fix_offers(analysis, finding):
-        if offer.title == choice.title:
-            fix = build(offer)
-            if fix is None:
-                return None
-            changes = to_text_changes(analysis.source, fix.edits)
-            return Action(fix.title, QUICKFIX, changes, fix.code, fix.preferred)
+        if offer.title == title:
+            return build(offer)
     return None
 
 
 def fix_all_action(source: str, path: str | None, settings) -> Action | None:
     """Every safe fix of the file in one action, or None when there is nothing to fix."""
-    from server.codeactions.fixes import fix_all, to_text_changes
-
     result = fix_all(source, path, settings)
     if not result.changed:
         return None
-    return Action(FIX_ALL_TITLE, FIX_ALL, to_text_changes(source, result.edits()), code="")
+    return Action(FIX_ALL_TITLE, FIX_ALL, in_text_order(result.edits()), code="")
 
 
-def _finding(analysis: "Analysis", findings, code: str, span: tuple[int, int, int, int]):
+def _finding(analysis: "Analysis", findings, code: str, span: Span):
     """The cached finding at `span`, else one recomputed from the range (a client dropped `data`)."""
-    from server.codeactions.fixes import finding_at
-
     line, col = span[0], span[1]
     for finding in findings or ():
         if finding.code == code and finding.line == line and finding.col == col:
@@ -104,14 +82,12 @@ def _finding(analysis: "Analysis", findings, code: str, span: tuple[int, int, in
 
 def actions_for(analysis: "Analysis", code: str, line: int) -> list[Action]:
     """Every action offered for a finding with `code` reported on 1-based `line`."""
-    # Imported here: the action modules build `Action`s defined above.
-    from server.codeactions.noqa import disable_for_line
-
     actions = [disable_for_line(analysis, code, line)]
     return [action for action in actions if action is not None]
 
 
 __all__ = [
-    "FIX_ALL", "FIX_ALL_TITLE", "QUICKFIX", "Action", "FixChoice", "TextChange", "actions_for", "build_fix",
-    "fix_all_action", "fix_choices",
+    "FIX_ALL", "FIX_ALL_TITLE", "QUICKFIX", "SAFE", "UNSAFE", "Action", "FixAllResult", "FixOffer", "Positions",
+    "TextEdit", "actions_for", "apply_edits", "build", "build_fix", "conflicts", "diff_edits", "finding_at",
+    "fix_all", "fix_all_action", "fix_offers", "fix_offers_at", "fixable_codes", "fixes_for", "main_fix",
 ]

@@ -14,7 +14,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from server.codeactions import QUICKFIX, Action, TextChange
+from server.codeactions.action import QUICKFIX, Action
+from server.codeactions.edits import Positions, TextEdit
 from server.diagnostics import noqa_codes, noqa_match
 
 if TYPE_CHECKING:
@@ -28,21 +29,22 @@ def disable_for_line(analysis: "Analysis", code: str, line: int) -> Action | Non
     text = analysis.lines.line_text(line)
     if text.rstrip().endswith("\\") or _line_ends_inside_string(analysis.tree, line):
         return None
-    change = _noqa_change(text, line, code)
-    if change is None:
+    edit = _noqa_edit(text, Positions(analysis.source).line_start(line), code)
+    if edit is None:
         return None
-    return Action(title=f"Disable {code} for this line", kind=QUICKFIX, changes=(change,), code=code)
+    return Action(title=f"Disable {code} for this line", kind=QUICKFIX, edits=(edit,), code=code)
 
 
-def _noqa_change(text: str, line: int, code: str) -> TextChange | None:
+def _noqa_edit(text: str, line_start: int, code: str) -> TextEdit | None:
+    """The edit of the line `text`, which starts at offset `line_start`."""
     listed = noqa_codes(text)
     if listed is None:
         code_end = len(text.rstrip())
-        return TextChange(line, code_end, line, len(text), f"  # noqa: {code}")
+        return TextEdit(line_start + code_end, line_start + len(text), f"  # noqa: {code}")
     if not listed or code in listed:
         return None  # a bare `# noqa` already silences everything
     codes_end = noqa_match(text).end("codes")
-    return TextChange(line, codes_end, line, codes_end, f", {code}")
+    return TextEdit(line_start + codes_end, line_start + codes_end, f", {code}")
 
 
 def _line_ends_inside_string(tree: ast.Module, line: int) -> bool:

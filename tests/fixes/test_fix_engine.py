@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from server.checker import check_source
-from server.codeactions.fixes import (
+from server.codeactions import (
     Positions,
     TextEdit,
     apply_edits,
@@ -17,7 +17,6 @@ from server.codeactions.fixes import (
     fix_all,
     fix_offers,
     fixes_for,
-    to_text_changes,
 )
 
 
@@ -64,7 +63,7 @@ def test_positions_convert_offsets_to_lines_code_points_and_bytes():
     assert positions.offset_of_ast(1, 7) == text.index("'", 5)
 
 
-def test_text_changes_use_code_point_columns():
+def test_edit_positions_use_code_point_columns():
     result = check("""\
         import torch.nn.functional as F
 
@@ -72,11 +71,13 @@ def test_text_changes_use_code_point_columns():
             return {"é€𝔘": F.softmax(x)}
     """)
     (fix,) = fixes_for(result.analysis, only(result, "TL201"))
-    (change,) = to_text_changes(result.analysis.source, fix.edits)
-    line = result.analysis.lines.line_text(change.start_line)
-    assert (change.start_col, change.end_col) == (len('    return {"é€𝔘": F.softmax(x'),) * 2
-    assert line[:change.start_col].endswith("softmax(x")
-    assert change.new_text == ", dim=-1"
+    (edit,) = fix.edits
+    positions = Positions(result.analysis.source)
+    (start_line, start_col), (end_line, end_col) = positions.position(edit.start), positions.position(edit.end)
+    line = result.analysis.lines.line_text(start_line)
+    assert (start_col, end_col) == (len('    return {"é€𝔘": F.softmax(x'),) * 2
+    assert line[:start_col].endswith("softmax(x")
+    assert edit.new_text == ", dim=-1"
 
 
 # ------------------------------------------------------------ missing data

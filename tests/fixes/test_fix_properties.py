@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 from server.checker import check_source
-from server.codeactions.fixes import Positions, apply_edits, fix_all, fix_offers, fixes_for, main_fix
-from server.codeactions.fixes.imports import import_anchor
+from server.codeactions import Positions, apply_edits, build, fix_all, fix_offers, main_fix
+from server.codeactions.imports import import_anchor
 from server.diagnostics.correctness.tl206_activation_before_loss import activation_output
-from server.codeactions.fixes.locate import call_at, keyword_at, loop_at, statement_at
+from server.codeactions.locate import call_at, keyword_at, loop_at, statement_at
 from server.syntax_nodes import argument
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,7 +45,7 @@ def _id(path: Path) -> str:
 @pytest.fixture(autouse=True)
 def no_fixer_errors(caplog):
     """A fixer that raises is logged and offers nothing; here that is a failure."""
-    with caplog.at_level(logging.ERROR, logger="server.codeactions.fixes"):
+    with caplog.at_level(logging.ERROR, logger="server.codeactions"):
         yield
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert not errors, errors
@@ -57,7 +57,10 @@ def test_each_fix_parses_removes_its_finding_and_stays_in_place(path: Path):
     result = check_source(source, str(path))
     before = Counter(f.code for f in result.findings)
     for finding in result.findings:
-        for fix in fixes_for(result.analysis, finding):
+        for offer in fix_offers(result.analysis, finding):
+            fix = build(offer)
+            if fix is None:
+                continue
             fixed = apply_edits(source, fix.edits)
             where = f"{finding.code} line {finding.line}, fix {fix.title!r}"
             ast.parse(fixed)
@@ -66,7 +69,7 @@ def test_each_fix_parses_removes_its_finding_and_stays_in_place(path: Path):
             for code in after:
                 if after[code] > before[code]:
                     assert (finding.code, code) in EXPECTED_NEWCOMERS, f"{where}: brings a new {code}"
-            if fix.safety == "safe":
+            if offer.safety == "safe":
                 _assert_edits_in_place(result.analysis, finding, fix.edits, where)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from server.checker import check_source
-from server.codeactions.fixes import apply_edits, build, conflicts, fix_all, fix_offers
+from server.codeactions import apply_edits, build, conflicts, fix_all, fix_offers
 from server.settings import Selection, Settings
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -65,7 +65,7 @@ def test_golden_output_is_fixed_for_good(case: Path):
 
 
 def test_every_fixable_rule_has_golden_cases():
-    from server.codeactions.fixes import fixable_codes
+    from server.codeactions import fixable_codes
 
     covered = {case_id(case).split("_", 1)[0] for case in CASES}
     assert fixable_codes() <= covered, sorted(fixable_codes() - covered)

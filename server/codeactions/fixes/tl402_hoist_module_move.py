@@ -13,9 +13,9 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from server.codeactions.fixes.locate import call_at, on_lines_of_its_own, text_of
-from server.codeactions.fixes.names import bound_by_statements, defined_before, loaded_names
-from server.codeactions.fixes.registry import FixOffer, fixer, offer
+from server.codeactions.locate import call_at, on_lines_of_its_own, text_of
+from server.codeactions.names import bound_by_statements, defined_before, loaded_names
+from server.codeactions.registry import FixOffer, fixer, offer
 from server.syntax_nodes import dotted, moved_value, receiver
 
 if TYPE_CHECKING:

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 import libcst as cst
 
-from server.codeactions.fixes.concrete import ParsedGroup, StatementRef, concrete_source
-from server.codeactions.fixes.edits import TextEdit, diff_edits, merge_touching
+from server.codeactions.concrete import ParsedGroup, StatementRef, concrete_source
+from server.codeactions.edits import TextEdit, diff_edits, merge_touching
 
 if TYPE_CHECKING:
     from server.analysis import Analysis

@@ -13,7 +13,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from server.codeactions.fixes.edits import TextEdit, apply_edits, conflicts, diff_edits
+from server.codeactions.edits import TextEdit, apply_edits, conflicts, diff_edits
+from server.codeactions.registry import main_fix
 
 if TYPE_CHECKING:
     from server.checker import CheckResult
@@ -63,8 +64,6 @@ def fix_all(source: str, path: str | None = None, settings: "Settings | None" = 
 
 
 def _one_round(check: "CheckResult", unsafe: bool) -> tuple[list["Finding"], list[TextEdit]]:
-    from server.codeactions.fixes import main_fix
-
     taken: list[tuple[TextEdit, ...]] = []
     fixed: list["Finding"] = []
     for finding in check.findings:

@@ -23,11 +23,11 @@ import re
 from typing import TYPE_CHECKING
 
 from server.analysis import is_backward_call, named_for_evaluation
-from server.codeactions.fixes.imports import module_alias, use_module
-from server.codeactions.fixes.locate import call_at, on_lines_of_its_own
-from server.codeactions.fixes.names import contains
-from server.codeactions.fixes.registry import FixOffer, fixer, importing, offer
-from server.codeactions.fixes.rewrite import Rewrite
+from server.codeactions.imports import module_alias, use_module
+from server.codeactions.locate import call_at, on_lines_of_its_own
+from server.codeactions.names import contains
+from server.codeactions.registry import FixOffer, fixer, importing, offer
+from server.codeactions.rewrite import Rewrite
 from server.syntax_nodes import call_name, keyword
 
 if TYPE_CHECKING:
@@ -172,5 +172,3 @@ def _evaluation_block(analysis: "Analysis", call: ast.Call, model: str) -> list[
     calls = [c for c in function.calls if any(contains(s, c) for s in members)]
     inner = [s for s in function.statements if any(contains(m, s) for m in members)]
     return members if _evaluates_only(analysis, function, calls, inner) else None
-
-

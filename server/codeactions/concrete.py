@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from server.codeactions.fixes.edits import Positions
+from server.codeactions.edits import Positions
 from server.fact_cache import FactKey
 
 if TYPE_CHECKING:

@@ -1,11 +1,11 @@
-"""Text edits in our own terms, and the one place that turns text changes into them.
+"""Text edits: the one edit type of fixes, from libcst to the protocol boundary.
 
 A `TextEdit` replaces `text[start:end]` with `new_text`, where `start` and `end` are
 absolute *character offsets* (indices into the Python `str` of the document, i.e. code
 points).  Offsets make edits trivial to apply, compare and combine; `Positions`
 converts them to 1-based lines and code-point columns (what
-`server.codeactions.TextChange` and `server.text.LineIndex.client_column_from_char`
-take) or to `ast` positions (1-based line, UTF-8 byte column).
+`server.text.LineIndex.client_column_from_char` takes at the protocol boundary) or to
+`ast` positions (1-based line, UTF-8 byte column).
 
 Edits are computed by diffing the old and new text of the region a fix rewrote
 (`diff_edits`): lines are aligned on their stripped content, so re-indenting a block
@@ -44,6 +44,10 @@ def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
         cursor = edit.end
     pieces.append(text[cursor:])
     return "".join(pieces)
+
+
+def in_text_order(edits: Iterable[TextEdit]) -> tuple[TextEdit, ...]:
+    return tuple(sorted(edits, key=lambda e: (e.start, e.end)))  # stable: equal offsets keep their order
 
 
 def conflicts(first: Iterable[TextEdit], second: Iterable[TextEdit]) -> bool:
@@ -209,16 +213,3 @@ class Positions:
         """(1-based line, UTF-8 byte column) of an offset, as `ast` reports positions."""
         line, column = self.position(offset)
         return line, len(self.line_text(line)[:column].encode("utf-8"))
-
-
-def to_text_changes(text: str, edits: Iterable[TextEdit]):
-    """The edits as `server.codeactions.TextChange`s (1-based lines, code-point columns)."""
-    from server.codeactions import TextChange
-
-    positions = Positions(text)
-    changes = []
-    for edit in sorted(edits, key=lambda e: (e.start, e.end)):
-        start_line, start_col = positions.position(edit.start)
-        end_line, end_col = positions.position(edit.end)
-        changes.append(TextChange(start_line, start_col, end_line, end_col, edit.new_text))
-    return tuple(changes)

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from server.codeactions.fixes import calls
-from server.codeactions.fixes.locate import statement_at, text_of
-from server.codeactions.fixes.registry import SAFE, UNSAFE, FixOffer, fixer, offer
-from server.codeactions.fixes.rewrite import Rewrite
+from server.codeactions import calls
+from server.codeactions.locate import statement_at, text_of
+from server.codeactions.registry import SAFE, UNSAFE, FixOffer, fixer, offer
+from server.codeactions.rewrite import Rewrite
 from server.syntax_nodes import accumulation
 
 if TYPE_CHECKING:

@@ -1,0 +1,38 @@
+"""TL407: set gradients to None instead of writing zeros (`set_to_none=True`, `p.grad = None`)."""
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from server.syntax_nodes import receiver
+from server.codeactions import calls
+from server.codeactions.locate import call_at
+from server.codeactions.registry import FixOffer, fixer, offer
+from server.codeactions.rewrite import Rewrite
+
+if TYPE_CHECKING:
+    from server.analysis import Analysis
+    from server.diagnostics.base import Finding
+
+
+@fixer("TL407")
+def gradients_to_none(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
+    call = call_at(analysis, finding)
+    if call is None or not isinstance(call.func, ast.Attribute):
+        return []
+    if call.func.attr == "zero_grad":
+        return [offer(analysis, finding, "Use `set_to_none=True`",
+                      lambda rw: rw.change_call(call, lambda node: calls.set_keyword(node, "set_to_none", "True")))]
+    stmt = analysis.statement_of(call)
+    target = receiver(call)
+    if isinstance(target, ast.Attribute) and target.attr == "data":
+        target = target.value
+    if not (isinstance(stmt, ast.Expr) and stmt.value is call and isinstance(target, ast.Attribute)):
+        return []
+    text = f"{ast.unparse(target)} = None"
+
+    def plan(rw: Rewrite) -> None:
+        assign = rw.statements(rw.ref(stmt).group, text + "\n")[0].body[0]
+        rw.change_statement(stmt, lambda node: assign.with_changes(semicolon=node.semicolon))
+
+    return [offer(analysis, finding, f"Set `{text}` instead", plan)]
