@@ -17,9 +17,6 @@ from urllib.parse import unquote, urlparse
 from server.settings import Settings, load_project_settings, merge_editor_settings
 from server.text import LineIndex
 
-_LINE_START = re.compile(r"\r\n|\r|\n")
-
-
 # --------------------------------------------------------------- documents
 @dataclass(frozen=True)
 class OpenDocument:
@@ -85,18 +82,9 @@ def replace_range(text: str, change_range: tuple[tuple[int, int], tuple[int, int
     for whole-document sync."""
     (start_line, start_col), (end_line, end_col) = change_range
     index = LineIndex(text)
-    starts = [0] + [match.end() for match in _LINE_START.finditer(text)]
-    start = _offset(index, starts, start_line, start_col, encoding)
-    end = max(start, _offset(index, starts, end_line, end_col, encoding))
+    start = index.offset_from_client(start_line, start_col, encoding)
+    end = max(start, index.offset_from_client(end_line, end_col, encoding))
     return text[:start] + new_text + text[end:]
-
-
-def _offset(index: LineIndex, starts: list[int], line0: int, column: int, encoding: str) -> int:
-    if line0 < 0:
-        return 0
-    if line0 >= len(starts):
-        return len(index.source)
-    return starts[line0] + index.char_from_client(line0, column, encoding)
 
 
 # --------------------------------------------------------------- analyses

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from server.codeactions.fixes.edits import Positions
+from server.text import LINE_BREAK
 
 if TYPE_CHECKING:
     from server.analysis import Analysis
@@ -138,7 +139,7 @@ class ConcreteSource:
         group = ParsedGroup(
             index, start, text, module,
             indent=module.default_indent if has_block else self.indent,
-            newline=module.default_newline if _LINE_END.search(text) else self.newline,
+            newline=module.default_newline if LINE_BREAK.search(text) else self.newline,
         )
         try:
             _pair_block(group, statements, module)
@@ -188,9 +189,6 @@ def concrete_source(analysis: "Analysis") -> ConcreteSource:
 
 
 # ------------------------------------------------------------------ grouping
-_LINE_END = re.compile(r"\r\n|\r|\n")
-
-
 def _first_line(stmt: ast.stmt) -> int:
     decorators = getattr(stmt, "decorator_list", None) or []
     return min([stmt.lineno, *(d.lineno for d in decorators)])
@@ -208,7 +206,7 @@ def _groups(body: list[ast.stmt]) -> list[list[ast.stmt]]:
 
 
 def _first_newline(text: str) -> str:
-    match = _LINE_END.search(text)
+    match = LINE_BREAK.search(text)
     return match.group(0) if match else "\n"
 
 

@@ -15,13 +15,11 @@ that differ.  An edit never starts or ends between the two characters of a `\\r\
 from __future__ import annotations
 
 import bisect
-import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Iterable
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_LINE_WITH_END = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+from server.text import LINE_BREAK, lines_with_ends
 
 
 @dataclass(frozen=True)
@@ -118,7 +116,7 @@ def merge_touching(edits: list[TextEdit]) -> list[TextEdit]:
 
 def line_pieces(text: str) -> list[str]:
     """Lines with their terminators (LSP line breaks only: `\\n`, `\\r\\n`, `\\r`)."""
-    return _LINE_WITH_END.findall(text)
+    return lines_with_ends(text)
 
 
 def _common_prefix(a: list[str], b: list[str]) -> int:
@@ -176,7 +174,7 @@ class Positions:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+        self.starts = [0] + [m.end() for m in LINE_BREAK.finditer(text)]
 
     def line_start(self, line: int) -> int:
         """Offset where 1-based `line` starts (the end of the text past the last line)."""
