@@ -35,6 +35,7 @@ from server.protocol import (
     SETTINGS_SECTION,
     action_data,
     ast_position,
+    content_changes,
     diagnostic_span,
     editor_section,
     fix_choice_of,
@@ -246,16 +247,8 @@ def create_server() -> TorchLanguageServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: TorchLanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        changes = []
-        for change in params.content_changes:
-            change_range = getattr(change, "range", None)
-            if change_range is not None:
-                change_range = (
-                    (change_range.start.line, change_range.start.character),
-                    (change_range.end.line, change_range.end.character),
-                )
-            changes.append((change_range, change.text))
         uri = params.text_document.uri
+        changes = content_changes(params)
         if ls.documents.change(uri, params.text_document.version, changes, ls.encoding) is not None:
             ls.scheduler.check_soon(uri, CHANGE_DEBOUNCE_S)
 

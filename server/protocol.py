@@ -53,6 +53,21 @@ def diagnostic_span(diagnostic: lsp.Diagnostic, lines: LineIndex, encoding: str)
     )
 
 
+def content_changes(params: lsp.DidChangeTextDocumentParams) -> list[tuple]:
+    """The changes as `DocumentStore.change` takes them: (None, text) for the whole text, else
+    (((start line, start column), (end line, end column)), text) in the client's unit."""
+    changes = []
+    for change in params.content_changes:
+        change_range = getattr(change, "range", None)
+        if change_range is not None:
+            change_range = (
+                (change_range.start.line, change_range.start.character),
+                (change_range.end.line, change_range.end.character),
+            )
+        changes.append((change_range, change.text))
+    return changes
+
+
 # ------------------------------------------------------------------ diagnostics
 def is_too_large(text: str) -> bool:
     return len(text) > MAX_DOCUMENT_CHARS or text.count("\n") > MAX_DOCUMENT_LINES
