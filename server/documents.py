@@ -1,5 +1,5 @@
-"""What the server keeps per open document: its text by version, the analysis of
-that version, the settings that apply to it, and its pending debounced check.
+"""What the server keeps per open document: its text by version, the checked
+versions it still serves, and the settings that apply to it.
 
 Text is kept whole and split into lines only the LSP way (`server.text`), never
 with `str.splitlines()`.  Nothing here speaks LSP types: positions arrive as
@@ -7,18 +7,14 @@ with `str.splitlines()`.  Nothing here speaks LSP types: positions arrive as
 """
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from server.settings import Settings, load_project_settings, merge_editor_settings
 from server.text import LineIndex
-
-_LINE_START = re.compile(r"\r\n|\r|\n")
-
 
 # --------------------------------------------------------------- documents
 @dataclass(frozen=True)
@@ -85,18 +81,9 @@ def replace_range(text: str, change_range: tuple[tuple[int, int], tuple[int, int
     for whole-document sync."""
     (start_line, start_col), (end_line, end_col) = change_range
     index = LineIndex(text)
-    starts = [0] + [match.end() for match in _LINE_START.finditer(text)]
-    start = _offset(index, starts, start_line, start_col, encoding)
-    end = max(start, _offset(index, starts, end_line, end_col, encoding))
+    start = index.offset_from_client(start_line, start_col, encoding)
+    end = max(start, index.offset_from_client(end_line, end_col, encoding))
     return text[:start] + new_text + text[end:]
-
-
-def _offset(index: LineIndex, starts: list[int], line0: int, column: int, encoding: str) -> int:
-    if line0 < 0:
-        return 0
-    if line0 >= len(starts):
-        return len(index.source)
-    return starts[line0] + index.char_from_client(line0, column, encoding)
 
 
 # --------------------------------------------------------------- analyses
@@ -212,29 +199,3 @@ class DocumentSettings:
         if editor_errors:
             problems.append((EDITOR_ORIGIN, tuple(editor_errors)))
         return settings, problems
-
-
-# --------------------------------------------------------------- debouncing
-class Debouncer:
-    """One pending task per key: scheduling again cancels and restarts it."""
-
-    def __init__(self) -> None:
-        self._tasks: dict[str, asyncio.Task] = {}
-
-    def schedule(self, key: str, delay: float, work: Callable[[], Awaitable[None]]) -> None:
-        self.cancel(key)
-        self._tasks[key] = asyncio.ensure_future(self._run(key, delay, work))
-
-    def cancel(self, key: str) -> None:
-        task = self._tasks.pop(key, None)
-        if task is not None:
-            task.cancel()
-
-    async def _run(self, key: str, delay: float, work: Callable[[], Awaitable[None]]) -> None:
-        try:
-            if delay > 0:
-                await asyncio.sleep(delay)
-            await work()
-        finally:
-            if self._tasks.get(key) is asyncio.current_task():
-                del self._tasks[key]

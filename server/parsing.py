@@ -12,7 +12,7 @@ import re
 import warnings
 from dataclasses import dataclass
 
-from server.text import split_lines
+from server.text import split_keeping_breaks, split_lines
 
 MAX_RECOVERY_ATTEMPTS = 12
 _HEADER_REF = re.compile(r"on line (\d+)")
@@ -73,7 +73,7 @@ def _blank_line(text: str, line: int, error: SyntaxError) -> str:
         header = _HEADER_REF.search(message)
         if header:
             line = int(header.group(1))
-    pieces = re.split(r"(\r\n|\r|\n)", text)
+    pieces = split_keeping_breaks(text)  # line, break, line, ...
     index = 2 * (line - 1)
     if index >= len(pieces):
         index = len(pieces) - 1 if len(pieces) % 2 else len(pieces) - 2

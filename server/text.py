@@ -9,10 +9,14 @@ make every position after such a character drift.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# The one definition of an LSP line break; every line split in the package uses it.
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_LINE_BREAK_KEPT = re.compile(f"({LINE_BREAK.pattern})")
 
 UTF8 = "utf-8"
 UTF16 = "utf-16"
@@ -21,7 +25,21 @@ UTF32 = "utf-32"
 
 def split_lines(source: str) -> list[str]:
     """Lines without their terminators, split only where LSP and Python split."""
-    return _LINE_BREAK.split(source)
+    return LINE_BREAK.split(source)
+
+
+def split_keeping_breaks(source: str) -> list[str]:
+    """Lines and their terminators in turn: line, break, line, ..., last line."""
+    return _LINE_BREAK_KEPT.split(source)
+
+
+def lines_with_ends(source: str) -> list[str]:
+    """Lines with their terminators; the last line only when it is not empty."""
+    pieces = split_keeping_breaks(source)
+    lines = [pieces[index] + pieces[index + 1] for index in range(0, len(pieces) - 1, 2)]
+    if pieces[-1]:
+        lines.append(pieces[-1])
+    return lines
 
 
 @dataclass
@@ -34,6 +52,38 @@ class LineIndex:
 
     def __post_init__(self) -> None:
         self.lines = split_lines(self.source)
+
+    @cached_property
+    def line_starts(self) -> list[int]:
+        """Character offset in `source` where each line starts (0-based line index)."""
+        return [0] + [match.end() for match in LINE_BREAK.finditer(self.source)]
+
+    # -- character offsets into `source` (what code-action edits carry) -----------
+    def line_start(self, line: int) -> int:
+        """Offset where 1-based `line` starts (the end of the text past the last line)."""
+        if line < 1:
+            return 0
+        starts = self.line_starts
+        return starts[line - 1] if line <= len(starts) else len(self.source)
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """(1-based line, code-point column) of an offset."""
+        offset = max(0, min(offset, len(self.source)))
+        index = bisect.bisect_right(self.line_starts, offset) - 1
+        return index + 1, offset - self.line_starts[index]
+
+    def offset(self, line: int, column: int) -> int:
+        """Offset of a 1-based line and code-point column."""
+        return min(self.line_start(line) + column, len(self.source))
+
+    def offset_of_ast(self, line: int, byte_col: int) -> int:
+        """Offset of an `ast` position (1-based line, UTF-8 byte column)."""
+        return self.offset(line, self.char_column(line, byte_col))
+
+    def ast_position(self, offset: int) -> tuple[int, int]:
+        """(1-based line, UTF-8 byte column) of an offset, as `ast` reports positions."""
+        line, column = self.position(offset)
+        return line, len(self.line_text(line)[:column].encode("utf-8"))
 
     def line_text(self, line: int) -> str:
         """Text of a 1-based line, or "" past the end."""
@@ -85,6 +135,15 @@ class LineIndex:
         text = self.lines[self.clamp_line(line0)]
         chars = self.char_from_client(line0, column, encoding)
         return len(text[:chars].encode("utf-8"))
+
+    def offset_from_client(self, line0: int, column: int, encoding: str) -> int:
+        """Character offset in `source` of a client position: 0 before the first line,
+        the end of the text past the last line, clamped to the end of its line."""
+        if line0 < 0:
+            return 0
+        if line0 >= len(self.lines):
+            return len(self.source)
+        return self.line_starts[line0] + self.char_from_client(line0, column, encoding)
 
     def client_column_from_char(self, line0: int, char_col: int, encoding: str) -> int:
         """Client column of a code-point column on a 0-based line."""

@@ -15,7 +15,7 @@ Where things are:
 - `locate.py` (from a finding's range to the `ast` nodes), `rewrite.py` + `concrete.py`
   (the change as libcst nodes, rendered and diffed), `calls.py`, `imports.py`,
   `names.py`, `softmax_dim.py`: what the fixes share.
-- `edits.py` (`TextEdit`, `Positions`), `action.py` (`Action`), `noqa.py`.
+- `edits.py` (`TextEdit`), `action.py` (`Action`), `noqa.py`.
 
 The types, from a finding to the client:
 - `FixInfo` (in `server.diagnostics.base`): the fix a rule promises on a finding, its
@@ -23,7 +23,7 @@ The types, from a finding to the client:
 - `FixOffer`: a fix offered for one finding, listed cheaply; its edits are built by `build()`.
 - `Action`: a code action with its edits built (a rule's fix, the `# noqa` edit, fix-all).
 - `TextEdit`: replace `text[start:end]` (character offsets) with new text; the one edit
-  type from libcst to the protocol boundary, where `Positions` turns offsets into lines
+  type from libcst to the protocol boundary, where `server.text.LineIndex` turns offsets into lines
   and columns.
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from server.codeactions.action import FIX_ALL, FIX_ALL_TITLE, QUICKFIX, Action
-from server.codeactions.edits import Positions, TextEdit, apply_edits, conflicts, diff_edits, in_text_order
+from server.codeactions.edits import TextEdit, apply_edits, conflicts, diff_edits, in_text_order
 from server.codeactions.fix_all import FixAllResult, fix_all
 from server.codeactions.locate import finding_at
 from server.codeactions.noqa import disable_for_line
@@ -87,7 +87,7 @@ def actions_for(analysis: "Analysis", code: str, line: int) -> list[Action]:
 
 
 __all__ = [
-    "FIX_ALL", "FIX_ALL_TITLE", "QUICKFIX", "SAFE", "UNSAFE", "Action", "FixAllResult", "FixOffer", "Positions",
+    "FIX_ALL", "FIX_ALL_TITLE", "QUICKFIX", "SAFE", "UNSAFE", "Action", "FixAllResult", "FixOffer",
     "TextEdit", "actions_for", "apply_edits", "build", "build_fix", "conflicts", "diff_edits", "finding_at",
     "fix_all", "fix_all_action", "fix_offers", "fix_offers_at", "fixable_codes", "fixes_for", "main_fix",
 ]

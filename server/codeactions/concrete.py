@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from server.codeactions.edits import Positions
 from server.fact_cache import FactKey
+from server.text import LINE_BREAK, LineIndex
 
 if TYPE_CHECKING:
     from server.analysis import Analysis
@@ -96,7 +96,7 @@ class ConcreteSource:
         # version a reference cycle that only a full garbage collection frees.
         self._analysis = weakref.ref(analysis)
         self.text = analysis.source
-        self.positions = Positions(self.text)
+        self.positions = LineIndex(self.text)
         self.newline = _first_newline(self.text)
         self.indent = _file_indent(analysis)
         self.groups = _groups(analysis.tree.body)
@@ -139,7 +139,7 @@ class ConcreteSource:
         group = ParsedGroup(
             index, start, text, module,
             indent=module.default_indent if has_block else self.indent,
-            newline=module.default_newline if _LINE_END.search(text) else self.newline,
+            newline=module.default_newline if LINE_BREAK.search(text) else self.newline,
         )
         try:
             _pair_block(group, statements, module)
@@ -188,9 +188,6 @@ def concrete_source(analysis: "Analysis") -> ConcreteSource:
 
 
 # ------------------------------------------------------------------ grouping
-_LINE_END = re.compile(r"\r\n|\r|\n")
-
-
 def _first_line(stmt: ast.stmt) -> int:
     decorators = getattr(stmt, "decorator_list", None) or []
     return min([stmt.lineno, *(d.lineno for d in decorators)])
@@ -208,7 +205,7 @@ def _groups(body: list[ast.stmt]) -> list[list[ast.stmt]]:
 
 
 def _first_newline(text: str) -> str:
-    match = _LINE_END.search(text)
+    match = LINE_BREAK.search(text)
     return match.group(0) if match else "\n"
 
 

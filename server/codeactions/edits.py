@@ -2,10 +2,10 @@
 
 A `TextEdit` replaces `text[start:end]` with `new_text`, where `start` and `end` are
 absolute *character offsets* (indices into the Python `str` of the document, i.e. code
-points).  Offsets make edits trivial to apply, compare and combine; `Positions`
-converts them to 1-based lines and code-point columns (what
-`server.text.LineIndex.client_column_from_char` takes at the protocol boundary) or to
-`ast` positions (1-based line, UTF-8 byte column).
+points).  Offsets make edits trivial to apply, compare and combine; the one position model,
+`server.text.LineIndex`, converts them to 1-based lines and code-point columns (what the
+protocol boundary turns into client columns) or to `ast` positions (1-based line, UTF-8
+byte column).
 
 Edits are computed by diffing the old and new text of the region a fix rewrote
 (`diff_edits`): lines are aligned on their stripped content, so re-indenting a block
@@ -14,14 +14,11 @@ that differ.  An edit never starts or ends between the two characters of a `\\r\
 """
 from __future__ import annotations
 
-import bisect
-import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Iterable
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_LINE_WITH_END = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+from server.text import LINE_BREAK, lines_with_ends
 
 
 @dataclass(frozen=True)
@@ -122,7 +119,7 @@ def merge_touching(edits: list[TextEdit]) -> list[TextEdit]:
 
 def line_pieces(text: str) -> list[str]:
     """Lines with their terminators (LSP line breaks only: `\\n`, `\\r\\n`, `\\r`)."""
-    return _LINE_WITH_END.findall(text)
+    return lines_with_ends(text)
 
 
 def _common_prefix(a: list[str], b: list[str]) -> int:
@@ -174,42 +171,3 @@ def _is_word(char: str) -> bool:
 def _is_word_at(text: str, index: int) -> bool:
     return 0 <= index < len(text) and _is_word(text[index])
 
-
-class Positions:
-    """Character offsets <-> (1-based line, column) for one text, lines split the LSP way."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
-
-    def line_start(self, line: int) -> int:
-        """Offset where 1-based `line` starts (the end of the text past the last line)."""
-        if line < 1:
-            return 0
-        return self.starts[line - 1] if line <= len(self.starts) else len(self.text)
-
-    def line_text(self, line: int) -> str:
-        start = self.line_start(line)
-        end = self.starts[line] if line < len(self.starts) else len(self.text)
-        return self.text[start:end].rstrip("\r\n")
-
-    def position(self, offset: int) -> tuple[int, int]:
-        """(1-based line, code-point column) of an offset."""
-        offset = max(0, min(offset, len(self.text)))
-        index = bisect.bisect_right(self.starts, offset) - 1
-        return index + 1, offset - self.starts[index]
-
-    def offset(self, line: int, column: int) -> int:
-        """Offset of a 1-based line and code-point column."""
-        return min(self.line_start(line) + column, len(self.text))
-
-    def offset_of_ast(self, line: int, byte_col: int) -> int:
-        """Offset of an `ast` position (1-based line, UTF-8 byte column)."""
-        text = self.line_text(line)
-        column = byte_col if text.isascii() else len(text.encode("utf-8")[:byte_col].decode("utf-8", "ignore"))
-        return self.offset(line, column)
-
-    def ast_position(self, offset: int) -> tuple[int, int]:
-        """(1-based line, UTF-8 byte column) of an offset, as `ast` reports positions."""
-        line, column = self.position(offset)
-        return line, len(self.line_text(line)[:column].encode("utf-8"))

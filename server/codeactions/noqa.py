@@ -15,7 +15,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from server.codeactions.action import QUICKFIX, Action
-from server.codeactions.edits import Positions, TextEdit
+from server.codeactions.edits import TextEdit
 from server.diagnostics import noqa_codes, noqa_match
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ def disable_for_line(analysis: "Analysis", code: str, line: int) -> Action | Non
     text = analysis.lines.line_text(line)
     if text.rstrip().endswith("\\") or _line_ends_inside_string(analysis.tree, line):
         return None
-    edit = _noqa_edit(text, Positions(analysis.source).line_start(line), code)
+    edit = _noqa_edit(text, analysis.lines.line_start(line), code)
     if edit is None:
         return None
     return Action(title=f"Disable {code} for this line", kind=QUICKFIX, edits=(edit,), code=code)

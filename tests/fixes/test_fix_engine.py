@@ -8,8 +8,8 @@ import textwrap
 import pytest
 
 from server.checker import check_source
+from server.text import LineIndex
 from server.codeactions import (
-    Positions,
     TextEdit,
     apply_edits,
     diff_edits,
@@ -55,7 +55,7 @@ def test_touching_insertions_are_merged_in_order():
 
 def test_positions_convert_offsets_to_lines_code_points_and_bytes():
     text = "a = 'é'\r\nb = 1\rc = 2\n"
-    positions = Positions(text)
+    positions = LineIndex(text)
     offset = text.index("b")
     assert positions.position(offset) == (2, 0)
     assert positions.position(text.index("c")) == (3, 0)
@@ -72,7 +72,7 @@ def test_edit_positions_use_code_point_columns():
     """)
     (fix,) = fixes_for(result.analysis, only(result, "TL201"))
     (edit,) = fix.edits
-    positions = Positions(result.analysis.source)
+    positions = result.analysis.lines
     (start_line, start_col), (end_line, end_col) = positions.position(edit.start), positions.position(edit.end)
     line = result.analysis.lines.line_text(start_line)
     assert (start_col, end_col) == (len('    return {"é€𝔘": F.softmax(x'),) * 2

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from server.checker import check_source
-from server.codeactions import Positions, apply_edits, build, fix_all, fix_offers, main_fix
+from server.text import LineIndex
+from server.codeactions import apply_edits, build, fix_all, fix_offers, main_fix
 from server.codeactions.imports import import_anchor
 from server.diagnostics.correctness.tl206_activation_before_loss import activation_output
 from server.codeactions.locate import call_at, keyword_at, loop_at, statement_at
@@ -97,7 +98,7 @@ def _assert_edits_in_place(analysis, finding, edits, where: str) -> None:
 
 
 def _allowed_ranges(analysis, finding) -> list[tuple[int, int]]:
-    positions = Positions(analysis.source)
+    positions = analysis.lines
     loop = loop_at(analysis, finding)
     keyword = keyword_at(analysis, finding)
     node = loop.node if loop is not None else (
@@ -132,7 +133,7 @@ def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
-def _lines_of(positions: Positions, first: int, last: int) -> tuple[int, int]:
+def _lines_of(positions: LineIndex, first: int, last: int) -> tuple[int, int]:
     """From the start of line `first` to the start of the line after `last` (both included)."""
     return positions.line_start(first), positions.line_start(last + 1)
 
