@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from server.shapes.dims import Dim, product
+from server.shapes.dims import Dim, known_sum, product
 from server.shapes.values import Origin, Tensor, TupleValue, UNKNOWN_TENSOR
 
 ONE = Dim.const(1)
@@ -516,35 +516,23 @@ def cat(tensors: Sequence[Tensor], dim: int, origin: Origin | None) -> Tensor:
     position = normalize_dim(dim, rank)
     if position is None:
         return UNKNOWN_TENSOR
-    result: list[Dim | None] = []
-    for index in range(rank):
-        column = [t.dims[index] for t in shaped]
-        if index == position:
-            result.append(None if any(d is None for d in column) else _sum(column))
-        else:
-            result.append(_agree(column, "cat"))
-    return Tensor(tuple(result), False, _common_dtype(tensors), origin)
+    return Tensor(_joined_dims(shaped, range(rank), position), False, _common_dtype(tensors), origin)
 
 
 def _cat_suffix(tensors: Sequence[Tensor], dim: int, origin: Origin | None) -> Tensor:
     width = min(len(t.dims) for t in tensors)
     if -dim > width:
         return UNKNOWN_TENSOR
+    return Tensor(_joined_dims(tensors, range(-width, 0), dim), True, _common_dtype(tensors), origin)
+
+
+def _joined_dims(tensors: Sequence[Tensor], positions: range, joined: int) -> tuple[Dim | None, ...]:
+    """The dims of `cat`'s result at these positions: the joined one adds up, the others must agree."""
     result: list[Dim | None] = []
-    for position in range(-width, 0):
+    for position in positions:
         column = [t.dims[position] for t in tensors]
-        if position == dim:
-            result.append(None if any(d is None for d in column) else _sum(column))
-        else:
-            result.append(_agree(column, "cat"))
-    return Tensor(tuple(result), True, _common_dtype(tensors), origin)
-
-
-def _sum(dims: Sequence[Dim]) -> Dim:
-    total = Dim()
-    for dim in dims:
-        total = total + dim
-    return total
+        result.append(known_sum(column) if position == joined else _agree(column, "cat"))
+    return tuple(result)
 
 
 def _agree(column: Sequence[Dim | None], what: str) -> Dim | None:

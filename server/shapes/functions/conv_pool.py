@@ -76,13 +76,10 @@ function("conv_transpose3d", within=(FUNCTIONAL,))(_f_conv(3, transposed=True))
 
 def _f_pool(count: int, average: bool):
     def rule(call: Call) -> Value:
-        x = call.arg(0, "input")
-        if not isinstance(x, Tensor):
+        pooled = _pooled_input(call, count)
+        if pooled is None:
             return UNKNOWN
-        shaped = spatial_input(x, count)
-        if shaped is None:
-            return UNKNOWN
-        channels, sizes = shaped
+        x, channels, sizes = pooled
         kernel = _spatial_arg(call, 1, "kernel_size", count, ONE)
         stride_value = call.arg(2, "stride")
         stride = kernel if stride_value is None or stride_value is NONE else _spatial_arg(call, 2, "stride", count, ONE)
@@ -103,15 +100,23 @@ def _f_pool(count: int, average: bool):
     return rule
 
 
+def _pooled_input(call: Call, count: int) -> tuple[Tensor, Dim | None, list[Dim | None]] | None:
+    """The input of a `count`-d pooling, its channels and its spatial sizes; None if no such input."""
+    x = call.arg(0, "input")
+    if not isinstance(x, Tensor):
+        return None
+    shaped = spatial_input(x, count)
+    if shaped is None:
+        return None
+    return x, shaped[0], shaped[1]
+
+
 def _f_adaptive(count: int):
     def rule(call: Call) -> Value:
-        x = call.arg(0, "input")
-        if not isinstance(x, Tensor):
+        pooled = _pooled_input(call, count)
+        if pooled is None:
             return UNKNOWN
-        shaped = spatial_input(x, count)
-        if shaped is None:
-            return UNKNOWN
-        channels, sizes = shaped
+        x, channels, sizes = pooled
         size = param_of(call.arg(1, "output_size") or UNKNOWN)
         if isinstance(size, Dim):
             new = [size] * count
