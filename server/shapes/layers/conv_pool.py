@@ -154,6 +154,7 @@ _conv_kind("ConvTranspose2d", 2, transposed=True)
 _conv_kind("ConvTranspose3d", 3, transposed=True)
 
 
+# ---------------------------------------------------------------- pooling
 def _pool_kind(name: str, count: int, average: bool) -> LayerKind:
     if average:
         signature = (("kernel_size", REQUIRED), ("stride", None), ("padding", Dim()), ("ceil_mode", False),
