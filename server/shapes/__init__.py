@@ -36,8 +36,11 @@ or install one for every caller (the rules call `infer_shapes(analysis)` inside
 start-up.  Without one, imported classes are unknown.
 
 How it works: `dims` (a small integer-polynomial algebra with floor division),
-`values` / `pyvalues` (abstract values and their join), `ops` / `functions` /
-`layers` (shape rules of tensor operations, torch functions and `torch.nn` layers),
+`values` / `pyvalues` (abstract values and their join), `ops` (shape rules of tensor
+operations), `functions/` and `layers/` (torch functions and tensor methods, `torch.nn`
+layers: one module per family, each rule registered under its literal name, so
+`grep -rn '"conv2d"' server/shapes` finds it; a new op or layer goes into its family's
+module, see the package docstrings),
 `stated` (comments, jaxtyping annotations, docstrings), `interpret` / `frame` /
 `expressions` / `calls` / `syntax` / `limits` (the abstract interpreter), `report`
 and `listing` (what the front ends read), `batch` (the view TL202 needs),

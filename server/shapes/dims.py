@@ -368,6 +368,16 @@ def product(dims: Iterable[Dim]) -> Dim:
     return total
 
 
+def known_sum(counts: Iterable[Dim | None]) -> Dim | None:
+    """The sum of the counts; None as soon as one is unknown (parameter counts)."""
+    total = Dim()
+    for count in counts:
+        if count is None:
+            return None
+        total = total + count
+    return total
+
+
 def _power(base: Dim, exponent: int | None) -> Dim | None:
     if exponent is None or exponent < 0:
         return None

@@ -48,43 +48,18 @@ class ExpressionRules:
                 old = values.get(node)
                 values[node] = value if old is None or old is value else join(old, value)
             return value
-        if node.__class__ is ast.Constant:  # `_constant`'s common case, inlined
+        if node.__class__ is ast.Constant:  # constants too: most are cached values
             value = node.value
             kind = value.__class__
             if kind is int or kind is str:
                 known = _CONSTANT_VALUES.get((kind, value))
                 if known is not None:
                     return known
-            return self._constant(node, env)
+            return _new_constant(value)
         handler = self.expression_handlers.get(node.__class__)
         if handler is None:
             return NONE if node is None else UNKNOWN
         return handler(self, node, env)
-
-    def _constant(self, node: ast.Constant, env) -> Value:
-        value = node.value
-        kind = value.__class__
-        if kind is int or kind is str:
-            known = _CONSTANT_VALUES.get((kind, value))
-            if known is not None:
-                return known
-        if isinstance(value, (int, str)) and not isinstance(value, bool) and len(_CONSTANT_VALUES) < 8192:
-            made = Int(Dim.const(value)) if isinstance(value, int) else Str(value)
-            _CONSTANT_VALUES[(type(value), value)] = made
-            return made
-        if isinstance(value, bool):
-            return Bool(value)
-        if isinstance(value, int):
-            return Int(Dim.const(value))
-        if isinstance(value, float) or isinstance(value, complex):
-            return NUM
-        if isinstance(value, str):
-            return Str(value)
-        if value is None:
-            return NONE
-        if value is Ellipsis:
-            return ELLIPSIS_VALUE
-        return UNKNOWN
 
     def lookup(self, name: str, env: dict[str, Value]) -> Value:
         value = env.get(name)
@@ -611,13 +586,34 @@ def _is_none_check(left: Value, right: Value) -> bool | None:
 
 # Which method evaluates each kind of expression (bound to `Frame` in frame.py).
 EXPRESSION_METHODS = {
-    ast.Constant: "_constant", ast.Attribute: "_attribute", ast.Call: "_call",  # names: in `eval` itself
+    ast.Attribute: "_attribute", ast.Call: "_call",  # names and constants: in `eval` itself
     ast.Subscript: "_subscript", ast.BinOp: "_binop", ast.UnaryOp: "_unaryop", ast.BoolOp: "_boolop",
     ast.Compare: "_compare", ast.IfExp: "_ifexp", ast.Tuple: "_tuple", ast.List: "_list",
     ast.Dict: "_dict", ast.ListComp: "_comprehension", ast.GeneratorExp: "_comprehension",
     ast.SetComp: "_comprehension", ast.DictComp: "_comprehension", ast.Lambda: "_lambda",
     ast.NamedExpr: "_named_expr", ast.Starred: "_starred", ast.JoinedStr: "_joined_str",
 }
+
+
+def _new_constant(value: object) -> Value:
+    """The value of a constant not in `_CONSTANT_VALUES` yet (ints and strings are cached there)."""
+    if isinstance(value, (int, str)) and not isinstance(value, bool) and len(_CONSTANT_VALUES) < 8192:
+        made = Int(Dim.const(value)) if isinstance(value, int) else Str(value)
+        _CONSTANT_VALUES[(type(value), value)] = made
+        return made
+    if isinstance(value, bool):
+        return Bool(value)
+    if isinstance(value, int):
+        return Int(Dim.const(value))
+    if isinstance(value, float) or isinstance(value, complex):
+        return NUM
+    if isinstance(value, str):
+        return Str(value)
+    if value is None:
+        return NONE
+    if value is Ellipsis:
+        return ELLIPSIS_VALUE
+    return UNKNOWN
 
 
 def _is_nested(frame: "Frame") -> bool:

@@ -195,19 +195,8 @@ class Frame(ExpressionRules, CallRules):
     def _assign(self, stmt: ast.Assign, env):
         value = self.eval(stmt.value, env)
         targets = stmt.targets
-        if len(targets) == 1 and targets[0].__class__ is ast.Name:
-            # `assign`, inlined for the most common statement: `name = expression`
-            target = targets[0]
-            kind = value.__class__
-            if kind is Tensor and not value.fully_known or value is UNKNOWN or kind is Opaque:
-                value = self._with_comment(target.id, value, stmt)
-                if value is UNKNOWN_TENSOR:
-                    value = Tensor((), True)  # its own object, so that later facts refine only this name
-            env[target.id] = value
-            if self.recording:
-                values = self.values
-                old = values.get(target)
-                values[target] = value if old is None else join(old, value)
+        if len(targets) == 1 and targets[0].__class__ is ast.Name:  # the most common statement: `name = expression`
+            self._bind_name(targets[0], value, env, stmt)
             return env
         for target in targets:
             self.assign(target, value, env, stmt)
@@ -387,14 +376,7 @@ class Frame(ExpressionRules, CallRules):
     # -- assignment ----------------------------------------------------------------------
     def assign(self, target: ast.AST, value: Value, env: dict[str, Value], stmt: ast.stmt) -> None:
         if target.__class__ is ast.Name:
-            value = self._with_comment(target.id, value, stmt)
-            if value is UNKNOWN_TENSOR:
-                value = Tensor((), True)  # its own object, so that later facts refine only this name
-            env[target.id] = value
-            if self.recording:
-                values = self.values
-                old = values.get(target)
-                values[target] = value if old is None else join(old, value)
+            self._bind_name(target, value, env, stmt)
         elif isinstance(target, ast.Attribute):
             self._assign_attribute(target, value, env, stmt)
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -403,6 +385,19 @@ class Frame(ExpressionRules, CallRules):
             self._assign_item(target, value, env)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, UNKNOWN, env, stmt)
+
+    def _bind_name(self, target: ast.Name, value: Value, env: dict[str, Value], stmt: ast.stmt) -> None:
+        """`name = value`, with the shape a comment states where the value leaves it open."""
+        kind = value.__class__
+        if kind is Tensor and not value.fully_known or value is UNKNOWN or kind is Opaque:  # `_with_comment`'s test
+            value = self._with_comment(target.id, value, stmt)
+            if value is UNKNOWN_TENSOR:
+                value = Tensor((), True)  # its own object, so that later facts refine only this name
+        env[target.id] = value
+        if self.recording:
+            values = self.values
+            old = values.get(target)
+            values[target] = value if old is None else join(old, value)
 
     def _with_comment(self, name: str, value: Value, stmt: ast.stmt) -> Value:
         kind = value.__class__

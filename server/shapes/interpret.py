@@ -230,26 +230,22 @@ class Engine:
             self.class_bases[ref.node] = found
         return found
 
-    def lookup_method(self, ref: ClassRef, name: str, depth: int = 0) -> FunctionRef | None:
-        if depth > 8:
-            return None
-        value = self.class_attributes(ref).get(name)
-        if isinstance(value, FunctionRef):
-            return value
-        for base in self.bases(ref):
-            found = self.lookup_method(base, name, depth + 1)
-            if found is not None:
-                return found
-        return None
+    def lookup_method(self, ref: ClassRef, name: str) -> FunctionRef | None:
+        """The method `name` of the class or its nearest base that defines it as a function."""
+        return self._lookup(ref, name, True, 0)  # type: ignore[return-value]
 
-    def lookup_class_attribute(self, ref: ClassRef, name: str, depth: int = 0) -> Value | None:
+    def lookup_class_attribute(self, ref: ClassRef, name: str) -> Value | None:
+        """The class attribute `name`, from the class or its nearest base that binds it."""
+        return self._lookup(ref, name, False, 0)
+
+    def _lookup(self, ref: ClassRef, name: str, functions_only: bool, depth: int) -> Value | None:
         if depth > 8:
             return None
         value = self.class_attributes(ref).get(name)
-        if value is not None:
+        if isinstance(value, FunctionRef) if functions_only else value is not None:
             return value
         for base in self.bases(ref):
-            found = self.lookup_class_attribute(base, name, depth + 1)
+            found = self._lookup(base, name, functions_only, depth + 1)
             if found is not None:
                 return found
         return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from server.shapes.dims import Dim, product
+from server.shapes.dims import Dim, known_sum, product
 from server.shapes.values import Origin, Tensor, TupleValue, UNKNOWN_TENSOR
 
 ONE = Dim.const(1)
@@ -516,35 +516,23 @@ def cat(tensors: Sequence[Tensor], dim: int, origin: Origin | None) -> Tensor:
     position = normalize_dim(dim, rank)
     if position is None:
         return UNKNOWN_TENSOR
-    result: list[Dim | None] = []
-    for index in range(rank):
-        column = [t.dims[index] for t in shaped]
-        if index == position:
-            result.append(None if any(d is None for d in column) else _sum(column))
-        else:
-            result.append(_agree(column, "cat"))
-    return Tensor(tuple(result), False, _common_dtype(tensors), origin)
+    return Tensor(_joined_dims(shaped, range(rank), position), False, _common_dtype(tensors), origin)
 
 
 def _cat_suffix(tensors: Sequence[Tensor], dim: int, origin: Origin | None) -> Tensor:
     width = min(len(t.dims) for t in tensors)
     if -dim > width:
         return UNKNOWN_TENSOR
+    return Tensor(_joined_dims(tensors, range(-width, 0), dim), True, _common_dtype(tensors), origin)
+
+
+def _joined_dims(tensors: Sequence[Tensor], positions: range, joined: int) -> tuple[Dim | None, ...]:
+    """The dims of `cat`'s result at these positions: the joined one adds up, the others must agree."""
     result: list[Dim | None] = []
-    for position in range(-width, 0):
+    for position in positions:
         column = [t.dims[position] for t in tensors]
-        if position == dim:
-            result.append(None if any(d is None for d in column) else _sum(column))
-        else:
-            result.append(_agree(column, "cat"))
-    return Tensor(tuple(result), True, _common_dtype(tensors), origin)
-
-
-def _sum(dims: Sequence[Dim]) -> Dim:
-    total = Dim()
-    for dim in dims:
-        total = total + dim
-    return total
+        result.append(known_sum(column) if position == joined else _agree(column, "cat"))
+    return tuple(result)
 
 
 def _agree(column: Sequence[Dim | None], what: str) -> Dim | None:
@@ -788,60 +776,3 @@ class IndexPastSize(ShapeError):
 
     def __str__(self) -> str:
         return "index"
-
-
-# ------------------------------------------------------------------ spatial
-def conv_output(size: Dim | None, kernel: Dim | None, stride: Dim | None, padding: Dim | None,
-                dilation: Dim | None) -> Dim | None:
-    """floor((L + 2p - d*(k-1) - 1) / s) + 1"""
-    if None in (size, kernel, stride, padding, dilation):
-        return None
-    numerator = size + padding.scale(2) - dilation * (kernel - ONE) - ONE  # type: ignore[operator,union-attr]
-    quotient = numerator.floordiv(stride)  # type: ignore[arg-type]
-    if quotient is None:
-        return None
-    result = quotient + ONE
-    return None if result.is_too_large() else result
-
-
-def conv_transpose_output(size: Dim | None, kernel: Dim | None, stride: Dim | None, padding: Dim | None,
-                          dilation: Dim | None, output_padding: Dim | None) -> Dim | None:
-    """(L-1)*s - 2p + d*(k-1) + output_padding + 1"""
-    if None in (size, kernel, stride, padding, dilation, output_padding):
-        return None
-    result = (size - ONE) * stride - padding.scale(2) + dilation * (kernel - ONE) + output_padding + ONE  # type: ignore
-    return None if result.is_too_large() else result
-
-
-def pool_output(size: Dim | None, kernel: Dim | None, stride: Dim | None, padding: Dim | None,
-                dilation: Dim | None, ceil_mode: bool) -> Dim | None:
-    if not ceil_mode:
-        return conv_output(size, kernel, stride, padding, dilation)
-    values = [concrete(x) for x in (size, kernel, stride, padding, dilation)]
-    if None in values:
-        return None
-    length, k, s, p, d = values
-    out = -(-(length + 2 * p - d * (k - 1) - 1) // s) + 1
-    if (out - 1) * s >= length + p:
-        out -= 1
-    return Dim.const(out)
-
-
-def spatial(tensor: Tensor, count: int, channels: Dim | None, sizes: Sequence[Dim | None],
-            origin: Origin | None) -> Tensor:
-    """Replace the channel dim and the last `count` dims (batched or not)."""
-    lead = tensor.dims[:-(count + 1)] if tensor.rank is not None else tensor.dims[:0]
-    if tensor.rank is None:
-        return Tensor((channels,) + tuple(sizes), True, tensor.dtype, origin)
-    return Tensor(tuple(lead) + (channels,) + tuple(sizes), False, tensor.dtype, origin)
-
-
-def spatial_input(tensor: Tensor, count: int) -> tuple[Dim | None, list[Dim | None]] | None:
-    """(channels, spatial sizes) of an input to a `count`-d conv/pool, or None if the rank does not fit."""
-    if tensor.rank is not None and tensor.rank not in (count + 1, count + 2):
-        return None
-    dims = tensor.dims
-    if len(dims) < count:
-        return (None, [None] * (count - len(dims)) + list(dims)) if tensor.rank is None else None
-    channel = dims[-(count + 1)] if len(dims) > count else None
-    return channel, list(dims[-count:])

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from server.shapes.dims import Dim, product
+from server.shapes.dims import Dim, known_sum, product
 from server.shapes.calls import ModuleCall
 from server.shapes.frame import Frame
 from server.shapes.interpret import Engine
@@ -398,7 +398,7 @@ def module_parameters(module: Value, depth: int = 0) -> Dim | None:
         return None
     if isinstance(module, Layer):
         if module.kind.name == "Sequential":
-            return _total(module_parameters(c, depth + 1) for c in module.children)
+            return known_sum(module_parameters(c, depth + 1) for c in module.children)
         if module.kind.name in ("TransformerEncoder", "TransformerDecoder"):
             layers_count = module.get("num_layers")
             inner = module_parameters(module.children[0], depth + 1) if module.children else None
@@ -414,29 +414,20 @@ def module_parameters(module: Value, depth: int = 0) -> Dim | None:
                     counts.append(product(value.dims) if value.fully_known else None)
             elif isinstance(value, (Layer, Instance, ListValue, DictValue)):
                 counts.append(module_parameters(value, depth + 1))
-        return _total(counts)
+        return known_sum(counts)
     if isinstance(module, ListValue):
         if module.kind != "ModuleList":
             return Dim()
         if module.exact:
-            return _total(module_parameters(v, depth + 1) for v in module.items)
+            return known_sum(module_parameters(v, depth + 1) for v in module.items)
         each = module_parameters(module.element, depth + 1)
         length = getattr(module, "length", None)
         return each * length if each is not None and length is not None else None
     if isinstance(module, DictValue):
         if module.kind != "ModuleDict":
             return Dim()
-        return _total(module_parameters(v, depth + 1) for v in module.items.values()) if module.exact else None
+        return known_sum(module_parameters(v, depth + 1) for v in module.items.values()) if module.exact else None
     return Dim()
-
-
-def _total(counts) -> Dim | None:
-    total = Dim()
-    for count in counts:
-        if count is None:
-            return None
-        total = total + count
-    return total
 
 
 def _count(count: Dim) -> str:

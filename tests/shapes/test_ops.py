@@ -1,10 +1,12 @@
-"""Shape rules of tensor operations (`server.shapes.ops`) on abstract tensors."""
+"""Shape rules of tensor operations (`server.shapes.ops`, and the conv/pool arithmetic of
+`server.shapes.layers.conv_pool`) on abstract tensors."""
 from __future__ import annotations
 
 import pytest
 
 from server.shapes import ops
 from server.shapes.dims import Dim, parse_dim
+from server.shapes.layers import conv_pool
 from server.shapes.ops import WILDCARD, ShapeError
 from server.shapes.values import Tensor
 
@@ -170,10 +172,10 @@ class TestReductionsAndSpatial:
     ])
     def test_conv_output(self, size, kernel, stride, padding, dilation, out):
         dims = [Dim.const(x) if isinstance(x, int) else parse_dim(x) for x in (size, kernel, stride, padding, dilation)]
-        assert ops.conv_output(*dims).render() == out
+        assert conv_pool.conv_output(*dims).render() == out
 
     def test_transposed_and_ceil_mode(self):
         one, two, four, zero = (Dim.const(x) for x in (1, 2, 4, 0))
-        assert ops.conv_transpose_output(Dim.const(16), four, two, one, one, zero).render() == "32"
-        assert ops.pool_output(Dim.const(15), two, two, zero, one, True).render() == "8"
-        assert ops.pool_output(Dim.const(15), two, two, zero, one, False).render() == "7"
+        assert conv_pool.conv_transpose_output(Dim.const(16), four, two, one, one, zero).render() == "32"
+        assert conv_pool.pool_output(Dim.const(15), two, two, zero, one, True).render() == "8"
+        assert conv_pool.pool_output(Dim.const(15), two, two, zero, one, False).render() == "7"

@@ -1,0 +1,50 @@
+"""Indexing by tensors: `gather`, `take_along_dim`, `index_select`, `masked_select`, `nonzero`.
+(Subscripts, `x[..., None]`, are `ops.index`, applied by the interpreter.)"""
+from __future__ import annotations
+
+from server.shapes import ops
+from server.shapes.dims import Dim
+from server.shapes.functions.arguments import bool_of, int_of
+from server.shapes.functions.registry import Call, method
+from server.shapes.functions.view import shaped_like_argument
+from server.shapes.ops import ONE, ShapeError
+from server.shapes.values import UNKNOWN, Tensor, Value
+
+
+@method("gather", also_torch=True)
+def _gather(call: Call, x: Tensor) -> Value:
+    return shaped_like_argument(call, x, 1, "index")
+
+
+@method("take_along_dim", also_torch=True)
+def _take_along_dim(call: Call, x: Tensor) -> Value:
+    index = call.arg(0, "indices")
+    if not isinstance(index, Tensor) or call.arg(1, "dim") is None:
+        return UNKNOWN
+    try:
+        return ops.broadcast([x, index], call.origin()).with_dims(index.dims if index.rank == x.rank else
+                                                                  ops.broadcast([x, index]).dims, dtype=x.dtype)
+    except ShapeError:
+        return UNKNOWN
+
+
+@method("index_select", also_torch=True)
+def _index_select(call: Call, x: Tensor) -> Value:
+    dim, index = int_of(call.arg(0, "dim")), call.arg(1, "index")
+    if dim is None or not isinstance(index, Tensor) or index.rank not in (0, 1):
+        return UNKNOWN
+    size = index.dims[0] if index.rank == 1 else ONE
+    return ops.resize_dim(x, dim, size, call.origin())
+
+
+@method("masked_select", also_torch=True)
+def _masked_select(call: Call, x: Tensor) -> Value:
+    return Tensor((None,), False, x.dtype, call.origin())
+
+
+@method("nonzero", "argwhere", also_torch=True)
+def _nonzero(call: Call, x: Tensor) -> Value:
+    if bool_of(call.kwargs.get("as_tuple")):
+        return UNKNOWN
+    rank = Dim.const(x.rank) if x.rank is not None else None
+    return Tensor((None, rank), False, "long", call.origin())

@@ -1,0 +1,44 @@
+"""Building a `Layer` from its constructor call, and reading its attributes (`self.fc.weight`)."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from server.shapes.dims import Dim
+from server.shapes.layers.containers import sequential
+from server.shapes.layers.kinds import LayerKind, bind_params
+from server.shapes.layers.losses import LOSSES
+from server.shapes.values import NONE, UNKNOWN, Int, Layer, Str, Value
+
+
+def build_layer(kind: LayerKind, args: Sequence[Value], kwargs: dict[str, Value]) -> Value:
+    """The `Layer` a constructor call builds."""
+    if kind.name in LOSSES:
+        reduction = kwargs.get("reduction")
+        value = reduction.value if isinstance(reduction, Str) else ("mean" if reduction is None else UNKNOWN)
+        return Layer(kind, (("reduction", value),))
+    if kind.name == "Sequential":
+        return sequential(list(args))
+    params = bind_params(kind, args, kwargs)
+    if params is None:
+        return UNKNOWN
+    if kind.name in ("TransformerEncoder", "TransformerDecoder"):
+        inner = args[0] if args else kwargs.get("encoder_layer", kwargs.get("decoder_layer"))
+        if inner is None:
+            return UNKNOWN
+        return Layer(kind, params, (inner,))
+    return Layer(kind, params)
+
+
+def layer_attribute(layer: Layer, name: str) -> Value:
+    """`self.fc.weight`, `self.fc.out_features`, `self.lstm.hidden_size`, ..."""
+    weights = layer.kind.weights(layer)
+    if name in weights:
+        tensor = weights[name]
+        if name == "bias" and layer.get("bias") is False:
+            return NONE
+        return tensor
+    parameter = layer.kind.field_names.get(name)
+    if parameter is not None:
+        value = layer.get(parameter)
+        return Int(value) if isinstance(value, Dim) else Int(None)
+    return UNKNOWN

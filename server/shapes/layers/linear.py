@@ -1,0 +1,89 @@
+"""`nn.Linear`, `nn.LazyLinear`, `nn.Bilinear`, and `nn.Embedding` (a lookup into a weight matrix)."""
+from __future__ import annotations
+
+from server.shapes import ops
+from server.shapes.dims import known_sum
+from server.shapes.layers.kinds import (
+    REQUIRED, LayerKind, Site, bias_count, dim_param, input_tensor, known_product, mismatch, register, text,
+    wrong_last_dim,
+)
+from server.shapes.ops import surely_differ
+from server.shapes.values import UNKNOWN, Layer, Tensor, Value, render_dim
+
+
+def _linear_forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:
+    x = input_tensor(site, args)
+    if x is None:
+        return UNKNOWN
+    in_f, out_f = dim_param(layer, "in_features"), dim_param(layer, "out_features")
+    if wrong_last_dim(site, layer, x, in_f, owner="its"):
+        return UNKNOWN
+    if in_f is not None and not x.dims:
+        x = site.require(args[0], Tensor((in_f,), True))
+    return ops.linear(x, in_f, out_f, site.layer_origin(layer))
+
+
+register(LayerKind(
+    "Linear", (("in_features", REQUIRED), ("out_features", REQUIRED), ("bias", True)),
+    _linear_forward,
+    lambda l: f"Linear({text(l.get('in_features'))} → {text(l.get('out_features'))})",
+    lambda l: known_sum((known_product(dim_param(l, "in_features"), dim_param(l, "out_features")),
+                         bias_count(l, dim_param(l, "out_features")))),
+    lambda l: {"weight": Tensor((dim_param(l, "out_features"), dim_param(l, "in_features"))),
+               "bias": Tensor((dim_param(l, "out_features"),))},
+    {"in_features": "in_features", "out_features": "out_features"},
+))
+
+
+def _lazy_linear_forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:
+    x = input_tensor(site, args)
+    if x is None:
+        return UNKNOWN
+    return ops.linear(x, None, dim_param(layer, "out_features"),
+                      site.layer_origin(layer))
+
+
+register(LayerKind(
+    "LazyLinear", (("out_features", REQUIRED), ("bias", True)), _lazy_linear_forward,
+    lambda l: f"LazyLinear(→ {text(l.get('out_features'))})", lambda l: None,
+))
+
+
+def _bilinear_forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:
+    if len(args) < 2 or not all(isinstance(a, Tensor) for a in args[:2]):
+        return UNKNOWN
+    x1, x2 = args[0], args[1]
+    for tensor, name in ((x1, "in1_features"), (x2, "in2_features")):
+        if tensor.dims and surely_differ(tensor.dims[-1], dim_param(layer, name)):
+            mismatch(site, layer, f"{render_dim(dim_param(layer, name))} features in the last dim", tensor)
+            return UNKNOWN
+    return ops.linear(x1, None, dim_param(layer, "out_features"),
+                      site.layer_origin(layer))
+
+
+register(LayerKind(
+    "Bilinear", (("in1_features", REQUIRED), ("in2_features", REQUIRED), ("out_features", REQUIRED), ("bias", True)),
+    _bilinear_forward,
+    lambda l: f"Bilinear({text(l.get('in1_features'))}, {text(l.get('in2_features'))} → {text(l.get('out_features'))})",
+    lambda l: known_sum((known_product(dim_param(l, "in1_features"), dim_param(l, "in2_features"),
+                                       dim_param(l, "out_features")),
+                         bias_count(l, dim_param(l, "out_features")))),
+))
+
+
+def _embedding_forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:
+    x = input_tensor(site, args)
+    if x is None:
+        return UNKNOWN
+    origin = site.layer_origin(layer)
+    return Tensor(x.dims + (dim_param(layer, "embedding_dim"),), x.variadic, "float", origin)
+
+
+register(LayerKind(
+    "Embedding", (("num_embeddings", REQUIRED), ("embedding_dim", REQUIRED), ("padding_idx", None)),
+    _embedding_forward,
+    lambda l: f"Embedding({text(l.get('num_embeddings'))}, {text(l.get('embedding_dim'))})",
+    lambda l: known_product(dim_param(l, "num_embeddings"), dim_param(l, "embedding_dim")),
+    lambda l: {"weight": Tensor((dim_param(l, "num_embeddings"), dim_param(l, "embedding_dim")))},
+    {"num_embeddings": "num_embeddings", "embedding_dim": "embedding_dim"},
+))

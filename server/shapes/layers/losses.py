@@ -1,0 +1,56 @@
+"""Losses: `nn.CrossEntropyLoss`, `nn.MSELoss`, ... (and `loss_result`, shared with `F.cross_entropy`, ...)."""
+from __future__ import annotations
+
+from typing import Any
+
+from server.shapes import ops
+from server.shapes.layers.kinds import LayerKind, Site, register
+from server.shapes.ops import ShapeError
+from server.shapes.values import UNKNOWN, Layer, Tensor, Value
+
+
+def loss_result(site: Site, reduction: Any, prediction: Value, target: Value, class_dim: bool) -> Value:
+    """Scalar for 'mean'/'sum'; the per-element shape for 'none'."""
+    origin = site.here()
+    if reduction in ("mean", "sum"):
+        return Tensor((), False, "float", origin)
+    if reduction != "none" or not isinstance(prediction, Tensor):
+        return UNKNOWN
+    if class_dim:
+        if isinstance(target, Tensor) and target.dtype == "long":
+            return target.with_origin(origin)
+        if prediction.rank is None:
+            return UNKNOWN
+        if prediction.rank <= 1:
+            return Tensor((), False, "float", origin)
+        return Tensor(prediction.dims[:1] + prediction.dims[2:], False, "float", origin)
+    if isinstance(target, Tensor):
+        try:
+            return ops.broadcast([prediction, target], origin)
+        except ShapeError:
+            return UNKNOWN
+    return prediction.with_origin(origin)
+
+
+LOSSES: set[str] = set()  # every loss kind's name: built with only `reduction` kept
+
+
+def _loss_kinds(class_dim: bool, *names: str) -> None:
+    """Losses whose input has a class dim (cross entropy: dim 1) or is compared element by element."""
+    for name in names:
+        register(LayerKind(name, (), _loss_forward(class_dim),
+                           lambda l, name=name: f"{name}(reduction={l.get('reduction')!r})"))
+        LOSSES.add(name)
+
+
+def _loss_forward(class_dim: bool):
+    def forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:
+        prediction = args[0] if args else kwargs.get("input")
+        target = args[1] if len(args) > 1 else kwargs.get("target")
+        return loss_result(site, layer.get("reduction"), prediction or UNKNOWN, target or UNKNOWN, class_dim)
+    return forward
+
+
+_loss_kinds(True, "CrossEntropyLoss", "NLLLoss")
+_loss_kinds(False, "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
+            "SoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MultiLabelSoftMarginLoss")
