@@ -77,7 +77,7 @@ def engine_rows(generated: list[Path], parse_seconds: dict[int, float], runs: Ru
     files = sorted(EXAMPLES_DIR.glob("*.py")) + generated
     total_lines = check_bench.count_lines(files)
     sources = [(p.read_text(encoding="utf-8"), str(p)) for p in files]
-    from server.checker import check_source
+    from torch_lsp.checker import check_source
 
     in_process = check_bench.best_of_median(lambda: [check_source(s, p) for s, p in sources], runs.parse)
     label = f"{len(files)} files, {total_lines:,} lines"

@@ -30,7 +30,7 @@ def ast_parse_seconds(source: str, runs: int) -> float:
 
 def check_source_seconds(source: str, path: str, runs: int) -> tuple[float, int]:
     """(median seconds of one in-process check, number of findings)."""
-    from server.checker import check_source
+    from torch_lsp.checker import check_source
 
     findings = len(check_source(source, path).findings)
     return best_of_median(lambda: check_source(source, path), runs), findings
@@ -44,8 +44,8 @@ class CliRun:
 
 
 def run_cli_check(paths: list[Path], cwd: Path) -> CliRun:
-    """`python -m server check --format json PATHS`, timed from spawn to exit."""
-    command = [sys.executable, "-m", "server", "check", "--format", "json", *map(str, paths)]
+    """`python -m torch_lsp check --format json PATHS`, timed from spawn to exit."""
+    command = [sys.executable, "-m", "torch_lsp", "check", "--format", "json", *map(str, paths)]
     start = time.perf_counter()
     completed = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
     seconds = time.perf_counter() - start
@@ -63,8 +63,8 @@ def rule_costs(source: str, path: str, runs: int) -> tuple[float, dict[str, floa
     """(seconds of `analyze` alone, {code: extra seconds of that rule run alone on a fresh
     analysis}).  A rule's cost includes the lazily computed shared facts it is the only
     one to need here, so the costs of several rules overlap where they share facts."""
-    from server.analysis import analyze
-    from server.diagnostics import all_rules
+    from torch_lsp.analysis import analyze
+    from torch_lsp.diagnostics import all_rules
 
     analyze_seconds = best_of_median(lambda: analyze(source, path), runs)
     costs = {}

@@ -1,6 +1,6 @@
 """A minimal LSP client over stdio: just enough JSON-RPC to time a real server.
 
-The benchmark talks to `python -m server serve` directly (no pytest-lsp, no pygls on
+The benchmark talks to `python -m torch_lsp serve` directly (no pytest-lsp, no pygls on
 the client side) so that what it measures is the server, not a client framework.
 A reader thread stamps every message with the moment its last byte arrived; the
 timings are taken from those stamps.

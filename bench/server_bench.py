@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bench.lsp_client import LspClient, Received
 
-SERVER_COMMAND = [sys.executable, "-m", "server", "serve"]
+SERVER_COMMAND = [sys.executable, "-m", "torch_lsp", "serve"]
 WAIT_S = 60.0
 
 CLIENT_CAPABILITIES = {
@@ -90,7 +90,7 @@ def _is_incremental(capabilities: dict) -> bool:
 
 
 def measure_startup(root: Path, log_path: Path, runs: int) -> list[float]:
-    """Seconds from spawning `python -m server serve` to reading its initialize response."""
+    """Seconds from spawning `python -m torch_lsp serve` to reading its initialize response."""
     samples = []
     for _ in range(runs):
         session = start_session(root, log_path)

@@ -22,10 +22,10 @@ import json
 import sys
 from pathlib import Path
 
-from server.checker import check_source
-from server.codeactions.fix_all import fix_all
-from server.settings import Selection, Settings
-from server.shapes import infer_shapes
+from torch_lsp.checker import check_source
+from torch_lsp.codeactions.fix_all import fix_all
+from torch_lsp.settings import Selection, Settings
+from torch_lsp.shapes import infer_shapes
 
 EVERY_RULE = Settings().with_selection(Selection(select=("TL",)))
 MAX_BYTES = 2_000_000

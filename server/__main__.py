@@ -1,5 +1,5 @@
-"""`python -m server` behaves exactly like the `torch-lsp` command."""
-from server.cli import main
+"""`python -m torch_lsp` behaves exactly like the `torch-lsp` command."""
+from torch_lsp.cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterator
 
-from server.fact_cache import FactCache
-from server.parsing import SyntaxIssue, parse_source
-from server.roles import ScopeRoles, compute_roles
-from server.syntax_nodes import argument, call_name, keyword
-from server.text import LineIndex
+from torch_lsp.fact_cache import FactCache
+from torch_lsp.parsing import SyntaxIssue, parse_source
+from torch_lsp.roles import ScopeRoles, compute_roles
+from torch_lsp.syntax_nodes import argument, call_name, keyword
+from torch_lsp.text import LineIndex
 
 FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)
 LoopNode = (ast.For, ast.AsyncFor, ast.While)

@@ -40,12 +40,12 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import TYPE_CHECKING, Awaitable, Callable
 
-from server.checker import add_shape_findings, check_source, collector_paused
-from server.documents import CheckCache, CheckedVersion, OpenDocument, release_versions
-from server.protocol import is_too_large, to_diagnostic, too_large_diagnostic
+from torch_lsp.checker import add_shape_findings, check_source, collector_paused
+from torch_lsp.documents import CheckCache, CheckedVersion, OpenDocument, release_versions
+from torch_lsp.protocol import is_too_large, to_diagnostic, too_large_diagnostic
 
 if TYPE_CHECKING:
-    from server.lsp import TorchLanguageServer
+    from torch_lsp.lsp import TorchLanguageServer
 
 CONFIGURATION_TIMEOUT_S = 5.0
 GARBAGE_COLLECTION_INTERVAL_S = 2.0

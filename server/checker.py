@@ -10,9 +10,9 @@ import gc
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from server.analysis import Analysis, analyze
-from server.diagnostics import Finding, all_rules, run_rules
-from server.settings import Settings
+from torch_lsp.analysis import Analysis, analyze
+from torch_lsp.diagnostics import Finding, all_rules, run_rules
+from torch_lsp.settings import Settings
 
 SYNTAX_ERROR_CODE = "syntax-error"
 

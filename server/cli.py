@@ -1,6 +1,6 @@
 """Command line: `torch-lsp serve | check | shapes | rules`.
 
-`check` runs the same core as the language server (`server.checker`) and only
+`check` runs the same core as the language server (`torch_lsp.checker`) and only
 presents its findings; it never imports the server, pygls or lsprotocol, so it
 starts fast.  `serve` imports the language server only when it is asked for.
 """
@@ -14,7 +14,7 @@ import traceback
 from pathlib import Path
 from typing import TextIO
 
-from server import __version__
+from torch_lsp import __version__
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
         "paths", nargs="*", metavar="PATH",
         help="files or folders to check; '-' reads standard input (default: the current folder)",
     )
-    from server.reporting import FORMATS
+    from torch_lsp.reporting import FORMATS
 
     check.add_argument("--format", choices=list(FORMATS), default="text", help="output format (default: text)")
     check.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to check, e.g. TL1,TL301 "
@@ -139,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 # -- serve -------------------------------------------------------------------------------
 def run_serve(args: argparse.Namespace) -> int:
-    from server import lsp  # only here: `check` and `rules` never load pygls
+    from torch_lsp import lsp  # only here: `check` and `rules` never load pygls
 
     lsp.serve_stdio()
     return EXIT_CLEAN
@@ -147,8 +147,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
 # -- rules -------------------------------------------------------------------------------
 def run_rules(args: argparse.Namespace) -> int:
-    from server import reporting
-    from server.diagnostics import all_rules
+    from torch_lsp import reporting
+    from torch_lsp.diagnostics import all_rules
 
     rules = all_rules()
     if args.code is None:
@@ -165,17 +165,17 @@ def run_rules(args: argparse.Namespace) -> int:
     if family and len(code) >= 2:
         sys.stdout.write(reporting.rules_table(family))
         return EXIT_CLEAN
-    from server.settings import selector_hint
+    from torch_lsp.settings import selector_hint
 
     raise UsageError(f'"{args.code}" is not a torch-lsp rule code or prefix. {selector_hint()}')
 
 
 # -- shapes ------------------------------------------------------------------------------
 def run_shapes(args: argparse.Namespace) -> int:
-    from server.analysis import analyze
-    from server.files import UnreadableFile, read_python_source
-    from server.shapes import WorkspaceResolver, infer_shapes
-    from server.shapes.listing import shapes_json, shapes_text
+    from torch_lsp.analysis import analyze
+    from torch_lsp.files import UnreadableFile, read_python_source
+    from torch_lsp.shapes import WorkspaceResolver, infer_shapes
+    from torch_lsp.shapes.listing import shapes_json, shapes_text
 
     path = Path(args.file)
     if not path.is_file():
@@ -193,8 +193,8 @@ def run_shapes(args: argparse.Namespace) -> int:
 
 # -- check -------------------------------------------------------------------------------
 def run_check(args: argparse.Namespace) -> int:
-    from server.settings import Selection
-    from server.shapes import WorkspaceResolver, set_default_resolver
+    from torch_lsp.settings import Selection
+    from torch_lsp.shapes import WorkspaceResolver, set_default_resolver
 
     # TL501 follows imported model classes (`from model import GPT`) into files beside the
     # importer and under the current folder.
@@ -212,8 +212,8 @@ def run_check(args: argparse.Namespace) -> int:
         run.check_stdin(args.stdin_filename)
     else:
         run.check_paths(_existing_paths(args.paths or ["."]))
-    from server import reporting
-    from server.diagnostics import all_rules
+    from torch_lsp import reporting
+    from torch_lsp.diagnostics import all_rules
 
     report = run.report_stream
     report.write(reporting.FORMATS[args.format](run.problems, all_rules()))
@@ -226,7 +226,7 @@ def run_check(args: argparse.Namespace) -> int:
 def _codes_option(option: str, value: str | None) -> tuple[str, ...] | None:
     if value is None:
         return None
-    from server.settings import selector_hint, unknown_selectors
+    from torch_lsp.settings import selector_hint, unknown_selectors
 
     codes = [part.strip().upper() for part in value.split(",") if part.strip()]
     unknown = unknown_selectors(codes)
@@ -272,7 +272,7 @@ class CheckRun:
 
     # -- inputs ------------------------------------------------------------------------
     def check_stdin(self, stdin_filename: str | None) -> None:
-        from server.files import UnreadableFile, decode_python_source
+        from torch_lsp.files import UnreadableFile, decode_python_source
 
         shown = stdin_filename or STDIN
         try:
@@ -283,7 +283,7 @@ class CheckRun:
         self.check_text(source, shown, stdin_filename)
 
     def check_paths(self, paths: list[Path]) -> None:
-        from server.files import UnreadableFile, python_files, read_python_source
+        from torch_lsp.files import UnreadableFile, python_files, read_python_source
 
         files = list(python_files(paths))
         if not files:
@@ -306,7 +306,7 @@ class CheckRun:
     report_stream = sys.stdout  # where the problems are reported
 
     def check_text(self, source: str, shown: str, path: str | None) -> None:
-        from server.reporting import problems_of
+        from torch_lsp.reporting import problems_of
 
         try:
             problems = problems_of(self.result_for(source, shown, path), shown)
@@ -323,7 +323,7 @@ class CheckRun:
 
     def result_for(self, source: str, shown: str, path: str | None):
         """The `CheckResult` whose findings are reported for this text."""
-        from server.checker import check_source
+        from torch_lsp.checker import check_source
 
         return check_source(source, path, self.settings_for(path))
 
@@ -331,7 +331,7 @@ class CheckRun:
     def settings_for(self, path: str | None):
         """Settings of the nearest pyproject.toml (one lookup per folder) plus the options;
         text from standard input without a name gets those of the current folder."""
-        from server.settings import load_project_settings
+        from torch_lsp.settings import load_project_settings
 
         folder = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
         if folder not in self._settings_by_folder:
@@ -396,7 +396,7 @@ class FixRun(CheckRun):
         super().check_stdin(stdin_filename)
 
     def result_for(self, source: str, shown: str, path: str | None):
-        from server.codeactions import fix_all, main_fix
+        from torch_lsp.codeactions import fix_all, main_fix
 
         result = fix_all(source, path, self.settings_for(path), unsafe=self.unsafe)
         for finding in result.fixed:
@@ -433,7 +433,7 @@ def unified_diff(old: str, new: str, shown: str) -> str:
     """`--- a/x.py` / `+++ b/x.py` diff of one file ('' when unchanged); line endings kept."""
     import difflib
 
-    from server.codeactions.edits import line_pieces
+    from torch_lsp.codeactions.edits import line_pieces
 
     if old == new:
         return ""

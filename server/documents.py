@@ -1,7 +1,7 @@
 """What the server keeps per open document: its text by version, the checked
 versions it still serves, and the settings that apply to it.
 
-Text is kept whole and split into lines only the LSP way (`server.text`), never
+Text is kept whole and split into lines only the LSP way (`torch_lsp.text`), never
 with `str.splitlines()`.  Nothing here speaks LSP types: positions arrive as
 (0-based line, client column) pairs with the negotiated column unit.
 """
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from server.settings import Settings, load_project_settings, merge_editor_settings
-from server.text import LineIndex
+from torch_lsp.settings import Settings, load_project_settings, merge_editor_settings
+from torch_lsp.text import LineIndex
 
 # --------------------------------------------------------------- documents
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ def release_versions(versions: list[CheckedVersion]) -> None:
     """Free the memory of versions the server no longer serves now, not at the next full
     garbage collection (their shape pass holds reference cycles).  Run it on the analysis
     thread, after whatever was queued there, so that no queued work still reads them."""
-    from server.shapes import release_shapes
+    from torch_lsp.shapes import release_shapes
 
     for checked in versions:
         if checked.result is not None:

@@ -25,12 +25,12 @@ from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
 
-from server import __version__
-from server.check_scheduler import CONFIGURATION_TIMEOUT_S, CheckScheduler
-from server.codeactions import FIX_ALL, QUICKFIX, actions_for, build_fix, fix_all_action, fix_offers_at
-from server.diagnostics import all_rules
-from server.documents import CheckedVersion, DocumentSettings, DocumentStore, OpenDocument
-from server.protocol import (
+from torch_lsp import __version__
+from torch_lsp.check_scheduler import CONFIGURATION_TIMEOUT_S, CheckScheduler
+from torch_lsp.codeactions import FIX_ALL, QUICKFIX, actions_for, build_fix, fix_all_action, fix_offers_at
+from torch_lsp.diagnostics import all_rules
+from torch_lsp.documents import CheckedVersion, DocumentSettings, DocumentStore, OpenDocument
+from torch_lsp.protocol import (
     DIAGNOSTIC_SOURCE,
     SETTINGS_SECTION,
     action_data,
@@ -47,7 +47,7 @@ from server.protocol import (
     wants_kind,
     workspace_folders,
 )
-from server.shapes import WorkspaceResolver, infer_shapes, set_default_resolver
+from torch_lsp.shapes import WorkspaceResolver, infer_shapes, set_default_resolver
 
 SERVER_NAME = "torch-lsp"
 CHANGE_DEBOUNCE_S = 0.075

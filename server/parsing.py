@@ -12,7 +12,7 @@ import re
 import warnings
 from dataclasses import dataclass
 
-from server.text import split_keeping_breaks, split_lines
+from torch_lsp.text import split_keeping_breaks, split_lines
 
 MAX_RECOVERY_ATTEMPTS = 12
 _HEADER_REF = re.compile(r"on line (\d+)")

@@ -2,7 +2,7 @@
 
 Findings, hover answers, inlay hints and code actions become LSP objects here and
 nowhere else; a client's positions and code-action data become ours here too.
-Columns are converted by the document version's `server.text.LineIndex` in the
+Columns are converted by the document version's `torch_lsp.text.LineIndex` in the
 negotiated unit (`encoding`); `ast` positions are 1-based lines with UTF-8 byte
 columns, code-action edits character offsets into the version's text.
 """
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from lsprotocol import types as lsp
 
-from server.checker import SYNTAX_ERROR_CODE
-from server.codeactions import FIX_ALL, FIX_ALL_TITLE, Action, FixOffer, TextEdit
-from server.documents import OpenDocument, path_from_uri
-from server.reporting import rule_url
-from server.text import LineIndex
+from torch_lsp.checker import SYNTAX_ERROR_CODE
+from torch_lsp.codeactions import FIX_ALL, FIX_ALL_TITLE, Action, FixOffer, TextEdit
+from torch_lsp.documents import OpenDocument, path_from_uri
+from torch_lsp.reporting import rule_url
+from torch_lsp.text import LineIndex
 
 SETTINGS_SECTION = "torch-lsp"
 DIAGNOSTIC_SOURCE = "torch-lsp"

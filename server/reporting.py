@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 from urllib.parse import quote
 
-from server import DOCS_URL, __version__
-from server.checker import SYNTAX_ERROR_CODE
-from server.diagnostics.base import FixInfo, Rule
+from torch_lsp import DOCS_URL, __version__
+from torch_lsp.checker import SYNTAX_ERROR_CODE
+from torch_lsp.diagnostics.base import FixInfo, Rule
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_LEVELS = {"error": "error", "warning": "warning", "information": "note", "hint": "note"}

@@ -17,11 +17,11 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from server.fact_cache import FactKey
-from server.syntax_nodes import call_name, is_self_attribute, receiver
+from torch_lsp.fact_cache import FactKey
+from torch_lsp.syntax_nodes import call_name, is_self_attribute, receiver
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis, FunctionInfo
+    from torch_lsp.analysis import Analysis, FunctionInfo
 
 _MODEL_WORDS = (
     "model|net|network|encoder|decoder|backbone|generator|discriminator|teacher|student|classifier"

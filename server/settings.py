@@ -32,8 +32,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from server.diagnostics.base import SEVERITIES
-from server.files import glob_regex
+from torch_lsp.diagnostics.base import SEVERITIES
+from torch_lsp.files import glob_regex
 
 TOOL_TABLE = "[tool.torch-lsp]"
 EDITOR_SOURCE = "the editor settings for torch-lsp"
@@ -134,7 +134,7 @@ class Settings:
 
 
 def _registered_rules() -> Mapping[str, Any]:
-    from server.diagnostics import RULES, all_rules
+    from torch_lsp.diagnostics import RULES, all_rules
 
     return RULES or all_rules()
 

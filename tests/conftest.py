@@ -13,10 +13,10 @@ SHARED = REPO.parent / "shared"
 
 def run_cli(*args: str, cwd: Path | str | None = None, stdin: str | bytes | None = None,
             timeout: float = 60) -> subprocess.CompletedProcess:
-    """`torch-lsp ARGS...` run as `python -m server`, output captured as text."""
+    """`torch-lsp ARGS...` run as `python -m torch_lsp`, output captured as text."""
     data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
     completed = subprocess.run(
-        [sys.executable, "-m", "server", *args],
+        [sys.executable, "-m", "torch_lsp", *args],
         cwd=cwd or REPO,
         input=data if data is not None else b"",
         capture_output=True,

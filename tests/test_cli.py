@@ -143,7 +143,7 @@ def test_unknown_option_is_a_usage_error(tmp_path, cli):
 def test_version(cli):
     completed = cli("--version")
     assert completed.returncode == 0
-    from server import __version__
+    from torch_lsp import __version__
 
     assert completed.stdout.strip() == f"torch-lsp {__version__}"
 
@@ -496,7 +496,7 @@ def test_off_by_default_rule_needs_its_full_code(tmp_path, cli):
 
 # -- rules -------------------------------------------------------------------------------------
 def test_rules_lists_the_catalogue_as_an_aligned_table(cli):
-    from server.diagnostics import all_rules
+    from torch_lsp.diagnostics import all_rules
 
     completed = cli("rules")
     assert completed.returncode == 0
@@ -514,7 +514,7 @@ def test_rules_lists_the_catalogue_as_an_aligned_table(cli):
 def test_rules_code_prints_its_documentation(cli):
     completed = cli("rules", "TL406")
     assert completed.returncode == 0
-    from server.diagnostics import all_rules
+    from torch_lsp.diagnostics import all_rules
 
     rule = all_rules()["TL406"]
     assert completed.stdout.startswith(f"TL406 {rule.name}\n")
@@ -546,7 +546,7 @@ def test_docs_page_is_fresh(cli):
 
 
 def test_docs_page_has_an_anchor_per_rule(cli):
-    from server.diagnostics import all_rules
+    from torch_lsp.diagnostics import all_rules
 
     page = cli("rules", "--format", "markdown").stdout
     for code in all_rules():
@@ -561,11 +561,11 @@ def test_check_does_not_import_the_language_server(tmp_path):
         "import runpy, sys\n"
         "sys.argv = ['torch-lsp', 'check', 'a.py']\n"
         "try:\n"
-        "    runpy.run_module('server', run_name='__main__')\n"
+        "    runpy.run_module('torch_lsp', run_name='__main__')\n"
         "except SystemExit as done:\n"
         "    assert done.code == 1, done.code\n"
-        "heavy = ('pygls', 'lsprotocol', 'server.lsp', 'libcst', 'jedi', 'torch', 'cattrs')\n"
-        "loaded = sorted(m for m in sys.modules if m.startswith(heavy))\n"
+        "heavy = ('pygls', 'lsprotocol', 'torch_lsp.lsp', 'libcst', 'jedi', 'torch', 'cattrs')\n"
+        "loaded = sorted(m for m in sys.modules if any(m == h or m.startswith(h + '.') for h in heavy))\n"
         "sys.stderr.write('LOADED=' + ','.join(loaded) + '\\n')\n"
     )
     completed = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True)
@@ -587,7 +587,7 @@ def test_serve_speaks_lsp_on_stdio():
         _lsp_message({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
         _lsp_message({"jsonrpc": "2.0", "method": "exit"}),
     ])
-    completed = subprocess.run([sys.executable, "-m", "server", "serve", "--stdio"], input=messages,
+    completed = subprocess.run([sys.executable, "-m", "torch_lsp", "serve", "--stdio"], input=messages,
                                capture_output=True, timeout=60)
     assert completed.returncode == 0, completed.stderr.decode()
     assert b'"capabilities"' in completed.stdout
@@ -599,7 +599,7 @@ def _run_with_terminal_stderr(args: list[str], cwd: Path) -> tuple[int, str]:
     import pty
 
     leader, follower = pty.openpty()
-    process = subprocess.Popen([sys.executable, "-m", "server", *args], cwd=cwd, stdin=subprocess.DEVNULL,
+    process = subprocess.Popen([sys.executable, "-m", "torch_lsp", *args], cwd=cwd, stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=follower)
     os.close(follower)
     chunks = []

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from server.checker import check_source, collector_paused
-from server.documents import CheckCache, CheckedVersion, release_versions
-from server.shapes import infer_shapes, release_shapes
+from torch_lsp.checker import check_source, collector_paused
+from torch_lsp.documents import CheckCache, CheckedVersion, release_versions
+from torch_lsp.shapes import infer_shapes, release_shapes
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCES = sorted((REPO / "examples").glob("*.py")) + sorted((REPO / "tests" / "shapes" / "models").glob("*.py"))
@@ -75,7 +75,7 @@ def test_the_cache_hands_back_what_it_pushes_out_and_what_a_close_drops(collecto
 
 
 def test_building_quick_fixes_does_not_tie_the_version_into_a_cycle(collector_off):
-    from server.codeactions import build_fix, fix_offers_at
+    from torch_lsp.codeactions import build_fix, fix_offers_at
 
     result = checked_with_shapes(REPO / "examples" / "cifar10_cnn.py")
     built = 0

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from server.diagnostics import all_rules
-from server.diagnostics.base import FIX_SAFETIES, SEVERITIES, Rule
+from torch_lsp.diagnostics import all_rules
+from torch_lsp.diagnostics.base import FIX_SAFETIES, SEVERITIES, Rule
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "rules" / "fixtures"
@@ -180,3 +180,19 @@ def test_no_module_uses_another_modules_private_names():
 
 def test_no_code_outside_analysis_writes_onto_an_analysis():
     assert not writes_onto_analysis(SERVER), "\n".join(writes_onto_analysis(SERVER))
+
+
+def test_every_package_folder_is_installed_as_torch_lsp():
+    """pyproject.toml lists the packages by their import names (server/ installs as
+    torch_lsp); a new folder missing from the list would be left out of the wheel."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    assert config["package-dir"] == {"torch_lsp": "server"}
+    folders = sorted(
+        ".".join(("torch_lsp",) + init.parent.relative_to(SERVER).parts)
+        for init in SERVER.rglob("__init__.py")
+    )
+    assert sorted(config["packages"]) == folders

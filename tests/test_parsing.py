@@ -5,8 +5,8 @@ import textwrap
 
 import pytest
 
-from server.checker import check_source
-from server.parsing import parse_source
+from torch_lsp.checker import check_source
+from torch_lsp.parsing import parse_source
 
 TRAINING = textwrap.dedent(
     """

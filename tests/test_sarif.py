@@ -90,8 +90,8 @@ def test_clean_log_validates(tmp_path, cli):
 
 
 def test_driver_carries_the_rule_catalogue(project, cli):
-    from server import DOCS_URL
-    from server.diagnostics import all_rules
+    from torch_lsp import DOCS_URL
+    from torch_lsp.diagnostics import all_rules
 
     driver = sarif_of(cli, project, ".")["runs"][0]["tool"]["driver"]
     assert driver["name"] == "torch-lsp" and driver["version"]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from server.diagnostics import all_rules
-from server.settings import Settings, load_project_settings, merge_editor_settings
+from torch_lsp.diagnostics import all_rules
+from torch_lsp.settings import Settings, load_project_settings, merge_editor_settings
 
 DEFAULT_ON = [code for code, rule in all_rules().items() if rule.enabled_by_default]
 

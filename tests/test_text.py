@@ -1,5 +1,5 @@
 """Positions: lines split the LSP way, columns converted between UTF-8, UTF-16 and code points."""
-from server.text import UTF8, UTF16, UTF32, LineIndex, lines_with_ends, split_keeping_breaks, split_lines
+from torch_lsp.text import UTF8, UTF16, UTF32, LineIndex, lines_with_ends, split_keeping_breaks, split_lines
 
 
 def test_lines_split_only_on_lsp_line_breaks():

@@ -18,27 +18,27 @@ Where things are:
 - `edits.py` (`TextEdit`), `action.py` (`Action`), `noqa.py`.
 
 The types, from a finding to the client:
-- `FixInfo` (in `server.diagnostics.base`): the fix a rule promises on a finding, its
+- `FixInfo` (in `torch_lsp.diagnostics.base`): the fix a rule promises on a finding, its
   title and safety, reported with the finding before any fix is built.
 - `FixOffer`: a fix offered for one finding, listed cheaply; its edits are built by `build()`.
 - `Action`: a code action with its edits built (a rule's fix, the `# noqa` edit, fix-all).
 - `TextEdit`: replace `text[start:end]` (character offsets) with new text; the one edit
-  type from libcst to the protocol boundary, where `server.text.LineIndex` turns offsets into lines
+  type from libcst to the protocol boundary, where `torch_lsp.text.LineIndex` turns offsets into lines
   and columns.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from server.codeactions.action import FIX_ALL, FIX_ALL_TITLE, QUICKFIX, Action
-from server.codeactions.edits import TextEdit, apply_edits, conflicts, diff_edits, in_text_order
-from server.codeactions.fix_all import FixAllResult, fix_all
-from server.codeactions.locate import finding_at
-from server.codeactions.noqa import disable_for_line
-from server.codeactions.registry import SAFE, UNSAFE, FixOffer, build, fix_offers, fixable_codes, fixes_for, main_fix
+from torch_lsp.codeactions.action import FIX_ALL, FIX_ALL_TITLE, QUICKFIX, Action
+from torch_lsp.codeactions.edits import TextEdit, apply_edits, conflicts, diff_edits, in_text_order
+from torch_lsp.codeactions.fix_all import FixAllResult, fix_all
+from torch_lsp.codeactions.locate import finding_at
+from torch_lsp.codeactions.noqa import disable_for_line
+from torch_lsp.codeactions.registry import SAFE, UNSAFE, FixOffer, build, fix_offers, fixable_codes, fixes_for, main_fix
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
+    from torch_lsp.analysis import Analysis
 
 Span = tuple[int, int, int, int]  # a finding's ast range: line, byte col, end line, end byte col
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from server.codeactions.edits import TextEdit
+from torch_lsp.codeactions.edits import TextEdit
 
 QUICKFIX = "quickfix"
 FIX_ALL = "source.fixAll.torch-lsp"

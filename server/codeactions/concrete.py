@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from server.fact_cache import FactKey
-from server.text import LINE_BREAK, LineIndex
+from torch_lsp.fact_cache import FactKey
+from torch_lsp.text import LINE_BREAK, LineIndex
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
+    from torch_lsp.analysis import Analysis
 
 _SIMPLE = {
     ast.Expr: cst.Expr, ast.Assign: cst.Assign, ast.AugAssign: cst.AugAssign, ast.AnnAssign: cst.AnnAssign,

@@ -3,7 +3,7 @@
 A `TextEdit` replaces `text[start:end]` with `new_text`, where `start` and `end` are
 absolute *character offsets* (indices into the Python `str` of the document, i.e. code
 points).  Offsets make edits trivial to apply, compare and combine; the one position model,
-`server.text.LineIndex`, converts them to 1-based lines and code-point columns (what the
+`torch_lsp.text.LineIndex`, converts them to 1-based lines and code-point columns (what the
 protocol boundary turns into client columns) or to `ast` positions (1-based line, UTF-8
 byte column).
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Iterable
 
-from server.text import LINE_BREAK, lines_with_ends
+from torch_lsp.text import LINE_BREAK, lines_with_ends
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,13 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from server.codeactions.edits import TextEdit, apply_edits, conflicts, diff_edits
-from server.codeactions.registry import main_fix
+from torch_lsp.codeactions.edits import TextEdit, apply_edits, conflicts, diff_edits
+from torch_lsp.codeactions.registry import main_fix
 
 if TYPE_CHECKING:
-    from server.checker import CheckResult
-    from server.diagnostics.base import Finding
-    from server.settings import Settings
+    from torch_lsp.checker import CheckResult
+    from torch_lsp.diagnostics.base import Finding
+    from torch_lsp.settings import Settings
 
 MAX_ROUNDS = 6
 log = logging.getLogger(__name__)
@@ -43,7 +43,7 @@ class FixAllResult:
 
 def fix_all(source: str, path: str | None = None, settings: "Settings | None" = None,
             unsafe: bool = False) -> FixAllResult:
-    from server.checker import SYNTAX_ERROR_CODE, check_source
+    from torch_lsp.checker import SYNTAX_ERROR_CODE, check_source
 
     check = check_source(source, path, settings)
     result = FixAllResult(source, source, check)

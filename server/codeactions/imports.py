@@ -11,8 +11,8 @@ import ast
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
-    from server.codeactions.rewrite import Rewrite
+    from torch_lsp.analysis import Analysis
+    from torch_lsp.codeactions.rewrite import Rewrite
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -42,7 +42,7 @@ def use_module(rewrite: "Rewrite", module: str, at: ast.AST) -> str:
         return alias
     anchor, where = import_anchor(rewrite.analysis)
     if anchor is None:
-        from server.codeactions.rewrite import CannotRewrite
+        from torch_lsp.codeactions.rewrite import CannotRewrite
 
         raise CannotRewrite("the file has no statement to put an import next to")
     if where == "before":

@@ -11,11 +11,11 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from server.analysis import LoopInfo
+from torch_lsp.analysis import LoopInfo
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
-    from server.diagnostics.base import Finding
+    from torch_lsp.analysis import Analysis
+    from torch_lsp.diagnostics.base import Finding
 
 
 def span(node: ast.AST) -> tuple[int, int, int, int]:
@@ -77,7 +77,7 @@ def finding_at(analysis: "Analysis", code: str, line: int, col: int,
     """Re-run the rule `code` and return its finding at this `ast` range (for clients that drop
     `Diagnostic.data`).  The exact range wins; else the first finding starting there; else the
     first on that line."""
-    from server.diagnostics import all_rules
+    from torch_lsp.diagnostics import all_rules
 
     rule = all_rules().get(code)
     if rule is None or not analysis.uses_torch:

@@ -10,7 +10,7 @@ import builtins
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis, FunctionInfo
+    from torch_lsp.analysis import Analysis, FunctionInfo
 
 def bound_in(nodes: Iterable[ast.AST]) -> set[str]:
     """Names bound anywhere in these statements (not inside nested function or class bodies)."""

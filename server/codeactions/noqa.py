@@ -1,7 +1,7 @@
 """"Disable TLxxx for this line": the `# noqa` comment edit.
 
 Findings are silenced by a `# noqa` comment on the line they are reported on (see
-`server.diagnostics.noqa_codes`), so the action edits exactly that line:
+`torch_lsp.diagnostics.noqa_codes`), so the action edits exactly that line:
 - no `# noqa` yet: append `  # noqa: TL301` after the code (trailing blanks dropped);
 - `# noqa: TL101`: extend it to `# noqa: TL101, TL301`;
 - the code is already listed, or a bare `# noqa` silences everything: no action.
@@ -14,12 +14,12 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from server.codeactions.action import QUICKFIX, Action
-from server.codeactions.edits import TextEdit
-from server.diagnostics import noqa_codes, noqa_match
+from torch_lsp.codeactions.action import QUICKFIX, Action
+from torch_lsp.codeactions.edits import TextEdit
+from torch_lsp.diagnostics import noqa_codes, noqa_match
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
+    from torch_lsp.analysis import Analysis
 
 
 def disable_for_line(analysis: "Analysis", code: str, line: int) -> Action | None:

@@ -15,13 +15,13 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from server.codeactions.action import QUICKFIX, Action
-from server.codeactions.edits import TextEdit, in_text_order
-from server.codeactions.locate import finding_at, finding_span
+from torch_lsp.codeactions.action import QUICKFIX, Action
+from torch_lsp.codeactions.edits import TextEdit, in_text_order
+from torch_lsp.codeactions.locate import finding_at, finding_span
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
-    from server.diagnostics.base import Finding
+    from torch_lsp.analysis import Analysis
+    from torch_lsp.diagnostics.base import Finding
 
 SAFE = "safe"
 UNSAFE = "unsafe"
@@ -70,7 +70,7 @@ def offer(analysis: "Analysis", finding: "Finding", title: str, plan: Callable, 
           preferred: bool = True) -> FixOffer:
     """An offer whose edits come from running `plan(rewrite)` when it is built.  Only a safe
     main fix is marked preferred."""
-    from server.codeactions.rewrite import build_edits
+    from torch_lsp.codeactions.rewrite import build_edits
 
     safety = safety or rule_safety(finding.code)
     return FixOffer(finding.code, title, safety, lambda: build_edits(analysis, plan), preferred and safety == SAFE)
@@ -78,14 +78,14 @@ def offer(analysis: "Analysis", finding: "Finding", title: str, plan: Callable, 
 
 def importing(analysis: "Analysis", module: str, at) -> str:
     """Title suffix saying that the fix also adds `import module`."""
-    from server.codeactions.imports import needs_import
+    from torch_lsp.codeactions.imports import needs_import
 
     return f" (adds `import {module}`)" if needs_import(analysis, module, at) else ""
 
 
 def rule_safety(code: str) -> str:
     """The fix safety the catalogue gives the rule (`safe` / `unsafe`)."""
-    from server.diagnostics import all_rules
+    from torch_lsp.diagnostics import all_rules
 
     rule = all_rules().get(code)
     return rule.fix_safety if rule is not None and rule.fix_safety in (SAFE, UNSAFE) else UNSAFE
@@ -95,7 +95,7 @@ def rule_safety(code: str) -> str:
 def fixable_codes() -> set[str]:
     if not FIXERS:
         # Importing the package imports every `fixes/tlNNN_*.py`, which registers its fixer.
-        import server.codeactions.fixes  # noqa: F401
+        import torch_lsp.codeactions.fixes  # noqa: F401
     return set(FIXERS)
 
 

@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 import libcst as cst
 
-from server.codeactions.concrete import ParsedGroup, StatementRef, concrete_source
-from server.codeactions.edits import TextEdit, diff_edits, merge_touching
+from torch_lsp.codeactions.concrete import ParsedGroup, StatementRef, concrete_source
+from torch_lsp.codeactions.edits import TextEdit, diff_edits, merge_touching
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
+    from torch_lsp.analysis import Analysis
 
 
 class CannotRewrite(Exception):

@@ -4,11 +4,11 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from server.diagnostics.correctness.provenance import torch_module_class
-from server.diagnostics.correctness.torch_names import FUNCTIONAL_SOFTMAX, SOFTMAX_METHODS, SOFTMAX_MODULES, TORCH_SOFTMAX
+from torch_lsp.diagnostics.correctness.provenance import torch_module_class
+from torch_lsp.diagnostics.correctness.torch_names import FUNCTIONAL_SOFTMAX, SOFTMAX_METHODS, SOFTMAX_MODULES, TORCH_SOFTMAX
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
+    from torch_lsp.analysis import Analysis
 
 
 def softmax_dim_position(analysis: "Analysis", call: ast.Call) -> int | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterable
 
-from server.diagnostics.base import Finding, FixInfo, Rule
+from torch_lsp.diagnostics.base import Finding, FixInfo, Rule
 
 RULES: dict[str, type[Rule]] = {}
 
@@ -30,7 +30,7 @@ def register(rule: type[Rule]) -> type[Rule]:
 def _load_rule_modules() -> None:
     # Importing a family package imports its rule modules (`training/tl101_missing_zero_grad.py`
     # and so on), which registers their rules.
-    from server.diagnostics import (  # noqa: F401
+    from torch_lsp.diagnostics import (  # noqa: F401
         training,
         correctness,
         memory,
@@ -41,7 +41,7 @@ def _load_rule_modules() -> None:
 
 def all_rules() -> dict[str, type[Rule]]:
     # Always load every family: a module imported on its own first (a fix importing
-    # `server.diagnostics.correctness.provenance`) has already registered some rules, not all.
+    # `torch_lsp.diagnostics.correctness.provenance`) has already registered some rules, not all.
     _load_rule_modules()
     return dict(sorted(RULES.items()))
 

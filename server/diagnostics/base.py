@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Iterator
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
+    from torch_lsp.analysis import Analysis
 
 SEVERITIES = ("error", "warning", "information", "hint")
 FIX_SAFETIES = ("safe", "unsafe", "none")

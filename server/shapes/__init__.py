@@ -2,7 +2,7 @@
 
 One entry point, computed once per document version and cached on its `Analysis`:
 
-    from server.shapes import infer_shapes
+    from torch_lsp.shapes import infer_shapes
     report = infer_shapes(analysis)            # ShapeReport, cached on `analysis`
 
     report.bindings        -> [ShapeBinding(line, col, end_col, name, kind, tensor)]
@@ -27,7 +27,7 @@ One entry point, computed once per document version and cached on its `Analysis`
                               before it are kept, the other diagnostics are unaffected)
 
 Positions are `ast` positions: 1-based lines, UTF-8 byte columns (0-based); the
-front ends convert them with `server.text.LineIndex`.
+front ends convert them with `torch_lsp.text.LineIndex`.
 
 Imported model classes (`from model import GPT`) are followed through an
 `ImportResolver` (see `resolver.py`): pass one as `infer_shapes(analysis, resolver)`,
@@ -53,12 +53,12 @@ import sys
 import traceback
 from typing import TYPE_CHECKING
 
-from server.fact_cache import FactKey
-from server.shapes.report import Hover, InlayHint, ShapeBinding, ShapeMismatch, ShapeReport
-from server.shapes.resolver import ImportResolver, WorkspaceResolver
+from torch_lsp.fact_cache import FactKey
+from torch_lsp.shapes.report import Hover, InlayHint, ShapeBinding, ShapeMismatch, ShapeReport
+from torch_lsp.shapes.resolver import ImportResolver, WorkspaceResolver
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
+    from torch_lsp.analysis import Analysis
 
 _SHAPE_REPORT: FactKey[ShapeReport] = FactKey("shape report")
 _default_resolver: ImportResolver | None = None
@@ -76,7 +76,7 @@ def infer_shapes(analysis: "Analysis", resolver: ImportResolver | None = None) -
 
 
 def _shape_report(analysis: "Analysis", resolver: ImportResolver | None) -> ShapeReport:
-    from server.shapes.interpret import Engine
+    from torch_lsp.shapes.interpret import Engine
 
     engine = Engine(analysis, resolver or _default_resolver)
     error = None

@@ -1,7 +1,7 @@
 """The inferred shape of a tensor as rules about its batch dim need it (TL202).
 
 `inferred_shape(analysis, node)` reads the shape pass (`infer_shapes`) and answers with
-the same attributes as `server.shapes.rank.KnownShape` (`dims`, `rank`, `batch_first`,
+the same attributes as `torch_lsp.shapes.rank.KnownShape` (`dims`, `rank`, `batch_first`,
 `origin`, `stated_by`), so a rule can fall back on it where `rank.shape_of` finds nothing:
 
     shape = shape_of(analysis, tensor) or inferred_shape(analysis, tensor)
@@ -17,11 +17,11 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from server.shapes.dims import Dim, Symbol
-from server.shapes.rank import BATCH_NAME
+from torch_lsp.shapes.dims import Dim, Symbol
+from torch_lsp.shapes.rank import BATCH_NAME
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
+    from torch_lsp.analysis import Analysis
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class InferredShape:
 
 def inferred_shape(analysis: "Analysis", node: ast.AST) -> InferredShape | None:
     """The tensor `node` evaluates to, when its rank is known; None otherwise."""
-    from server.shapes import infer_shapes
+    from torch_lsp.shapes import infer_shapes
 
     tensor = infer_shapes(analysis).symbolic_tensor_at(node)
     if tensor is None or tensor.rank is None:

@@ -6,20 +6,20 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from server.shapes import functions as fn
-from server.shapes import layers
-from server.shapes.dims import Dim
-from server.shapes.limits import MAX_STEPS, Budget
-from server.shapes.pyvalues import RangeValue, SuperValue, UnknownTensorOf
-from server.shapes.syntax import torch_layer_name
-from server.shapes.values import (
+from torch_lsp.shapes import functions as fn
+from torch_lsp.shapes import layers
+from torch_lsp.shapes.dims import Dim
+from torch_lsp.shapes.limits import MAX_STEPS, Budget
+from torch_lsp.shapes.pyvalues import RangeValue, SuperValue, UnknownTensorOf
+from torch_lsp.shapes.syntax import torch_layer_name
+from torch_lsp.shapes.values import (
     NONE, NUM, UNKNOWN, UNKNOWN_TENSOR, Bool, BoundTorchMethod, ClassRef, DictValue, FunctionRef, Instance, Int,
     Layer, ListValue, Num, Opaque, Origin, SizeOf, Str, Tensor, TorchRef, TupleValue, Value, as_claimed, has_claims,
     join, join_all,
 )
 
 if TYPE_CHECKING:
-    from server.shapes.frame import Frame
+    from torch_lsp.shapes.frame import Frame
 
 
 MODULE_METHODS_RETURNING_SELF = {

@@ -5,22 +5,22 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from server.shapes import functions as fn
-from server.shapes import layers, ops
-from server.shapes.dims import Dim, binary
-from server.shapes.limits import MAX_UNROLL
-from server.shapes.ops import ShapeError, describe
-from server.shapes.pyvalues import ELLIPSIS_VALUE, RangeValue, SliceValue, SuperValue
-from server.shapes.syntax import is_property, positional_params, statements_of
-from server.shapes.values import (
+from torch_lsp.shapes import functions as fn
+from torch_lsp.shapes import layers, ops
+from torch_lsp.shapes.dims import Dim, binary
+from torch_lsp.shapes.limits import MAX_UNROLL
+from torch_lsp.shapes.ops import ShapeError, describe
+from torch_lsp.shapes.pyvalues import ELLIPSIS_VALUE, RangeValue, SliceValue, SuperValue
+from torch_lsp.shapes.syntax import is_property, positional_params, statements_of
+from torch_lsp.shapes.values import (
     NONE, NUM, UNKNOWN, UNKNOWN_TENSOR, Bool, BoundTorchMethod, ClassRef, DictValue, FunctionRef, Instance, Int,
     Layer, ListValue, Num, Opaque, SizeOf, Str, Tensor, TorchRef, TupleValue, Value, as_claimed, has_claims, join,
     join_all,
 )
 
 if TYPE_CHECKING:
-    from server.shapes.frame import Frame
-    from server.shapes.interpret import Engine, ModuleScope
+    from torch_lsp.shapes.frame import Frame
+    from torch_lsp.shapes.interpret import Engine, ModuleScope
 
 
 BUILTINS = {

@@ -7,23 +7,23 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
-from server.shapes import functions as fn
-from server.shapes import ops
-from server.shapes.calls import CallRules, ModuleCall
-from server.shapes.dims import Dim
-from server.shapes.expressions import EXPRESSION_METHODS, ExpressionRules
-from server.shapes.limits import Budget, MAX_STEPS
-from server.shapes.stated import annotation_shape, comment_shape, merge_stated, parameter_shape
-from server.shapes.syntax import (
+from torch_lsp.shapes import functions as fn
+from torch_lsp.shapes import ops
+from torch_lsp.shapes.calls import CallRules, ModuleCall
+from torch_lsp.shapes.dims import Dim
+from torch_lsp.shapes.expressions import EXPRESSION_METHODS, ExpressionRules
+from torch_lsp.shapes.limits import Budget, MAX_STEPS
+from torch_lsp.shapes.stated import annotation_shape, comment_shape, merge_stated, parameter_shape
+from torch_lsp.shapes.syntax import (
     breaks_or_continues, is_parameter_call, module_body, shape_subject,
 )
-from server.shapes.values import (
+from torch_lsp.shapes.values import (
     NONE, UNKNOWN, UNKNOWN_TENSOR, ClassRef, DictValue, FunctionRef, Instance, Int, ListValue, Opaque, SizeOf, Str,
     Tensor, TupleValue, Value, join, join_all,
 )
 
 if TYPE_CHECKING:
-    from server.shapes.interpret import Engine, ModuleScope
+    from torch_lsp.shapes.interpret import Engine, ModuleScope
 
 
 @dataclass(eq=False)

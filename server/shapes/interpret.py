@@ -27,19 +27,19 @@ import ast
 import gc
 from typing import TYPE_CHECKING, Any
 
-from server.shapes.dims import Dim
-from server.shapes.frame import Frame, Mismatch
-from server.shapes.limits import Budget, MAX_CALL_DEPTH, MAX_CONTEXTS, MAX_STEPS, MAX_TEXT
-from server.shapes.syntax import (
+from torch_lsp.shapes.dims import Dim
+from torch_lsp.shapes.frame import Frame, Mismatch
+from torch_lsp.shapes.limits import Budget, MAX_CALL_DEPTH, MAX_CONTEXTS, MAX_STEPS, MAX_TEXT
+from torch_lsp.shapes.syntax import (
     DATACLASS_DECORATORS, Signature, assigned_foreign_attributes, is_generator, self_attributes_assigned, takes_self,
 )
-from server.shapes.values import (
+from torch_lsp.shapes.values import (
     UNKNOWN, ClassRef, DictValue, FunctionRef, Instance, Int, Layer, ListValue, Opaque, Origin, Tensor, TupleValue,
     Value,
 )
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
+    from torch_lsp.analysis import Analysis
 
 
 class ModuleScope:

@@ -13,8 +13,8 @@ import json
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
-    from server.shapes.report import ShapeReport
+    from torch_lsp.analysis import Analysis
+    from torch_lsp.shapes.report import ShapeReport
 
 
 def shape_records(analysis: "Analysis", report: "ShapeReport") -> list[dict]:

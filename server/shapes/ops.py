@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from server.shapes.dims import Dim, known_sum, product
-from server.shapes.values import Origin, Tensor, TupleValue, UNKNOWN_TENSOR
+from torch_lsp.shapes.dims import Dim, known_sum, product
+from torch_lsp.shapes.values import Origin, Tensor, TupleValue, UNKNOWN_TENSOR
 
 ONE = Dim.const(1)
 MAX_UNBIND = 64  # tuples longer than this are kept as "some tensors"

@@ -2,11 +2,11 @@
 slices, `super()`, `...`, and unknown objects a tensor-only method is called on."""
 from __future__ import annotations
 
-from server.shapes import functions as fn
-from server.shapes.dims import Dim
-from server.shapes.limits import MAX_UNROLL
-from server.shapes.ops import ONE
-from server.shapes.values import NONE, ClassRef, Int, Value
+from torch_lsp.shapes import functions as fn
+from torch_lsp.shapes.dims import Dim
+from torch_lsp.shapes.limits import MAX_UNROLL
+from torch_lsp.shapes.ops import ONE
+from torch_lsp.shapes.values import NONE, ClassRef, Int, Value
 
 
 # ------------------------------------------------------------ small values

@@ -21,12 +21,12 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from server.fact_cache import FactKey
-from server.syntax_nodes import argument, dotted
+from torch_lsp.fact_cache import FactKey
+from torch_lsp.syntax_nodes import argument, dotted
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
-    from server.roles import Assignment
+    from torch_lsp.analysis import Analysis
+    from torch_lsp.roles import Assignment
 
 # Names people give the batch size.
 BATCH_NAME = re.compile(

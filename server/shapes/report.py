@@ -13,16 +13,16 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from server.shapes.dims import Dim, known_sum, product
-from server.shapes.calls import ModuleCall
-from server.shapes.frame import Frame
-from server.shapes.interpret import Engine
-from server.shapes.values import (
+from torch_lsp.shapes.dims import Dim, known_sum, product
+from torch_lsp.shapes.calls import ModuleCall
+from torch_lsp.shapes.frame import Frame
+from torch_lsp.shapes.interpret import Engine
+from torch_lsp.shapes.values import (
     DictValue, Instance, Int, Layer, ListValue, Tensor, TupleValue, Value, information, join_all,
 )
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
+    from torch_lsp.analysis import Analysis
 
 FunctionNodes = (ast.FunctionDef, ast.AsyncFunctionDef)
 

@@ -19,7 +19,7 @@ import os
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
+    from torch_lsp.analysis import Analysis
 
 MAX_FILE_BYTES = 2_000_000
 
@@ -55,7 +55,7 @@ class WorkspaceResolver:
                 source = handle.read()
         except (OSError, UnicodeDecodeError):
             return None
-        from server.analysis import analyze
+        from torch_lsp.analysis import analyze
 
         analysis = analyze(source, path)
         self._cache[path] = (stamp, analysis)

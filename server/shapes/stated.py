@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from server.shapes.dims import Dim, parse_dim
-from server.shapes.values import Origin, Tensor
+from torch_lsp.shapes.dims import Dim, parse_dim
+from torch_lsp.shapes.values import Origin, Tensor
 
 _BRACKETED = re.compile(r"[\[(]([^\[\]()]*(?:\([^\[\]()]*\)[^\[\]()]*)*)[\])]")
 _SEPARATOR = re.compile(r"\s*,\s*|\s+x\s+|\s*×\s*")

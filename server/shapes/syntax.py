@@ -7,7 +7,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
+    from torch_lsp.analysis import Analysis
 
 DATACLASS_DECORATORS = {"dataclass", "dataclasses.dataclass"}
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from server.shapes.dims import Dim
+from torch_lsp.shapes.dims import Dim
 
 if TYPE_CHECKING:
-    from server.shapes.layers import LayerKind
+    from torch_lsp.shapes.layers import LayerKind
 
 
 class Value:

@@ -4,7 +4,7 @@ A copy of editors/vscode gets `npm ci`, its own unit tests (`npm test`: type-che
 node's test runner) and `npm run package`; the .vsix that comes out is then checked:
 the bundled extension is there and needs nothing but VS Code and Node's own modules,
 no node_modules or sources are shipped, and package.json contributes exactly the
-server's settings (server.settings.KNOWN_KEYS). The extension's settings mapping,
+server's settings (torch_lsp.settings.KNOWN_KEYS). The extension's settings mapping,
 compiled by `npm test`, is run on sample values and its output fed to the server's
 own settings reader, which must accept it without a complaint.
 
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from server.diagnostics import all_rules
-from server.settings import KNOWN_KEYS, Settings, load_project_settings, merge_editor_settings
+from torch_lsp.diagnostics import all_rules
+from torch_lsp.settings import KNOWN_KEYS, Settings, load_project_settings, merge_editor_settings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 EXTENSION = REPO_ROOT / "editors" / "vscode"

@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
-from server.checker import check_source
-from server.text import LineIndex
-from server.codeactions import (
+from torch_lsp.checker import check_source
+from torch_lsp.text import LineIndex
+from torch_lsp.codeactions import (
     TextEdit,
     apply_edits,
     diff_edits,

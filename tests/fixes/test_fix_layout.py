@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import server.codeactions.fixes
-from server.codeactions import fixable_codes
-from server.codeactions.registry import FIXERS
+import torch_lsp.codeactions.fixes
+from torch_lsp.codeactions import fixable_codes
+from torch_lsp.codeactions.registry import FIXERS
 
-FIXES = Path(server.codeactions.fixes.__file__).parent
+FIXES = Path(torch_lsp.codeactions.fixes.__file__).parent
 MODULE_NAME = re.compile(r"(tl\d{3})_[a-z0-9_]+")
 
 
@@ -24,4 +24,4 @@ def test_fixes_holds_one_module_per_fixable_rule_code():
 def test_each_fixer_lives_in_the_module_named_after_its_code():
     for code in fixable_codes():
         module = FIXERS[code].__module__
-        assert module.startswith(f"server.codeactions.fixes.{code.lower()}_"), f"{code}'s fixer is in {module}"
+        assert module.startswith(f"torch_lsp.codeactions.fixes.{code.lower()}_"), f"{code}'s fixer is in {module}"

@@ -20,13 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from server.checker import check_source
-from server.text import LineIndex
-from server.codeactions import apply_edits, build, fix_all, fix_offers, main_fix
-from server.codeactions.imports import import_anchor
-from server.diagnostics.correctness.tl206_activation_before_loss import activation_output
-from server.codeactions.locate import call_at, keyword_at, loop_at, statement_at
-from server.syntax_nodes import argument
+from torch_lsp.checker import check_source
+from torch_lsp.text import LineIndex
+from torch_lsp.codeactions import apply_edits, build, fix_all, fix_offers, main_fix
+from torch_lsp.codeactions.imports import import_anchor
+from torch_lsp.diagnostics.correctness.tl206_activation_before_loss import activation_output
+from torch_lsp.codeactions.locate import call_at, keyword_at, loop_at, statement_at
+from torch_lsp.syntax_nodes import argument
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from server.checker import check_source
-from server.codeactions import apply_edits, build, conflicts, fix_all, fix_offers
-from server.settings import Selection, Settings
+from torch_lsp.checker import check_source
+from torch_lsp.codeactions import apply_edits, build, conflicts, fix_all, fix_offers
+from torch_lsp.settings import Selection, Settings
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = sorted(GOLDEN.glob("*.in.py"))
@@ -65,7 +65,7 @@ def test_golden_output_is_fixed_for_good(case: Path):
 
 
 def test_every_fixable_rule_has_golden_cases():
-    from server.codeactions import fixable_codes
+    from torch_lsp.codeactions import fixable_codes
 
     covered = {case_id(case).split("_", 1)[0] for case in CASES}
     assert fixable_codes() <= covered, sorted(fixable_codes() - covered)

@@ -4,7 +4,7 @@
 repeat: opening and editing documents, reading diagnostics the way the client's
 profile gets them (pushed with a version, or pulled), and applying the edits of a
 code action with LSP line splitting (written here independently of the server's
-own `server.text`, so a shared bug cannot hide).
+own `torch_lsp.text`, so a shared bug cannot hide).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-SERVER_COMMAND = [sys.executable, "-m", "server", "serve"]
+SERVER_COMMAND = [sys.executable, "-m", "torch_lsp", "serve"]
 VSCODE = "visual-studio-code"
 NEOVIM = "neovim"
 PROFILES = [VSCODE, NEOVIM]

@@ -1,4 +1,4 @@
-"""The states of a check (`server.check_scheduler`), seen from a client of the real server.
+"""The states of a check (`torch_lsp.check_scheduler`), seen from a client of the real server.
 
 The server checks on one analysis thread, in order, so the complete diagnostics of a
 document opened later are a point by which every earlier check has been published or

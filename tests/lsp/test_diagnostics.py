@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types as lsp
 
-from server import DOCS_URL
+from torch_lsp import DOCS_URL
 from tests.lsp.lsp_session import VSCODE, span_of, wait_until
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

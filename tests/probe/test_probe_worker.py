@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from server.shapes.probe.client import ProbeClient, ProbeOptions
+from torch_lsp.shapes.probe.client import ProbeClient, ProbeOptions
 from tests.shapes.conftest import require_torch
 
 MODELS = '''

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from server.checker import check_source
-from server.diagnostics import all_rules
-from server.settings import Selection, Settings
+from torch_lsp.checker import check_source
+from torch_lsp.diagnostics import all_rules
+from torch_lsp.settings import Selection, Settings
 from tests.rules.markers import read_markers
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from server.checker import check_source
-from server.reporting import problems_of
-from server.settings import Selection, Settings
+from torch_lsp.checker import check_source
+from torch_lsp.reporting import problems_of
+from torch_lsp.settings import Selection, Settings
 from tests.rules.test_fixtures import RULE_FIXTURES
 
 UPDATE = os.environ.get("TORCH_LSP_UPDATE_EXPECTED") == "1"

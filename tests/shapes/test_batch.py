@@ -4,8 +4,8 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from server.analysis import analyze
-from server.shapes.batch import inferred_shape
+from torch_lsp.analysis import analyze
+from torch_lsp.shapes.batch import inferred_shape
 
 SOURCE = textwrap.dedent('''\
     import torch

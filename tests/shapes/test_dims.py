@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.shapes.dims import Dim, parse_dim
+from torch_lsp.shapes.dims import Dim, parse_dim
 
 
 def d(text: str) -> Dim:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from server.analysis import analyze
-from server.shapes import WorkspaceResolver, infer_shapes
-from server.shapes.listing import shape_records
+from torch_lsp.analysis import analyze
+from torch_lsp.shapes import WorkspaceResolver, infer_shapes
+from torch_lsp.shapes.listing import shape_records
 from tests.shapes.conftest import require_torch
 from tests.shapes.golden import UNNAMED, read_expectations
 from tests.shapes.truth import without_main_block

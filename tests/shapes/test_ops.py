@@ -1,14 +1,14 @@
-"""Shape rules of tensor operations (`server.shapes.ops`, and the conv/pool arithmetic of
-`server.shapes.layers.conv_pool`) on abstract tensors."""
+"""Shape rules of tensor operations (`torch_lsp.shapes.ops`, and the conv/pool arithmetic of
+`torch_lsp.shapes.layers.conv_pool`) on abstract tensors."""
 from __future__ import annotations
 
 import pytest
 
-from server.shapes import ops
-from server.shapes.dims import Dim, parse_dim
-from server.shapes.layers import conv_pool
-from server.shapes.ops import WILDCARD, ShapeError
-from server.shapes.values import Tensor
+from torch_lsp.shapes import ops
+from torch_lsp.shapes.dims import Dim, parse_dim
+from torch_lsp.shapes.layers import conv_pool
+from torch_lsp.shapes.ops import WILDCARD, ShapeError
+from torch_lsp.shapes.values import Tensor
 
 
 def t(*dims, variadic: bool = False, dtype=None) -> Tensor:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import gc
 
-from server.analysis import analyze
-from server.shapes import infer_shapes
-from server.shapes.dims import Dim, parse_dim
+from torch_lsp.analysis import analyze
+from torch_lsp.shapes import infer_shapes
+from torch_lsp.shapes.dims import Dim, parse_dim
 
 MODEL = '''
 import torch
@@ -116,8 +116,8 @@ def test_a_loop_over_blocks_runs_each_block_once_per_input_shape():
 def test_widening_a_loop_variable_whose_dtype_alone_changes_keeps_its_shape():
     """A loop still changing after two passes is widened: a tensor whose dtype alone changed
     keeps its shape (the dtype becomes unknown), one whose shape changed becomes unknown."""
-    from server.shapes.frame import widen
-    from server.shapes.values import Tensor
+    from torch_lsp.shapes.frame import widen
+    from torch_lsp.shapes.values import Tensor
 
     dims = (Dim.const(64), Dim.const(3))
     before = {"x": Tensor(dims, True, "float"), "y": Tensor(dims, False, "float")}

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import textwrap
 
-from server.analysis import analyze
-from server.shapes import infer_shapes
+from torch_lsp.analysis import analyze
+from torch_lsp.shapes import infer_shapes
 
 GPT = textwrap.dedent('''\
     import torch
@@ -183,7 +183,7 @@ def test_loops_join_what_each_iteration_binds():
 
 
 def test_a_default_resolver_follows_imports_for_every_caller(tmp_path):
-    from server.shapes import WorkspaceResolver, set_default_resolver
+    from torch_lsp.shapes import WorkspaceResolver, set_default_resolver
 
     (tmp_path / "blocks.py").write_text(textwrap.dedent('''\
         import torch.nn as nn

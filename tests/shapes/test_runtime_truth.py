@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from server.analysis import analyze
-from server.shapes import infer_shapes
-from server.shapes.listing import shape_records
+from torch_lsp.analysis import analyze
+from torch_lsp.shapes import infer_shapes
+from torch_lsp.shapes.listing import shape_records
 from tests.shapes.conftest import require_torch
 from tests.shapes.truth import RuntimeShapes, Score, record_runtime_shapes, score, without_main_block
 

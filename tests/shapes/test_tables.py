@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from server.shapes import functions, layers
-from server.shapes.functions.registry import method
+from torch_lsp.shapes import functions, layers
+from torch_lsp.shapes.functions.registry import method
 
 PACKAGES = (Path(functions.__file__).parent, Path(layers.__file__).parent)
 SOURCE = "\n".join(path.read_text(encoding="utf-8") for package in PACKAGES for path in sorted(package.glob("*.py")))

@@ -24,7 +24,7 @@ import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from server.shapes.dims import parse_dim
+from torch_lsp.shapes.dims import parse_dim
 
 PROBE = "__shape_probe__"
 ENTER = "__shape_enter__"

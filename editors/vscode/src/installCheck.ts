@@ -16,7 +16,7 @@ const DETAIL_LINES = 6;
 /**
  * Runs the version check in `cwd`. The caller passes a folder of its own, not the
  * workspace: `python -m` puts the working folder first on sys.path, so a workspace with
- * its own `server` package would otherwise be run in place of torch-lsp.
+ * its own `torch_lsp` package would otherwise be run in place of torch-lsp.
  */
 export function checkInstallation(launch: ServerLaunch, cwd: string): Promise<InstallationCheck> {
     const line = versionCommand(launch);
@@ -45,7 +45,7 @@ function failureDetail(command: string, error: ExecError, stdout: string, stderr
         const status = typeof error.code === "number" ? `exit status ${error.code}` : String(error.code ?? error.signal);
         return `\`${command}\` failed (${status}): ${lastLines(stderr || stdout || error.message)}`;
     }
-    return `\`${command}\` printed ${JSON.stringify(lastLines(stdout))}, which is not torch-lsp's version (is another package named \`server\` installed?).`;
+    return `\`${command}\` printed ${JSON.stringify(lastLines(stdout))}, which is not torch-lsp's version (is another package named \`torch_lsp\` installed?).`;
 }
 
 function lastLines(text: string): string {

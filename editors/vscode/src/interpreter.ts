@@ -57,7 +57,7 @@ export type LaunchChoice =
     | { readonly ok: true; readonly launch: ServerLaunch; readonly description: string }
     | { readonly ok: false; readonly message: string };
 
-/** `torch-lsp.path` when set (a string), else `python -m server` in the chosen interpreter. */
+/** `torch-lsp.path` when set (a string), else `python -m torch_lsp` in the chosen interpreter. */
 export async function chooseLaunch(pathSetting: unknown, sources: InterpreterSources): Promise<LaunchChoice> {
     if (pathSetting !== undefined && pathSetting !== null && typeof pathSetting !== "string") {
         return { ok: false, message: "The torch-lsp.path setting must be a string: the path to a torch-lsp executable." };

@@ -3,7 +3,7 @@
  * installation. Pure: no `vscode` import.
  */
 
-/** How the server is started: `python -m server` in an interpreter, or a `torch-lsp` executable. */
+/** How the server is started: `python -m torch_lsp` in an interpreter, or a `torch-lsp` executable. */
 export type ServerLaunch =
     | { readonly kind: "interpreter"; readonly python: string; readonly pythonArgs: readonly string[] }
     | { readonly kind: "executable"; readonly path: string };
@@ -16,12 +16,12 @@ export interface CommandLine {
 /** The PyPI distribution that provides the server (pyproject.toml `name`). */
 export const DISTRIBUTION = "torch-lsp";
 
-/** `python -m server serve` or `torch-lsp serve`: LSP over stdio. */
+/** `python -m torch_lsp serve` or `torch-lsp serve`: LSP over stdio. */
 export function serveCommand(launch: ServerLaunch): CommandLine {
     return withTorchLspArgs(launch, ["serve"]);
 }
 
-/** `python -m server --version`: proves torch-lsp (not some other `server` module) is importable. */
+/** `python -m torch_lsp --version`: proves torch-lsp (not some other `torch_lsp` module) is importable. */
 export function versionCommand(launch: ServerLaunch): CommandLine {
     return withTorchLspArgs(launch, ["--version"]);
 }
@@ -35,7 +35,7 @@ function withTorchLspArgs(launch: ServerLaunch, args: string[]): CommandLine {
     if (launch.kind === "executable") {
         return { command: launch.path, args };
     }
-    return { command: launch.python, args: [...launch.pythonArgs, "-m", "server", ...args] };
+    return { command: launch.python, args: [...launch.pythonArgs, "-m", "torch_lsp", ...args] };
 }
 
 /** The version in `torch-lsp 0.1.0` (what `--version` prints), or undefined for anything else. */

@@ -10,10 +10,10 @@ import { describeCommand, installCommand, parseVersion, serveCommand, ServerLaun
 const IN_VENV: ServerLaunch = { kind: "interpreter", python: "/p/bin/python", pythonArgs: ["-X", "utf8"] };
 const EXECUTABLE: ServerLaunch = { kind: "executable", path: "/p/bin/torch-lsp" };
 
-test("the server runs as `python -m server serve`, or `torch-lsp serve`", () => {
-    assert.deepEqual(serveCommand(IN_VENV), { command: "/p/bin/python", args: ["-X", "utf8", "-m", "server", "serve"] });
+test("the server runs as `python -m torch_lsp serve`, or `torch-lsp serve`", () => {
+    assert.deepEqual(serveCommand(IN_VENV), { command: "/p/bin/python", args: ["-X", "utf8", "-m", "torch_lsp", "serve"] });
     assert.deepEqual(serveCommand(EXECUTABLE), { command: "/p/bin/torch-lsp", args: ["serve"] });
-    assert.deepEqual(versionCommand(IN_VENV).args, ["-X", "utf8", "-m", "server", "--version"]);
+    assert.deepEqual(versionCommand(IN_VENV).args, ["-X", "utf8", "-m", "torch_lsp", "--version"]);
 });
 
 test("pip installs torch-lsp into the same interpreter", () => {
@@ -30,7 +30,7 @@ test("only torch-lsp's own version line counts", () => {
 });
 
 test("command lines are shown as they would be typed", () => {
-    assert.equal(describeCommand({ command: "/my env/python", args: ["-m", "server"] }), '"/my env/python" -m server');
+    assert.equal(describeCommand({ command: "/my env/python", args: ["-m", "torch_lsp"] }), '"/my env/python" -m torch_lsp');
 });
 
 const scratch = () => fs.mkdtempSync(path.join(os.tmpdir(), "torch-lsp-check-"));
@@ -46,13 +46,13 @@ test("an interpreter without torch-lsp is reported with Python's own error", asy
     // -S leaves out site-packages, so torch-lsp cannot be importable whatever is installed.
     const check = await checkInstallation({ kind: "interpreter", python: SYSTEM_PYTHON, pythonArgs: ["-S"] }, scratch());
     assert.equal(check.installed, false);
-    assert.match(!check.installed ? check.detail : "", /-S -m server --version` failed \(exit status 1\): .*No module named server/s);
+    assert.match(!check.installed ? check.detail : "", /-S -m torch_lsp --version` failed \(exit status 1\): .*No module named torch_lsp/s);
 });
 
-test("another module called `server` is not mistaken for torch-lsp", async () => {
+test("another module called `torch_lsp` is not mistaken for torch-lsp", async () => {
     const folder = scratch();
-    fs.mkdirSync(path.join(folder, "server"));
-    fs.writeFileSync(path.join(folder, "server", "__main__.py"), "print('some other server 2.0')\n");
+    fs.mkdirSync(path.join(folder, "torch_lsp"));
+    fs.writeFileSync(path.join(folder, "torch_lsp", "__main__.py"), "print('some other server 2.0')\n");
     const check = await checkInstallation({ kind: "interpreter", python: SYSTEM_PYTHON, pythonArgs: ["-S"] }, folder);
     assert.equal(check.installed, false);
     assert.match(!check.installed ? check.detail : "", /which is not torch-lsp's version/);

@@ -1,9 +1,9 @@
 """The fixes of the rules: one module per rule code that has a fix, `tlNNN_<what_it_does>.py`
 (`ls server/codeactions/fixes/tl302*` finds TL302's).
 
-Each module registers its fixer with `@fixer("TLNNN")` (`server.codeactions.registry`);
+Each module registers its fixer with `@fixer("TLNNN")` (`torch_lsp.codeactions.registry`);
 importing this package imports them all.  The machinery they share (locating nodes,
-`Rewrite`, imports, names, call edits) lives one level up, in `server.codeactions`.
+`Rewrite`, imports, names, call edits) lives one level up, in `torch_lsp.codeactions`.
 """
 from __future__ import annotations
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from server.codeactions.locate import loop_at
-from server.codeactions.names import bound_in_loop, root_name
-from server.codeactions.registry import FixOffer, fixer, offer
+from torch_lsp.codeactions.locate import loop_at
+from torch_lsp.codeactions.names import bound_in_loop, root_name
+from torch_lsp.codeactions.registry import FixOffer, fixer, offer
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
-    from server.diagnostics.base import Finding
+    from torch_lsp.analysis import Analysis
+    from torch_lsp.diagnostics.base import Finding
 
 
 @fixer("TL101", data=("optimizer",))

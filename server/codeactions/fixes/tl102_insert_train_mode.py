@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from server.analysis import switches_to_eval
-from server.codeactions.locate import loop_at
-from server.codeactions.names import bound_in_loop
-from server.codeactions.registry import FixOffer, fixer, offer
+from torch_lsp.analysis import switches_to_eval
+from torch_lsp.codeactions.locate import loop_at
+from torch_lsp.codeactions.names import bound_in_loop
+from torch_lsp.codeactions.registry import FixOffer, fixer, offer
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis, LoopInfo
-    from server.diagnostics.base import Finding
+    from torch_lsp.analysis import Analysis, LoopInfo
+    from torch_lsp.diagnostics.base import Finding
 
 
 @fixer("TL102", data=("model", "inside_epoch"))

@@ -4,14 +4,14 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from server.codeactions.imports import use_module
-from server.codeactions.locate import on_lines_of_its_own, statement_at
-from server.codeactions.registry import FixOffer, fixer, importing, offer
-from server.codeactions.rewrite import Rewrite
+from torch_lsp.codeactions.imports import use_module
+from torch_lsp.codeactions.locate import on_lines_of_its_own, statement_at
+from torch_lsp.codeactions.registry import FixOffer, fixer, importing, offer
+from torch_lsp.codeactions.rewrite import Rewrite
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
-    from server.diagnostics.base import Finding
+    from torch_lsp.analysis import Analysis
+    from torch_lsp.diagnostics.base import Finding
 
 
 @fixer("TL104")

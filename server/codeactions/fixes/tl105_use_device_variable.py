@@ -5,15 +5,15 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from server.syntax_nodes import argument, keyword
-from server.codeactions import calls
-from server.codeactions.locate import call_at, keyword_at, text_of
-from server.codeactions.names import bound_in
-from server.codeactions.registry import FixOffer, fixer, offer
+from torch_lsp.syntax_nodes import argument, keyword
+from torch_lsp.codeactions import calls
+from torch_lsp.codeactions.locate import call_at, keyword_at, text_of
+from torch_lsp.codeactions.names import bound_in
+from torch_lsp.codeactions.registry import FixOffer, fixer, offer
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
-    from server.diagnostics.base import Finding
+    from torch_lsp.analysis import Analysis
+    from torch_lsp.diagnostics.base import Finding
 
 
 @fixer("TL105", data=("device", "form"))

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from server.syntax_nodes import keyword
-from server.codeactions import calls
-from server.codeactions.locate import call_at
-from server.codeactions.registry import FixOffer, fixer, offer
+from torch_lsp.syntax_nodes import keyword
+from torch_lsp.codeactions import calls
+from torch_lsp.codeactions.locate import call_at
+from torch_lsp.codeactions.registry import FixOffer, fixer, offer
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
-    from server.diagnostics.base import Finding
+    from torch_lsp.analysis import Analysis
+    from torch_lsp.diagnostics.base import Finding
 
 
 @fixer("TL106", data=("input",))

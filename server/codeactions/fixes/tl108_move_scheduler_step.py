@@ -4,13 +4,13 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from server.codeactions.locate import call_at, on_lines_of_its_own, text_of
-from server.codeactions.names import bound_in, contains, root_name
-from server.codeactions.registry import FixOffer, fixer, offer
+from torch_lsp.codeactions.locate import call_at, on_lines_of_its_own, text_of
+from torch_lsp.codeactions.names import bound_in, contains, root_name
+from torch_lsp.codeactions.registry import FixOffer, fixer, offer
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
-    from server.diagnostics.base import Finding
+    from torch_lsp.analysis import Analysis
+    from torch_lsp.diagnostics.base import Finding
 
 
 @fixer("TL108")

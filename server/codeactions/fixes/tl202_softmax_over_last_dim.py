@@ -4,15 +4,15 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from server.syntax_nodes import argument
-from server.codeactions import calls
-from server.codeactions.locate import call_at
-from server.codeactions.registry import FixOffer, fixer, offer
-from server.codeactions.softmax_dim import softmax_dim_position
+from torch_lsp.syntax_nodes import argument
+from torch_lsp.codeactions import calls
+from torch_lsp.codeactions.locate import call_at
+from torch_lsp.codeactions.registry import FixOffer, fixer, offer
+from torch_lsp.codeactions.softmax_dim import softmax_dim_position
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
-    from server.diagnostics.base import Finding
+    from torch_lsp.analysis import Analysis
+    from torch_lsp.diagnostics.base import Finding
 
 
 @fixer("TL202")

@@ -5,15 +5,15 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from server.codeactions.imports import use_module
-from server.codeactions.locate import call_at, on_lines_of_its_own
-from server.codeactions.names import fresh_name
-from server.codeactions.registry import FixOffer, fixer, importing, offer
-from server.codeactions.rewrite import Rewrite
+from torch_lsp.codeactions.imports import use_module
+from torch_lsp.codeactions.locate import call_at, on_lines_of_its_own
+from torch_lsp.codeactions.names import fresh_name
+from torch_lsp.codeactions.registry import FixOffer, fixer, importing, offer
+from torch_lsp.codeactions.rewrite import Rewrite
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
-    from server.diagnostics.base import Finding
+    from torch_lsp.analysis import Analysis
+    from torch_lsp.diagnostics.base import Finding
 
 
 @fixer("TL204")

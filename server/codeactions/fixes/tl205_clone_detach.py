@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from server.codeactions import calls
-from server.codeactions.locate import call_at
-from server.codeactions.registry import FixOffer, fixer, offer
-from server.codeactions.rewrite import Rewrite
-from server.diagnostics.correctness.quoting import source_of
+from torch_lsp.codeactions import calls
+from torch_lsp.codeactions.locate import call_at
+from torch_lsp.codeactions.registry import FixOffer, fixer, offer
+from torch_lsp.codeactions.rewrite import Rewrite
+from torch_lsp.diagnostics.correctness.quoting import source_of
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
-    from server.diagnostics.base import Finding
+    from torch_lsp.analysis import Analysis
+    from torch_lsp.diagnostics.base import Finding
 
 
 _COPY_KEYWORDS = {"dtype", "device", "requires_grad"}

@@ -7,19 +7,19 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from server.syntax_nodes import argument
-from server.codeactions import calls
-from server.codeactions.locate import call_at
-from server.codeactions.names import bound_in, fresh_name, root_name
-from server.codeactions.registry import FixOffer, fixer, offer
-from server.codeactions.rewrite import CannotRewrite, Rewrite
-from server.diagnostics.correctness.provenance import followed
-from server.diagnostics.correctness.quoting import source_of
-from server.diagnostics.correctness.tl206_activation_before_loss import VALUE_KEEPING_METHODS, activation_output
+from torch_lsp.syntax_nodes import argument
+from torch_lsp.codeactions import calls
+from torch_lsp.codeactions.locate import call_at
+from torch_lsp.codeactions.names import bound_in, fresh_name, root_name
+from torch_lsp.codeactions.registry import FixOffer, fixer, offer
+from torch_lsp.codeactions.rewrite import CannotRewrite, Rewrite
+from torch_lsp.diagnostics.correctness.provenance import followed
+from torch_lsp.diagnostics.correctness.quoting import source_of
+from torch_lsp.diagnostics.correctness.tl206_activation_before_loss import VALUE_KEEPING_METHODS, activation_output
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
-    from server.diagnostics.base import Finding
+    from torch_lsp.analysis import Analysis
+    from torch_lsp.diagnostics.base import Finding
 
 
 @fixer("TL206")

@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from server.codeactions import calls
-from server.codeactions.locate import statement_at, text_of
-from server.codeactions.registry import SAFE, UNSAFE, FixOffer, fixer, offer
-from server.codeactions.rewrite import Rewrite
-from server.syntax_nodes import accumulation
+from torch_lsp.codeactions import calls
+from torch_lsp.codeactions.locate import statement_at, text_of
+from torch_lsp.codeactions.registry import SAFE, UNSAFE, FixOffer, fixer, offer
+from torch_lsp.codeactions.rewrite import Rewrite
+from torch_lsp.syntax_nodes import accumulation
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
-    from server.diagnostics.base import Finding
+    from torch_lsp.analysis import Analysis
+    from torch_lsp.diagnostics.base import Finding
 
 _REDUCTIONS = {"sum", "mean", "max", "min", "norm", "prod", "item"}
 

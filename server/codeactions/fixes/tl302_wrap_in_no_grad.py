@@ -22,17 +22,17 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
-from server.analysis import is_backward_call, named_for_evaluation
-from server.codeactions.imports import module_alias, use_module
-from server.codeactions.locate import call_at, on_lines_of_its_own
-from server.codeactions.names import contains
-from server.codeactions.registry import FixOffer, fixer, importing, offer
-from server.codeactions.rewrite import Rewrite
-from server.syntax_nodes import call_name, keyword
+from torch_lsp.analysis import is_backward_call, named_for_evaluation
+from torch_lsp.codeactions.imports import module_alias, use_module
+from torch_lsp.codeactions.locate import call_at, on_lines_of_its_own
+from torch_lsp.codeactions.names import contains
+from torch_lsp.codeactions.registry import FixOffer, fixer, importing, offer
+from torch_lsp.codeactions.rewrite import Rewrite
+from torch_lsp.syntax_nodes import call_name, keyword
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis, FunctionInfo, LoopInfo
-    from server.diagnostics.base import Finding
+    from torch_lsp.analysis import Analysis, FunctionInfo, LoopInfo
+    from torch_lsp.diagnostics.base import Finding
 
 _WORDS = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
 

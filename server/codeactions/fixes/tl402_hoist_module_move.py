@@ -13,14 +13,14 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from server.codeactions.locate import call_at, on_lines_of_its_own, text_of
-from server.codeactions.names import bound_by_statements, defined_before, loaded_names
-from server.codeactions.registry import FixOffer, fixer, offer
-from server.syntax_nodes import dotted, moved_value, receiver
+from torch_lsp.codeactions.locate import call_at, on_lines_of_its_own, text_of
+from torch_lsp.codeactions.names import bound_by_statements, defined_before, loaded_names
+from torch_lsp.codeactions.registry import FixOffer, fixer, offer
+from torch_lsp.syntax_nodes import dotted, moved_value, receiver
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis, LoopInfo
-    from server.diagnostics.base import Finding
+    from torch_lsp.analysis import Analysis, LoopInfo
+    from torch_lsp.diagnostics.base import Finding
 
 
 @fixer("TL402")

@@ -6,15 +6,15 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from server.syntax_nodes import keyword
-from server.codeactions.locate import call_at, text_of
-from server.codeactions.names import defined_before, fresh_name
-from server.codeactions.registry import FixOffer, fixer, offer
-from server.codeactions.rewrite import Rewrite
+from torch_lsp.syntax_nodes import keyword
+from torch_lsp.codeactions.locate import call_at, text_of
+from torch_lsp.codeactions.names import defined_before, fresh_name
+from torch_lsp.codeactions.registry import FixOffer, fixer, offer
+from torch_lsp.codeactions.rewrite import Rewrite
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
-    from server.diagnostics.base import Finding
+    from torch_lsp.analysis import Analysis
+    from torch_lsp.diagnostics.base import Finding
 
 
 # Growing with these and joining once gives the same tensor (`stack` would not).

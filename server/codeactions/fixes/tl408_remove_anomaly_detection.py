@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from server.codeactions.imports import use_module
-from server.codeactions.locate import call_at, on_lines_of_its_own, text_of
-from server.codeactions.registry import FixOffer, fixer, importing, offer
-from server.codeactions.rewrite import CannotRewrite, Rewrite
+from torch_lsp.codeactions.imports import use_module
+from torch_lsp.codeactions.locate import call_at, on_lines_of_its_own, text_of
+from torch_lsp.codeactions.registry import FixOffer, fixer, importing, offer
+from torch_lsp.codeactions.rewrite import CannotRewrite, Rewrite
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
-    from server.diagnostics.base import Finding
+    from torch_lsp.analysis import Analysis
+    from torch_lsp.diagnostics.base import Finding
 
 
 @fixer("TL408")

@@ -6,7 +6,7 @@ Every rule here resolves torch names through the imports (`F.softmax` is
 followed is unknown, and unknown is silent.  `torch_names` and `quoting` hold the names and the
 message text the rules share.
 """
-from server.diagnostics.correctness import (  # noqa: F401 - importing a rule's module registers it
+from torch_lsp.diagnostics.correctness import (  # noqa: F401 - importing a rule's module registers it
     tl201_softmax_implicit_dim,
     tl202_softmax_over_batch,
     tl203_view_after_transpose,

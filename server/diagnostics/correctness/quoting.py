@@ -4,10 +4,10 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from server.shapes.rank import node_text
+from torch_lsp.shapes.rank import node_text
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
+    from torch_lsp.analysis import Analysis
 
 
 def source_of(analysis: "Analysis", node: ast.AST, limit: int = 60) -> str:

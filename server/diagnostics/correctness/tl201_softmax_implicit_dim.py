@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator
 
-from server.diagnostics import register
-from server.diagnostics.base import Finding, Rule
-from server.diagnostics.correctness.provenance import torch_module_class
-from server.diagnostics.correctness.quoting import source_of
-from server.diagnostics.correctness.torch_names import FUNCTIONAL_SOFTMAX, SOFTMAX_MODULES
-from server.syntax_nodes import argument, has_star_args, is_none
+from torch_lsp.diagnostics import register
+from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.diagnostics.correctness.provenance import torch_module_class
+from torch_lsp.diagnostics.correctness.quoting import source_of
+from torch_lsp.diagnostics.correctness.torch_names import FUNCTIONAL_SOFTMAX, SOFTMAX_MODULES
+from torch_lsp.syntax_nodes import argument, has_star_args, is_none
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
+    from torch_lsp.analysis import Analysis
 
 
 @register

@@ -9,22 +9,22 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
-from server.diagnostics import register
-from server.diagnostics.base import Finding, Rule
-from server.diagnostics.correctness.provenance import torch_module_class, module_constructor
-from server.diagnostics.correctness.quoting import source_of
-from server.diagnostics.correctness.torch_names import (
+from torch_lsp.diagnostics import register
+from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.diagnostics.correctness.provenance import torch_module_class, module_constructor
+from torch_lsp.diagnostics.correctness.quoting import source_of
+from torch_lsp.diagnostics.correctness.torch_names import (
     FUNCTIONAL_SOFTMAX,
     TORCH_SOFTMAX,
     SOFTMAX_METHODS,
     SOFTMAX_MODULES,
 )
-from server.shapes.batch import inferred_shape
-from server.shapes.rank import int_constant, shape_of
-from server.syntax_nodes import argument, has_star_args, is_self_attribute
+from torch_lsp.shapes.batch import inferred_shape
+from torch_lsp.shapes.rank import int_constant, shape_of
+from torch_lsp.syntax_nodes import argument, has_star_args, is_self_attribute
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
+    from torch_lsp.analysis import Analysis
 
 
 @register

@@ -7,11 +7,11 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
-from server.diagnostics import register
-from server.diagnostics.base import Finding, Rule
-from server.diagnostics.correctness.provenance import MAX_DEPTH, followed
-from server.diagnostics.correctness.quoting import source_of
-from server.shapes.rank import (
+from torch_lsp.diagnostics import register
+from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.diagnostics.correctness.provenance import MAX_DEPTH, followed
+from torch_lsp.diagnostics.correctness.quoting import source_of
+from torch_lsp.shapes.rank import (
     Dim,
     WILDCARD,
     dim_of,
@@ -26,10 +26,10 @@ from server.shapes.rank import (
     transposed_tensor,
     view_merges,
 )
-from server.syntax_nodes import argument, call_name, dotted, has_star_args, is_none
+from torch_lsp.syntax_nodes import argument, call_name, dotted, has_star_args, is_none
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
+    from torch_lsp.analysis import Analysis
 
 
 @register

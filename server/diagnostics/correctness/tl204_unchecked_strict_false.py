@@ -6,14 +6,14 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
-from server.diagnostics import register
-from server.diagnostics.base import Finding, Rule
-from server.diagnostics.correctness.quoting import source_of
-from server.shapes.rank import trailing_comment
-from server.syntax_nodes import argument, has_star_args, receiver
+from torch_lsp.diagnostics import register
+from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.diagnostics.correctness.quoting import source_of
+from torch_lsp.shapes.rank import trailing_comment
+from torch_lsp.syntax_nodes import argument, has_star_args, receiver
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
+    from torch_lsp.analysis import Analysis
 
 
 @register

@@ -7,15 +7,15 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
-from server.diagnostics import register
-from server.diagnostics.base import Finding, Rule
-from server.diagnostics.correctness.provenance import MAX_DEPTH, followed
-from server.diagnostics.correctness.quoting import source_of
-from server.roles import class_attribute_roles
-from server.syntax_nodes import has_star_args, is_self_attribute
+from torch_lsp.diagnostics import register
+from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.diagnostics.correctness.provenance import MAX_DEPTH, followed
+from torch_lsp.diagnostics.correctness.quoting import source_of
+from torch_lsp.roles import class_attribute_roles
+from torch_lsp.syntax_nodes import has_star_args, is_self_attribute
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
+    from torch_lsp.analysis import Analysis
 
 
 # torch functions that return one tensor.

@@ -7,15 +7,15 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
-from server.diagnostics import register
-from server.diagnostics.base import Finding, Rule
-from server.diagnostics.correctness.provenance import MAX_DEPTH, torch_module_class, module_constructor, followed
-from server.diagnostics.correctness.quoting import source_of
-from server.diagnostics.correctness.torch_names import FUNCTIONAL_SOFTMAX, TORCH_SOFTMAX, SOFTMAX_MODULES
-from server.syntax_nodes import argument, has_star_args
+from torch_lsp.diagnostics import register
+from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.diagnostics.correctness.provenance import MAX_DEPTH, torch_module_class, module_constructor, followed
+from torch_lsp.diagnostics.correctness.quoting import source_of
+from torch_lsp.diagnostics.correctness.torch_names import FUNCTIONAL_SOFTMAX, TORCH_SOFTMAX, SOFTMAX_MODULES
+from torch_lsp.syntax_nodes import argument, has_star_args
 
 if TYPE_CHECKING:
-    from server.analysis import Analysis
+    from torch_lsp.analysis import Analysis
 
 
 SIGMOID_FUNCTIONS = {"torch.sigmoid", "torch.nn.functional.sigmoid", "torch.special.expit"}

@@ -7,10 +7,10 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from server.analysis import Analysis
-from server.diagnostics import register
-from server.diagnostics.base import Finding, Rule
-from server.syntax_nodes import call_name, method_span, receiver
+from torch_lsp.analysis import Analysis
+from torch_lsp.diagnostics import register
+from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.syntax_nodes import call_name, method_span, receiver
 
 
 _SYNC_METHODS = ("item", "cpu", "numpy", "tolist")

@@ -1,9 +1,9 @@
 """TL1xx — correctness of the training loop: one module per rule, named after its code.
 
 Importing the package registers its rules.  What they share (which loops train, which calls
-evaluate a model) is in `server.analysis` and `server.roles`.
+evaluate a model) is in `torch_lsp.analysis` and `torch_lsp.roles`.
 """
-from server.diagnostics.training import (  # noqa: F401 - importing a rule's module registers it
+from torch_lsp.diagnostics.training import (  # noqa: F401 - importing a rule's module registers it
     tl101_missing_zero_grad,
     tl102_missing_train_mode,
     tl103_missing_eval_mode,

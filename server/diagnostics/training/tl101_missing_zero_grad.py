@@ -6,10 +6,10 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from server.analysis import Analysis, LoopInfo
-from server.diagnostics import register
-from server.diagnostics.base import Finding, Rule
-from server.syntax_nodes import call_name, dotted, loop_header_span, receiver
+from torch_lsp.analysis import Analysis, LoopInfo
+from torch_lsp.diagnostics import register
+from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.syntax_nodes import call_name, dotted, loop_header_span, receiver
 
 
 def _clears_gradients(analysis: Analysis, loop: LoopInfo) -> bool:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from server.analysis import Analysis, LoopInfo, switches_to_eval
-from server.diagnostics import register
-from server.diagnostics.base import Finding, Rule
-from server.syntax_nodes import loop_header_span
+from torch_lsp.analysis import Analysis, LoopInfo, switches_to_eval
+from torch_lsp.diagnostics import register
+from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.syntax_nodes import loop_header_span
 
 
 @register

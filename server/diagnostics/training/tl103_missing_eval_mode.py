@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from server.analysis import Analysis, eval_switch_before, evaluation_model_calls, in_eval_mode, name_says_evaluation
-from server.diagnostics import register
-from server.diagnostics.base import Finding, Rule
+from torch_lsp.analysis import Analysis, eval_switch_before, evaluation_model_calls, in_eval_mode, name_says_evaluation
+from torch_lsp.diagnostics import register
+from torch_lsp.diagnostics.base import Finding, Rule
 
 
 @register

@@ -7,11 +7,11 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from server.analysis import Analysis, FunctionInfo
-from server.diagnostics import register
-from server.diagnostics.base import Finding, Rule
-from server.roles import class_attribute_roles, local_module_classes
-from server.syntax_nodes import call_name, dotted, keyword
+from torch_lsp.analysis import Analysis, FunctionInfo
+from torch_lsp.diagnostics import register
+from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.roles import class_attribute_roles, local_module_classes
+from torch_lsp.syntax_nodes import call_name, dotted, keyword
 
 
 @register

@@ -6,10 +6,10 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from server.analysis import Analysis
-from server.diagnostics import register
-from server.diagnostics.base import Finding, Rule
-from server.syntax_nodes import call_name, keyword, method_span
+from torch_lsp.analysis import Analysis
+from torch_lsp.diagnostics import register
+from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.syntax_nodes import call_name, keyword, method_span
 
 
 @register
@@ -86,7 +86,7 @@ def _is_cuda_string(node: ast.AST | None) -> bool:
 
 def _defined_device_variable(analysis: Analysis) -> str | None:
     """The name of a device variable the file defines (`device = torch.device(...)` or similar)."""
-    from server.roles import DEVICE_NAME, constructed_kind
+    from torch_lsp.roles import DEVICE_NAME, constructed_kind
 
     for stmt in analysis.statements:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):

@@ -16,16 +16,16 @@ server/shapes` finds it.  A name missing here gives an unknown result.
     cat_stack       cat/stack, split/chunk/unbind
     factories       zeros/ones/rand/arange/tensor/*_like/new_*
     wrappers        nn.Parameter, torch.compile, DataParallel
-    conv_pool       F.conv*, F.*pool* (their arithmetic: `server.shapes.layers.conv_pool`)
+    conv_pool       F.conv*, F.*pool* (their arithmetic: `torch_lsp.shapes.layers.conv_pool`)
     nn_functional   the rest of torch.nn.functional
     math_functions  Python's `math` on sizes
 """
-from server.shapes.functions import (  # noqa: F401  (importing a family registers its rules)
+from torch_lsp.shapes.functions import (  # noqa: F401  (importing a family registers its rules)
     cat_stack, conv_pool, elementwise, factories, indexing, matmul, nn_functional, reductions, tensor_queries,
     view, wrappers,
 )
-from server.shapes.functions.arguments import dim_of, int_of, items_of, tensor_of
-from server.shapes.functions.math_functions import math_result
-from server.shapes.functions.registry import FUNCTIONS, METHODS, Call
+from torch_lsp.shapes.functions.arguments import dim_of, int_of, items_of, tensor_of
+from torch_lsp.shapes.functions.math_functions import math_result
+from torch_lsp.shapes.functions.registry import FUNCTIONS, METHODS, Call
 
 __all__ = ["FUNCTIONS", "METHODS", "Call", "dim_of", "int_of", "items_of", "math_result", "tensor_of"]

@@ -1,9 +1,9 @@
 """Reading the arguments of a call: abstract values as ints, dims, sizes, dtypes, tensors."""
 from __future__ import annotations
 
-from server.shapes.dims import Dim
-from server.shapes.ops import WILDCARD
-from server.shapes.values import (
+from torch_lsp.shapes.dims import Dim
+from torch_lsp.shapes.ops import WILDCARD
+from torch_lsp.shapes.values import (
     Bool, Int, ListValue, Num, Opaque, SizeOf, Str, Tensor, TorchRef, TupleValue, Value, scalar_tensor,
 )
 

@@ -1,12 +1,12 @@
 """Joining tensors (`torch.cat`, `torch.stack`) and cutting them apart (`split`, `chunk`, `unbind`)."""
 from __future__ import annotations
 
-from server.shapes import ops
-from server.shapes.dims import Dim
-from server.shapes.functions.arguments import dim_of, int_of, items_of, tensor_of
-from server.shapes.functions.registry import TORCH, Call, function, method
-from server.shapes.ops import ShapeError, describe
-from server.shapes.values import UNKNOWN, Int, ListValue, Tensor, TupleValue, Value
+from torch_lsp.shapes import ops
+from torch_lsp.shapes.dims import Dim
+from torch_lsp.shapes.functions.arguments import dim_of, int_of, items_of, tensor_of
+from torch_lsp.shapes.functions.registry import TORCH, Call, function, method
+from torch_lsp.shapes.ops import ShapeError, describe
+from torch_lsp.shapes.values import UNKNOWN, Int, ListValue, Tensor, TupleValue, Value
 
 def _tensor_list(value: Value | None) -> tuple[list[Tensor], Dim | None] | None:
     """The tensors of a list/tuple argument and how many there are (None when not known)."""

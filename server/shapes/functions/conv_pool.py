@@ -1,17 +1,17 @@
 """`F.conv2d`, `F.conv_transpose2d`, `F.max_pool2d`, `F.avg_pool2d`, `F.adaptive_avg_pool2d` (and their
 1-d/3-d forms).  The size arithmetic they share with the `nn.Conv2d`/`nn.MaxPool2d` layers lives
-beside those layers, in `server.shapes.layers.conv_pool`."""
+beside those layers, in `torch_lsp.shapes.layers.conv_pool`."""
 from __future__ import annotations
 
-from server.shapes.dims import Dim
-from server.shapes.functions.arguments import bool_of, dim_of
-from server.shapes.functions.registry import FUNCTIONAL, TORCH, Call, function
-from server.shapes.layers import param_of
-from server.shapes.layers.conv_pool import (
+from torch_lsp.shapes.dims import Dim
+from torch_lsp.shapes.functions.arguments import bool_of, dim_of
+from torch_lsp.shapes.functions.registry import FUNCTIONAL, TORCH, Call, function
+from torch_lsp.shapes.layers import param_of
+from torch_lsp.shapes.layers.conv_pool import (
     conv_output, conv_transpose_output, pool_output, spatial, spatial_input,
 )
-from server.shapes.ops import ONE, describe, surely_differ
-from server.shapes.values import NONE, UNKNOWN, Int, Str, Tensor, TupleValue, Value
+from torch_lsp.shapes.ops import ONE, describe, surely_differ
+from torch_lsp.shapes.values import NONE, UNKNOWN, Int, Str, Tensor, TupleValue, Value
 
 
 def _f_conv(count: int, transposed: bool):

@@ -2,11 +2,11 @@
 `x.isnan()`), or the broadcast of the operands (`x.add(y)`, `x.eq(y)`, `torch.where`)."""
 from __future__ import annotations
 
-from server.shapes import ops
-from server.shapes.functions.arguments import dtype_of, tensor_of
-from server.shapes.functions.registry import TORCH, Call, function, method
-from server.shapes.ops import ShapeError, describe
-from server.shapes.values import UNKNOWN, Tensor, Value
+from torch_lsp.shapes import ops
+from torch_lsp.shapes.functions.arguments import dtype_of, tensor_of
+from torch_lsp.shapes.functions.registry import TORCH, Call, function, method
+from torch_lsp.shapes.ops import ShapeError, describe
+from torch_lsp.shapes.values import UNKNOWN, Tensor, Value
 
 
 @method(

@@ -2,11 +2,11 @@
 `x.new_zeros(...)`, random draws (`randint`, `randperm`, `multinomial`)."""
 from __future__ import annotations
 
-from server.shapes.dims import Dim
-from server.shapes.functions.arguments import dim_of, dtype_of, items_of, sizes_from
-from server.shapes.functions.registry import TORCH, Call, function, method
-from server.shapes.ops import ONE, WILDCARD
-from server.shapes.values import UNKNOWN, Bool, Int, Num, SizeOf, Tensor, Value
+from torch_lsp.shapes.dims import Dim
+from torch_lsp.shapes.functions.arguments import dim_of, dtype_of, items_of, sizes_from
+from torch_lsp.shapes.functions.registry import TORCH, Call, function, method
+from torch_lsp.shapes.ops import ONE, WILDCARD
+from torch_lsp.shapes.values import UNKNOWN, Bool, Int, Num, SizeOf, Tensor, Value
 
 
 def _new_factory(fill_position: int | None):

@@ -2,13 +2,13 @@
 (Subscripts, `x[..., None]`, are `ops.index`, applied by the interpreter.)"""
 from __future__ import annotations
 
-from server.shapes import ops
-from server.shapes.dims import Dim
-from server.shapes.functions.arguments import bool_of, int_of
-from server.shapes.functions.registry import Call, method
-from server.shapes.functions.view import shaped_like_argument
-from server.shapes.ops import ONE, ShapeError
-from server.shapes.values import UNKNOWN, Tensor, Value
+from torch_lsp.shapes import ops
+from torch_lsp.shapes.dims import Dim
+from torch_lsp.shapes.functions.arguments import bool_of, int_of
+from torch_lsp.shapes.functions.registry import Call, method
+from torch_lsp.shapes.functions.view import shaped_like_argument
+from torch_lsp.shapes.ops import ONE, ShapeError
+from torch_lsp.shapes.values import UNKNOWN, Tensor, Value
 
 
 @method("gather", also_torch=True)

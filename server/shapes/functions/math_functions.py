@@ -1,9 +1,9 @@
 """`math.sqrt(d)`, `math.ceil(x / 2)`, ...: Python's math functions on sizes."""
 from __future__ import annotations
 
-from server.shapes.dims import Dim
-from server.shapes.functions.arguments import int_of
-from server.shapes.values import NUM, Int, Value
+from torch_lsp.shapes.dims import Dim
+from torch_lsp.shapes.functions.arguments import int_of
+from torch_lsp.shapes.values import NUM, Int, Value
 
 
 def math_result(name: str, args: list[Value]) -> Value:

@@ -1,11 +1,11 @@
 """Matrix products: `matmul`/`@`, `mm`, `bmm`, `mv`, `dot`, `outer`, `einsum`, `baddbmm`, `cdist`."""
 from __future__ import annotations
 
-from server.shapes import ops
-from server.shapes.functions.arguments import items_of
-from server.shapes.functions.registry import TORCH, Call, function, method
-from server.shapes.ops import ShapeError, describe
-from server.shapes.values import UNKNOWN, Str, Tensor, Value, scalar_tensor
+from torch_lsp.shapes import ops
+from torch_lsp.shapes.functions.arguments import items_of
+from torch_lsp.shapes.functions.registry import TORCH, Call, function, method
+from torch_lsp.shapes.ops import ShapeError, describe
+from torch_lsp.shapes.values import UNKNOWN, Str, Tensor, Value, scalar_tensor
 
 
 def _matmul_rule(kind: str):

@@ -2,14 +2,14 @@
 the activations that keep their input's shape.  (Convolution and pooling: `conv_pool`.)"""
 from __future__ import annotations
 
-from server.shapes import ops
-from server.shapes.dims import Dim
-from server.shapes.functions.arguments import dim_of, int_of, sizes_from, tensor_of
-from server.shapes.functions.elementwise import broadcast_operands, same_shape
-from server.shapes.functions.registry import FUNCTIONAL, SPECIAL, TORCH, Call, function, tensor_first
-from server.shapes.layers import interpolate, loss_result, pad, param_of
-from server.shapes.ops import ONE, WILDCARD, describe
-from server.shapes.values import NONE, UNKNOWN, Int, Str, Tensor, Value
+from torch_lsp.shapes import ops
+from torch_lsp.shapes.dims import Dim
+from torch_lsp.shapes.functions.arguments import dim_of, int_of, sizes_from, tensor_of
+from torch_lsp.shapes.functions.elementwise import broadcast_operands, same_shape
+from torch_lsp.shapes.functions.registry import FUNCTIONAL, SPECIAL, TORCH, Call, function, tensor_first
+from torch_lsp.shapes.layers import interpolate, loss_result, pad, param_of
+from torch_lsp.shapes.ops import ONE, WILDCARD, describe
+from torch_lsp.shapes.values import NONE, UNKNOWN, Int, Str, Tensor, Value
 
 
 @function("linear", within=(FUNCTIONAL,))

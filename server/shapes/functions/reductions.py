@@ -2,12 +2,12 @@
 indices), `topk`, `kthvalue`, `sort`."""
 from __future__ import annotations
 
-from server.shapes import ops
-from server.shapes.dims import Dim
-from server.shapes.functions.arguments import bool_of, dim_of, dims_list, int_of
-from server.shapes.functions.elementwise import binary
-from server.shapes.functions.registry import Call, method
-from server.shapes.values import NONE, UNKNOWN, Bool, Int, Tensor, TupleValue, Value
+from torch_lsp.shapes import ops
+from torch_lsp.shapes.dims import Dim
+from torch_lsp.shapes.functions.arguments import bool_of, dim_of, dims_list, int_of
+from torch_lsp.shapes.functions.elementwise import binary
+from torch_lsp.shapes.functions.registry import Call, method
+from torch_lsp.shapes.values import NONE, UNKNOWN, Bool, Int, Tensor, TupleValue, Value
 
 
 def _reduction(dtype: str | None = "keep"):

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from server.shapes.layers import Site
-from server.shapes.values import UNKNOWN, Tensor, Value
+from torch_lsp.shapes.layers import Site
+from torch_lsp.shapes.values import UNKNOWN, Tensor, Value
 
 TORCH = "torch"
 FUNCTIONAL = "torch.nn.functional"

@@ -2,11 +2,11 @@
 methods whose result is no tensor (`x.tolist()`, `x.backward()`)."""
 from __future__ import annotations
 
-from server.shapes import ops
-from server.shapes.dims import Dim
-from server.shapes.functions.arguments import int_of
-from server.shapes.functions.registry import Call, method
-from server.shapes.values import NONE, NUM, UNKNOWN, Int, SizeOf, Tensor, Value
+from torch_lsp.shapes import ops
+from torch_lsp.shapes.dims import Dim
+from torch_lsp.shapes.functions.arguments import int_of
+from torch_lsp.shapes.functions.registry import Call, method
+from torch_lsp.shapes.values import NONE, NUM, UNKNOWN, Int, SizeOf, Tensor, Value
 
 
 @method("size")

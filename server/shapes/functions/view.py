@@ -2,12 +2,12 @@
 expand/repeat, narrow/select/unfold."""
 from __future__ import annotations
 
-from server.shapes import ops
-from server.shapes.dims import Dim
-from server.shapes.functions.arguments import dim_of, dims_list, dtype_of, int_of, items_of, sizes_from
-from server.shapes.functions.registry import Call, method
-from server.shapes.ops import ONE, WILDCARD, ShapeError, describe
-from server.shapes.values import NONE, UNKNOWN, Int, Tensor, Value
+from torch_lsp.shapes import ops
+from torch_lsp.shapes.dims import Dim
+from torch_lsp.shapes.functions.arguments import dim_of, dims_list, dtype_of, int_of, items_of, sizes_from
+from torch_lsp.shapes.functions.registry import Call, method
+from torch_lsp.shapes.ops import ONE, WILDCARD, ShapeError, describe
+from torch_lsp.shapes.values import NONE, UNKNOWN, Int, Tensor, Value
 
 
 def _sizes_args(call: Call) -> list | None:

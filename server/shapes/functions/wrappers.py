@@ -2,8 +2,8 @@
 `DistributedDataParallel(model)`."""
 from __future__ import annotations
 
-from server.shapes.functions.registry import Call, function
-from server.shapes.values import UNKNOWN, Int, Str, Tensor, Value
+from torch_lsp.shapes.functions.registry import Call, function
+from torch_lsp.shapes.values import UNKNOWN, Int, Str, Tensor, Value
 
 
 @function("Parameter", "Buffer", within=("torch.nn",))

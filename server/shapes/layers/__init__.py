@@ -14,14 +14,14 @@ per family.  Each kind is registered under its literal class name (`register(Lay
     losses        the loss modules
     construction  building a `Layer` from its constructor call, `self.fc.weight`
 """
-from server.shapes.layers import (  # noqa: F401  (importing a family registers its kinds)
+from torch_lsp.shapes.layers import (  # noqa: F401  (importing a family registers its kinds)
     activations, attention, conv_pool, linear, norm, recurrent,
 )
-from server.shapes.layers.construction import build_layer, layer_attribute
-from server.shapes.layers.containers import sequential
-from server.shapes.layers.kinds import KINDS, LayerKind, Site, param_of
-from server.shapes.layers.losses import loss_result
-from server.shapes.layers.reshaping import interpolate, pad
+from torch_lsp.shapes.layers.construction import build_layer, layer_attribute
+from torch_lsp.shapes.layers.containers import sequential
+from torch_lsp.shapes.layers.kinds import KINDS, LayerKind, Site, param_of
+from torch_lsp.shapes.layers.losses import loss_result
+from torch_lsp.shapes.layers.reshaping import interpolate, pad
 
 __all__ = ["KINDS", "LayerKind", "Site", "build_layer", "interpolate", "layer_attribute", "loss_result", "pad",
            "param_of", "sequential"]

@@ -1,10 +1,10 @@
 """Layers that keep their input's shape (activations, dropout, `Identity`, `Softmax`), and `nn.GLU`."""
 from __future__ import annotations
 
-from server.shapes import ops
-from server.shapes.dims import Dim
-from server.shapes.layers.kinds import LayerKind, Site, input_tensor, register, text
-from server.shapes.values import UNKNOWN, Layer, Value
+from torch_lsp.shapes import ops
+from torch_lsp.shapes.dims import Dim
+from torch_lsp.shapes.layers.kinds import LayerKind, Site, input_tensor, register, text
+from torch_lsp.shapes.values import UNKNOWN, Layer, Value
 
 
 def _same_shape(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:

@@ -1,12 +1,12 @@
 """`nn.MultiheadAttention` and the transformer layers (`nn.TransformerEncoderLayer`, `...DecoderLayer`)."""
 from __future__ import annotations
 
-from server.shapes.dims import Dim
-from server.shapes.layers.kinds import (
+from torch_lsp.shapes.dims import Dim
+from torch_lsp.shapes.layers.kinds import (
     REQUIRED, LayerKind, Site, dim_param, flag, input_tensor, mismatch, register, text, wrong_last_dim,
 )
-from server.shapes.ops import surely_differ
-from server.shapes.values import NONE, UNKNOWN, UNKNOWN_TENSOR, Bool, Layer, Tensor, TupleValue, Value, render_dim
+from torch_lsp.shapes.ops import surely_differ
+from torch_lsp.shapes.values import NONE, UNKNOWN, UNKNOWN_TENSOR, Bool, Layer, Tensor, TupleValue, Value, render_dim
 
 
 def _mha_forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:

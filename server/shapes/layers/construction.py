@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from server.shapes.dims import Dim
-from server.shapes.layers.containers import sequential
-from server.shapes.layers.kinds import LayerKind, bind_params
-from server.shapes.layers.losses import LOSSES
-from server.shapes.values import NONE, UNKNOWN, Int, Layer, Str, Value
+from torch_lsp.shapes.dims import Dim
+from torch_lsp.shapes.layers.containers import sequential
+from torch_lsp.shapes.layers.kinds import LayerKind, bind_params
+from torch_lsp.shapes.layers.losses import LOSSES
+from torch_lsp.shapes.values import NONE, UNKNOWN, Int, Layer, Str, Value
 
 
 def build_layer(kind: LayerKind, args: Sequence[Value], kwargs: dict[str, Value]) -> Value:

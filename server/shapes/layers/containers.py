@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from server.shapes.layers.kinds import REQUIRED, LayerKind, Site, register, text
-from server.shapes.values import UNKNOWN, Layer, Tensor, Value
+from torch_lsp.shapes.layers.kinds import REQUIRED, LayerKind, Site, register, text
+from torch_lsp.shapes.values import UNKNOWN, Layer, Tensor, Value
 
 
 def _sequential_forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:

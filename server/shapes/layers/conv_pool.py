@@ -1,18 +1,18 @@
 """Convolution and pooling: the output-size arithmetic, and the `nn.Conv2d`, `nn.ConvTranspose2d`,
 `nn.MaxPool2d`, `nn.AvgPool2d`, `nn.AdaptiveAvgPool2d` layers (and their 1-d/3-d forms).
-The functional forms (`F.conv2d`, `F.max_pool2d`) are in `server.shapes.functions.conv_pool`
+The functional forms (`F.conv2d`, `F.max_pool2d`) are in `torch_lsp.shapes.functions.conv_pool`
 and use the arithmetic here."""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-from server.shapes.dims import Dim, known_sum
-from server.shapes.layers.kinds import (
+from torch_lsp.shapes.dims import Dim, known_sum
+from torch_lsp.shapes.layers.kinds import (
     REQUIRED, LayerKind, Site, bias_count, dim_param, flag, input_tensor, known_product, mismatch, register, text,
     tuple_param,
 )
-from server.shapes.ops import ONE, concrete, surely_differ
-from server.shapes.values import UNKNOWN, Layer, Origin, Tensor, TupleValue, Value, render_dim
+from torch_lsp.shapes.ops import ONE, concrete, surely_differ
+from torch_lsp.shapes.values import UNKNOWN, Layer, Origin, Tensor, TupleValue, Value, render_dim
 
 
 # ------------------------------------------------- the size arithmetic

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
-from server.shapes.dims import Dim, product
-from server.shapes.ops import describe, surely_differ
-from server.shapes.values import (
+from torch_lsp.shapes.dims import Dim, product
+from torch_lsp.shapes.ops import describe, surely_differ
+from torch_lsp.shapes.values import (
     NONE, UNKNOWN, UNKNOWN_TENSOR, Bool, Int, Layer, ListValue, Num, Opaque, Origin, Str, Tensor, TupleValue, Value,
     render_dim,
 )

@@ -1,14 +1,14 @@
 """`nn.Linear`, `nn.LazyLinear`, `nn.Bilinear`, and `nn.Embedding` (a lookup into a weight matrix)."""
 from __future__ import annotations
 
-from server.shapes import ops
-from server.shapes.dims import known_sum
-from server.shapes.layers.kinds import (
+from torch_lsp.shapes import ops
+from torch_lsp.shapes.dims import known_sum
+from torch_lsp.shapes.layers.kinds import (
     REQUIRED, LayerKind, Site, bias_count, dim_param, input_tensor, known_product, mismatch, register, text,
     wrong_last_dim,
 )
-from server.shapes.ops import surely_differ
-from server.shapes.values import UNKNOWN, Layer, Tensor, Value, render_dim
+from torch_lsp.shapes.ops import surely_differ
+from torch_lsp.shapes.values import UNKNOWN, Layer, Tensor, Value, render_dim
 
 
 def _linear_forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:

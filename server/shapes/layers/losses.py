@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.shapes import ops
-from server.shapes.layers.kinds import LayerKind, Site, register
-from server.shapes.ops import ShapeError
-from server.shapes.values import UNKNOWN, Layer, Tensor, Value
+from torch_lsp.shapes import ops
+from torch_lsp.shapes.layers.kinds import LayerKind, Site, register
+from torch_lsp.shapes.ops import ShapeError
+from torch_lsp.shapes.values import UNKNOWN, Layer, Tensor, Value
 
 
 def loss_result(site: Site, reduction: Any, prediction: Value, target: Value, class_dim: bool) -> Value:

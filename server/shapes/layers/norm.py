@@ -1,12 +1,12 @@
 """Normalisation layers: `nn.BatchNorm2d`, `nn.InstanceNorm2d`, `nn.LayerNorm`, `nn.RMSNorm`, `nn.GroupNorm`."""
 from __future__ import annotations
 
-from server.shapes.dims import Dim, product
-from server.shapes.layers.kinds import (
+from torch_lsp.shapes.dims import Dim, product
+from torch_lsp.shapes.layers.kinds import (
     REQUIRED, LayerKind, Site, dim_param, input_tensor, known_product, mismatch, register, text,
 )
-from server.shapes.ops import surely_differ
-from server.shapes.values import UNKNOWN, Layer, Tensor, Value, render_dim
+from torch_lsp.shapes.ops import surely_differ
+from torch_lsp.shapes.values import UNKNOWN, Layer, Tensor, Value, render_dim
 
 
 def _channel_norm_kind(name: str, affine_default: bool) -> LayerKind:

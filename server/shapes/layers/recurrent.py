@@ -1,12 +1,12 @@
 """Recurrent layers: `nn.RNN`, `nn.GRU`, `nn.LSTM` and their cells."""
 from __future__ import annotations
 
-from server.shapes.dims import Dim
-from server.shapes.layers.kinds import (
+from torch_lsp.shapes.dims import Dim
+from torch_lsp.shapes.layers.kinds import (
     REQUIRED, LayerKind, Site, dim_param, flag, input_tensor, register, text, wrong_last_dim,
 )
-from server.shapes.ops import ONE
-from server.shapes.values import UNKNOWN, Layer, Tensor, TupleValue, Value
+from torch_lsp.shapes.ops import ONE
+from torch_lsp.shapes.values import UNKNOWN, Layer, Tensor, TupleValue, Value
 
 
 def _rnn_kind(name: str, gates: int) -> LayerKind:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.shapes import ops
-from server.shapes.dims import Dim
-from server.shapes.layers.kinds import REQUIRED, LayerKind, Site, dim_param, input_tensor, register, text
-from server.shapes.ops import ONE
-from server.shapes.values import UNKNOWN, UNKNOWN_TENSOR, Layer, Origin, Tensor, Value
+from torch_lsp.shapes import ops
+from torch_lsp.shapes.dims import Dim
+from torch_lsp.shapes.layers.kinds import REQUIRED, LayerKind, Site, dim_param, input_tensor, register, text
+from torch_lsp.shapes.ops import ONE
+from torch_lsp.shapes.values import UNKNOWN, UNKNOWN_TENSOR, Layer, Origin, Tensor, Value
 
 
 def _flatten_forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:
