@@ -23,11 +23,13 @@ import sys
 from pathlib import Path
 
 from torch_lsp.checker import check_source
+from torch_lsp.diagnostics import all_rules
 from torch_lsp.codeactions.fix_all import fix_all
 from torch_lsp.settings import Selection, Settings
 from torch_lsp.shapes import infer_shapes
 
-EVERY_RULE = Settings().with_selection(Selection(select=("TL",)))
+# Every rule by its full code: a prefix never turns on a rule that is off by default (TL409).
+EVERY_RULE = Settings().with_selection(Selection(select=tuple(all_rules())))
 MAX_BYTES = 2_000_000
 
 
