@@ -58,9 +58,22 @@ def add_shape_findings(result: CheckResult, settings: Settings | None = None) ->
     with collector_paused():
         extra = run_rules(
             analysis,
-            is_selected=lambda code: _needs_shapes(code) and settings.is_selected(code, analysis.path),
+            is_selected=lambda code: _needs(code, "needs_shapes") and settings.is_selected(code, analysis.path),
             severity_of=settings.severity_of,
         )
+    return CheckResult(analysis, sorted(result.findings + extra, key=lambda f: f.sort_key))
+
+
+def add_probe_findings(result: CheckResult, settings: Settings | None = None) -> CheckResult:
+    """`result` completed with the rules that read the shape probe's report (TL502), once a
+    front end has probed its analysis (`torch_lsp.shapes.probe.session`)."""
+    settings = settings or Settings()
+    analysis = result.analysis
+    extra = run_rules(
+        analysis,
+        is_selected=lambda code: _needs(code, "needs_probe") and settings.is_selected(code, analysis.path),
+        severity_of=settings.severity_of,
+    )
     return CheckResult(analysis, sorted(result.findings + extra, key=lambda f: f.sort_key))
 
 
@@ -69,15 +82,17 @@ def _check(source: str, path: str | None, settings: Settings, shapes: bool) -> C
     findings = [syntax_finding(issue) for issue in analysis.syntax_errors]
     findings += run_rules(
         analysis,
-        is_selected=lambda code: (shapes or not _needs_shapes(code)) and settings.is_selected(code, analysis.path),
+        is_selected=lambda code: (shapes or not _needs(code, "needs_shapes")) and not _needs(code, "needs_probe")
+        and settings.is_selected(code, analysis.path),
         severity_of=settings.severity_of,
     )
     return CheckResult(analysis, findings)
 
 
-def _needs_shapes(code: str) -> bool:
+def _needs(code: str, what: str) -> bool:
+    """Whether the rule `code` needs the shape pass ("needs_shapes") or the probe ("needs_probe")."""
     rule = all_rules().get(code)
-    return rule is not None and rule.needs_shapes
+    return rule is not None and getattr(rule, what)
 
 
 def syntax_finding(issue) -> Finding:

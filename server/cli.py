@@ -104,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     from torch_lsp.reporting import FORMATS
 
     check.add_argument("--format", choices=list(FORMATS), default="text", help="output format (default: text)")
+    add_probe_options(check)
     check.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to check, e.g. TL1,TL301 "
                        "(replaces the configured selection)")
     check.add_argument("--extend-select", metavar="CODES", help="codes or prefixes to check in addition")
@@ -127,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     shapes.add_argument("file", metavar="FILE", help="a Python file")
     shapes.add_argument("--format", choices=["text", "json"], default="text", help="output format (default: text)")
+    add_probe_options(shapes)
     shapes.set_defaults(run=run_shapes)
 
     rules = commands.add_parser("rules", help="list the rules, or show one rule's documentation")
@@ -138,6 +140,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # -- serve -------------------------------------------------------------------------------
+def add_probe_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--probe", action="store_true",
+                        help="also run each model on meta tensors in a separate process of your Python (the "
+                             "shape probe), to confirm the inferred shapes; it runs the file's classes, never "
+                             "its top-level side effects")
+    parser.add_argument("--probe-python", metavar="PYTHON",
+                        help="the interpreter the probe runs in (default: probe.python, the folder's .venv, "
+                             "else this one); it needs torch")
+
+
 def run_serve(args: argparse.Namespace) -> int:
     from torch_lsp import lsp  # only here: `check` and `rules` never load pygls
 
@@ -186,9 +198,35 @@ def run_shapes(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     analysis = analyze(source, str(path))
     report = infer_shapes(analysis, WorkspaceResolver([os.getcwd()]))
-    text = shapes_json(analysis, report) if args.format == "json" else shapes_text(analysis, report, str(path))
+    probed = None
+    if args.probe:
+        from torch_lsp.settings import load_project_settings
+
+        settings, _, _ = load_project_settings(path.parent)
+        session = probe_session(args)
+        probed = session.probe(analysis, report, probe_options(args, settings), [os.getcwd(), str(path.parent)])
+        session.close()
+        for note in probed.notes:
+            print(f"torch-lsp shapes: {note}", file=sys.stderr)
+    if args.format == "json":
+        text = shapes_json(analysis, report, probed)
+    else:
+        text = shapes_text(analysis, report, str(path), probed)
     sys.stdout.write(text)
     return EXIT_CLEAN
+
+
+def probe_session(args: argparse.Namespace):
+    from torch_lsp.shapes.probe.session import ProbeSession
+
+    return ProbeSession(os.getcwd(), editor_python=sys.executable)
+
+
+def probe_options(args: argparse.Namespace, settings):
+    """The probe's options: the pyproject's, with the interpreter from the command line."""
+    from dataclasses import replace
+
+    return replace(settings.probe, python=args.probe_python) if args.probe_python else settings.probe
 
 
 # -- check -------------------------------------------------------------------------------
@@ -207,7 +245,11 @@ def run_check(args: argparse.Namespace) -> int:
     )
     if args.unsafe_fixes and not (args.fix or args.diff):
         raise UsageError("--unsafe-fixes only applies with --fix or --diff; add one of them.")
+    if args.probe and (args.fix or args.diff):
+        raise UsageError("--probe reports what the model does when run; it does not combine with --fix or --diff.")
     run = FixRun(layer, sys.stderr, args.unsafe_fixes, args.diff) if args.fix or args.diff else CheckRun(layer, sys.stderr)
+    if args.probe:
+        run.probe = (probe_session(args), args)
     if _reads_stdin(args):
         run.check_stdin(args.stdin_filename)
     else:
@@ -220,6 +262,8 @@ def run_check(args: argparse.Namespace) -> int:
     report.flush()
     if args.format == "text":
         run.print_summary()
+    if run.probe:
+        run.probe[0].close()
     return run.exit_status(args.exit_zero)
 
 
@@ -269,6 +313,7 @@ class CheckRun:
         self._settings_by_folder: dict[str, object] = {}
         self._reported_settings_errors: set[str] = set()
         self._progress: ProgressBar | None = None
+        self.probe = None  # (ProbeSession, args) with --probe
 
     # -- inputs ------------------------------------------------------------------------
     def check_stdin(self, stdin_filename: str | None) -> None:
@@ -325,7 +370,22 @@ class CheckRun:
         """The `CheckResult` whose findings are reported for this text."""
         from torch_lsp.checker import check_source
 
-        return check_source(source, path, self.settings_for(path))
+        result = check_source(source, path, self.settings_for(path))
+        return self.probed(result) if self.probe else result
+
+    def probed(self, result):
+        """`result` completed with TL502, after running the file's models in the probe."""
+        from torch_lsp.checker import add_probe_findings
+        from torch_lsp.shapes import infer_shapes
+
+        session, args = self.probe
+        analysis = result.analysis
+        settings = self.settings_for(analysis.path)
+        folders = [os.getcwd()] + ([os.path.dirname(os.path.abspath(analysis.path))] if analysis.path else [])
+        report = session.probe(analysis, infer_shapes(analysis), probe_options(args, settings), folders)
+        for note in report.notes:
+            self.note(f"torch-lsp check: {note}")
+        return add_probe_findings(result, settings)
 
     # -- settings ----------------------------------------------------------------------
     def settings_for(self, path: str | None):

@@ -38,6 +38,10 @@ class FactCache:
         value = self._values[key] = compute()
         return value
 
+    def peek(self, key: FactKey[T]) -> T | None:
+        """The fact if something already computed it, else None (never computes)."""
+        return self._values.get(key)
+
     def pop(self, key: FactKey[T]) -> T | None:
         """Forget the fact (the caller then holds the only reference the cache had)."""
         return self._values.pop(key, None)

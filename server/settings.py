@@ -8,7 +8,14 @@ The keys are ruff's:
     ignore = ["TL401"]             # removes from it
     per-file-ignores = { "tests/**" = ["TL1"], "__init__.py" = ["TL406"] }
     severity = { TL301 = "error", TL4 = "hint" }
-    shapes.inlayHints = true       # reserved for the shapes feature
+    shapes.inlayHints = true       # shapes after assignments, as inlay hints
+    probe.device = "meta"          # the shape probe: "meta", "cpu" or "cuda"
+    probe.timeout = 10             # seconds per probe
+    probe.memory = 4096            # MB of address space for the probe's process
+
+The probe runs the project's own code, so `probe.enabled` and `probe.python` are read
+only from the editor's settings (in VS Code, of a trusted workspace) or the command line
+(`--probe`), never from a pyproject.toml that came with the code.
 
 Codes may be prefixes (`"TL4"`).  Each source of settings (the pyproject table, the
 editor, the command line) is one *selection layer*, resolved like ruff: within a
@@ -34,10 +41,14 @@ from typing import Any, Iterator, Mapping
 
 from torch_lsp.diagnostics.base import SEVERITIES
 from torch_lsp.files import glob_regex
+from torch_lsp.shapes.probe.client import PROBE_DEVICES, ProbeOptions
 
 TOOL_TABLE = "[tool.torch-lsp]"
 EDITOR_SOURCE = "the editor settings for torch-lsp"
-KNOWN_KEYS = ("select", "extend-select", "ignore", "per-file-ignores", "severity", "shapes.inlayHints")
+KNOWN_KEYS = ("select", "extend-select", "ignore", "per-file-ignores", "severity", "shapes.inlayHints",
+              "probe.enabled", "probe.python", "probe.device", "probe.timeout", "probe.memory")
+# Settings that make torch-lsp run the project's code: never taken from the project's own files.
+EDITOR_ONLY_KEYS = ("probe.enabled", "probe.python")
 
 
 # -- what is selected -----------------------------------------------------------------
@@ -101,6 +112,8 @@ class Settings:
     per_file_ignores: tuple[PerFileIgnore, ...] = ()
     severity: dict[str, str] = field(default_factory=dict)
     inlay_hints: bool = True
+    probe_enabled: bool = False
+    probe: ProbeOptions = field(default_factory=ProbeOptions)
     # The folder relative globs refer to: the pyproject's, or the editor's workspace.
     root: str | None = None
     _file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -174,9 +187,9 @@ def _flattened(table: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
     """(normalized key, key as written, value); the `shapes` table is flattened."""
     for key, value in table.items():
         normalized = _normalized_key(str(key))
-        if normalized == "shapes" and isinstance(value, Mapping):
+        if normalized in ("shapes", "probe") and isinstance(value, Mapping):
             for inner, inner_value in value.items():
-                yield f"shapes.{_normalized_key(str(inner))}", f"shapes.{inner}", inner_value
+                yield f"{normalized}.{_normalized_key(str(inner))}", f"{key}.{inner}", inner_value
         else:
             yield normalized, str(key), value
 
@@ -254,6 +267,31 @@ class _TableReader:
         self.wrong_type(key, "true or false", value)
         return default
 
+    def number(self, key: str, value: Any, default: float, *, whole: bool = False) -> float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 \
+                and (not whole or float(value).is_integer()):
+            return int(value) if whole else float(value)
+        self.wrong_type(key, "a positive whole number" if whole else "a positive number", value)
+        return default
+
+    def choice(self, key: str, value: Any, choices: tuple[str, ...], default: str) -> str:
+        if isinstance(value, str) and value.strip().lower() in choices:
+            return value.strip().lower()
+        self.wrong_type(key, "one of " + ", ".join(f'"{c}"' for c in choices), value)
+        return default
+
+    def text(self, key: str, value: Any, default: str | None) -> str | None:
+        if isinstance(value, str):
+            return value.strip() or None
+        self.wrong_type(key, "a string", value)
+        return default
+
+    def editor_only(self, key: str) -> None:
+        self.errors.append(
+            f"In {self.where}, `{key}` is ignored: it makes torch-lsp run the project's code, so it is "
+            "read only from the editor's settings or the command line (`--probe`)."
+        )
+
     def unknown_key(self, key: str) -> None:
         self.errors.append(
             f"In {self.where}, `{key}` is not a torch-lsp setting, so it is ignored. "
@@ -268,8 +306,25 @@ def _apply_table(base: Settings, table: Mapping[str, Any], where: str, root: str
     per_file: tuple[PerFileIgnore, ...] = ()
     severity: dict[str, str] = {}
     inlay_hints = base.inlay_hints
+    probe_enabled, probe = base.probe_enabled, base.probe
     for key, written, value in _flattened(table):
         if value is None:  # editors send null for "not set"
+            continue
+        if key.startswith("probe."):
+            if key in EDITOR_ONLY_KEYS and where != EDITOR_SOURCE:
+                reader.editor_only(written)
+            elif key == "probe.enabled":
+                probe_enabled = reader.boolean(written, value, probe_enabled)
+            elif key == "probe.python":
+                probe = replace(probe, python=reader.text(written, value, probe.python))
+            elif key == "probe.device":
+                probe = replace(probe, device=reader.choice(written, value, PROBE_DEVICES, probe.device))
+            elif key == "probe.timeout":
+                probe = replace(probe, timeout=reader.number(written, value, probe.timeout))
+            elif key == "probe.memory":
+                probe = replace(probe, memory=reader.number(written, value, probe.memory, whole=True))
+            else:
+                reader.unknown_key(written)
             continue
         if key in ("select", "extend-select", "ignore"):
             layer[key] = reader.selectors(written, value)
@@ -279,8 +334,9 @@ def _apply_table(base: Settings, table: Mapping[str, Any], where: str, root: str
             severity = reader.severity(written, value)
         elif key == "shapes.inlay-hints":
             inlay_hints = reader.boolean(written, value, base.inlay_hints)
-        elif key == "shapes":
-            reader.wrong_type(written, "a table such as { inlayHints = true }", value)
+        elif key in ("shapes", "probe"):
+            reader.wrong_type(written, "a table such as { inlayHints = true }" if key == "shapes"
+                              else 'a table such as { device = "meta" }', value)
         else:
             reader.unknown_key(written)
     settings = replace(
@@ -288,6 +344,8 @@ def _apply_table(base: Settings, table: Mapping[str, Any], where: str, root: str
         per_file_ignores=base.per_file_ignores + per_file,
         severity={**base.severity, **severity},
         inlay_hints=inlay_hints,
+        probe_enabled=probe_enabled,
+        probe=probe,
         root=base.root or root,
     )
     if any(v is not None for v in layer.values()):

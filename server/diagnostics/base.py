@@ -55,6 +55,8 @@ class Rule:
     # Rules that read the shape pass (the costliest fact): the server sends them in a second
     # step (a second push, or a refresh for pull clients) so the others reach the editor sooner.
     needs_shapes: ClassVar[bool] = False
+    # Rules that read the shape probe's report: run only once a front end has probed the file.
+    needs_probe: ClassVar[bool] = False
 
     def check(self, analysis: "Analysis") -> Iterator[Finding]:
         raise NotImplementedError

@@ -5,22 +5,42 @@ exactly: every `# expect: TLxxx` line is reported, nothing else is.
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
-from torch_lsp.checker import check_source
+from torch_lsp.checker import add_probe_findings, check_source
 from torch_lsp.diagnostics import all_rules
 from torch_lsp.settings import Selection, Settings
+from torch_lsp.shapes import infer_shapes
+from torch_lsp.shapes.probe.client import ProbeOptions
+from torch_lsp.shapes.probe.session import ProbeSession
 from tests.rules.markers import read_markers
+from tests.shapes.conftest import require_torch
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RULE_FIXTURES = sorted(p for p in FIXTURES.glob("TL*.py") if p.stem in all_rules())
 
 
+def checked(path: Path, code: str):
+    """The check of a fixture with only `code` selected; a rule that reads the shape probe's
+    report (TL502) gets the file probed first, with this interpreter's torch."""
+    settings = Settings().with_selection(Selection(select=(code,)))
+    result = check_source(path.read_text(encoding="utf-8"), str(path), settings)
+    if all_rules()[code].needs_probe:
+        require_torch()
+        session = ProbeSession(str(path.parent), editor_python=sys.executable)
+        try:
+            session.probe(result.analysis, infer_shapes(result.analysis), ProbeOptions(python=sys.executable))
+        finally:
+            session.close()
+        result = add_probe_findings(result, settings)
+    return result
+
+
 def _findings(path: Path, code: str):
-    result = check_source(path.read_text(encoding="utf-8"), str(path), Settings().with_selection(Selection(select=(code,))))
-    return [f for f in result.findings if f.code == code]
+    return [f for f in checked(path, code).findings if f.code == code]
 
 
 @pytest.mark.parametrize("fixture", RULE_FIXTURES, ids=lambda p: p.stem)

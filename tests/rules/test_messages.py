@@ -18,18 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from torch_lsp.checker import check_source
 from torch_lsp.reporting import problems_of
-from torch_lsp.settings import Selection, Settings
-from tests.rules.test_fixtures import RULE_FIXTURES
+from tests.rules.test_fixtures import RULE_FIXTURES, checked
 
 UPDATE = os.environ.get("TORCH_LSP_UPDATE_EXPECTED") == "1"
 
 
 def reported_text(fixture: Path) -> str:
     code = fixture.stem
-    settings = Settings().with_selection(Selection(select=(code,)))
-    result = check_source(fixture.read_text(encoding="utf-8"), str(fixture), settings)
+    result = checked(fixture, code)
     lines = []
     for problem in problems_of(result, fixture.name):
         if problem.code != code:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 WORKER = Path(__file__).with_name("worker.py")
+PROBE_DEVICES = ("meta", "cpu", "cuda")
 START_TIMEOUT_S = 60.0  # importing torch cold, from a slow disk
 CPU_SECONDS_CAP = 3600  # a worker's whole life; a busy loop is stopped by the wall clock long before
 KEPT_ENVIRONMENT = (

@@ -188,32 +188,37 @@ class Probe:
 
 class ScriptProbe(Probe):
     """A script's top-level tensor statements (`program.script_statements`), run one by one
-    under the probe's device, recording the shape of every tensor each one binds."""
+    under the probe's device, recording the shape of every tensor each one binds.  A
+    statement that raises is recorded and the next ones still run (one that reads what it
+    failed to bind then fails with a NameError, which is no shape error)."""
 
     def run(self) -> dict:
-        try:
-            return self.run_on(self.device)
-        except SHAPE_ERRORS + (NotImplementedError,):
-            if self.device != "meta" or self.tensor_bytes > self.request.get("cpu_fallback_bytes", 0):
-                raise
-            return self.run_on("cpu")
+        result = self.run_on(self.device)
+        if self.device == "meta" and result["failures"] \
+                and self.tensor_bytes <= self.request.get("cpu_fallback_bytes", 0):
+            return self.run_on("cpu")  # the messages the user's own run would print
+        return result
 
     def run_on(self, device: str) -> dict:
         tree, statements = self.program_module.script_statements(self.request["source"])
         namespace = self.fresh_module().__dict__
-        bindings = []
+        bindings, failures = [], []
         self.tensor_bytes = 0
         with self.torch.device(device):
             for statement in statements:
-                exec(compile(ast.Module([statement], []), self.path, "exec"), namespace)
+                try:
+                    exec(compile(ast.Module([statement], []), self.path, "exec"), namespace)
+                except Exception as error:  # noqa: BLE001 - the user's code failing is the answer
+                    failures.append(failure(error, self.path))
+                    continue
                 shapes = {name: shapes_of(self.torch, namespace.get(name))
                           for name in sorted(self.program_module.bound_names(statement))
                           if isinstance(namespace.get(name), self.torch.Tensor)}
-                self.tensor_bytes += sum(t.numel() * t.element_size() for t in namespace.values()
-                                         if isinstance(t, self.torch.Tensor))
+                self.tensor_bytes = max(self.tensor_bytes, sum(
+                    t.numel() * t.element_size() for t in namespace.values() if isinstance(t, self.torch.Tensor)))
                 if shapes:
                     bindings.append({"line": statement.lineno, "shapes": shapes})
-        return {"device": device, "bindings": bindings}
+        return {"device": device, "bindings": bindings, "failures": failures}
 
 
 def shapes_of(torch, value):

@@ -1,0 +1,114 @@
+"""What to probe in a file, from what the static pass already knows.
+
+Two kinds of request (see `worker.py`):
+
+  * the file's script: its top-level tensor statements (`program.script_statements`),
+    when it has any beyond imports and definitions;
+  * a module class: each `nn.Module` subclass of the file whose `forward` the static pass
+    ran with concrete input shapes (a call site such as `Net()(torch.randn(8, 1, 28, 28))`),
+    or whose stated input shapes (annotations, shape comments) are concrete but for a
+    leading batch, when the class is built with no arguments.  The batch is varied in a
+    second run, so a size shown as `B` is checked to follow the batch.
+
+Only requests whose inputs are certain are made: a probe that raises becomes an error
+(TL502), so it must have run what the user's code would run.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from torch_lsp.shapes.probe.program import script_statements
+from torch_lsp.shapes.values import Instance, Tensor
+
+if TYPE_CHECKING:
+    from torch_lsp.shapes.report import ShapeReport
+
+PROBED_BATCH = 2  # a symbolic leading batch is run at this size, then at VARIED_BATCH
+VARIED_BATCH = 3
+DTYPES = {"long": "int64", "bool": "bool", "float": "float32", None: "float32"}
+
+
+@dataclass(frozen=True)
+class ProbeTarget:
+    """One request to the worker and what the answer is compared with."""
+
+    kind: str  # "script" | "module"
+    label: str  # "the file's top-level code" | "Net()"
+    request: dict = field(hash=False)
+    class_name: str | None = None
+    forward: ast.FunctionDef | None = field(default=None, hash=False, compare=False)
+
+
+def script_target(path: str, source: str) -> ProbeTarget | None:
+    try:
+        _, statements = script_statements(source)
+    except SyntaxError:
+        return None
+    definitions = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    if not any(not isinstance(s, definitions) for s in statements):
+        return None
+    return ProbeTarget("script", "the file's top-level code", {"op": "script", "path": path, "source": source})
+
+
+def concrete_inputs(frame, params: list[str], symbolic_batch: bool) -> list[dict] | None:
+    """Input specs for the worker from the frame's parameter values, or None when one is not
+    a tensor of known sizes (a leading symbol is allowed, as the batch, when `symbolic_batch`)."""
+    inputs = []
+    for name in params:
+        value = frame.params.get(name)
+        if value.__class__ is not Tensor or value.variadic or not value.dims:
+            return None
+        dims = [d.to_json() if d is not None else None for d in value.dims]
+        batch_dim = None
+        if symbolic_batch and isinstance(dims[0], str) and all(isinstance(d, int) for d in dims[1:]):
+            dims[0], batch_dim = PROBED_BATCH, 0
+        if not all(isinstance(d, int) and d > 0 for d in dims):
+            return None
+        inputs.append({"shape": dims, "dtype": DTYPES.get(value.dtype, "float32"), "batch_dim": batch_dim})
+    return inputs
+
+
+def module_targets(path: str, source: str, report: "ShapeReport") -> list[ProbeTarget]:
+    """A request per module class whose forward has certain inputs (one per class: the first)."""
+    engine = report.engine
+    targets: dict[str, ProbeTarget] = {}
+    for node in report.analysis.classes.values():
+        forward = next((s for s in node.body if isinstance(s, ast.FunctionDef)
+                        and s.name == "forward"), None)
+        if forward is None or node.name in targets:
+            continue
+        params = [a.arg for a in forward.args.args[1:]]
+        if not params or forward.args.vararg or forward.args.kwonlyargs:
+            continue
+        for frame in engine.frames_by_function.get(forward, ()):
+            instance = frame.self_value
+            if not isinstance(instance, Instance) or instance.label != f"{node.name}()" and not (
+                    instance.standalone and constructible_without_arguments(node)):
+                continue
+            inputs = concrete_inputs(frame, params, symbolic_batch=frame.standalone)
+            if inputs is None:
+                continue
+            request = {"op": "probe", "path": path, "source": source, "roots": [node.name],
+                       "init": f"{node.name}()", "inputs": inputs, "memory": True}
+            if any(spec["batch_dim"] is not None for spec in inputs):
+                request["vary_batch"] = VARIED_BATCH
+            targets[node.name] = ProbeTarget("module", f"{node.name}()", request, node.name, forward)
+            break
+    return list(targets.values())
+
+
+def constructible_without_arguments(node: ast.ClassDef) -> bool:
+    init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    if init is None:
+        return True
+    args = init.args
+    required = len(args.args) - 1 - len(args.defaults)
+    return required <= 0 and all(d is not None for d in args.kw_defaults)
+
+
+def probe_targets(path: str, source: str, report: "ShapeReport") -> list[ProbeTarget]:
+    # Module targets first: when the script meets the same error, theirs says more (the input).
+    script = script_target(path, source)
+    return module_targets(path, source, report) + ([script] if script else [])

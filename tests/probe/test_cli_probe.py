@@ -1,0 +1,101 @@
+"""`torch-lsp check --probe` and `torch-lsp shapes --probe`, run as a user would."""
+from __future__ import annotations
+
+import json
+import sys
+
+from tests.conftest import run_cli
+from tests.shapes.conftest import require_torch
+
+MODELS = '''import torch
+import torch.nn as nn
+
+
+class Spectral(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(64, 16)
+
+    def forward(self, x):
+        spectrum = torch.fft.rfft(x).abs()
+        out = self.proj(spectrum)
+        return out
+
+
+class Good(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.fc = nn.Linear(8 * 30 * 30, 10)
+
+    def forward(self, x):
+        h = self.conv(x)
+        y = self.fc(h.flatten(1))
+        return y
+
+
+def report(model, batch):
+    with open("REPORT_WRITTEN", "w") as handle:
+        handle.write(str(model(batch).shape))
+
+
+good = Good()(torch.randn(5, 3, 32, 32))
+report(Spectral(), torch.randn(4, 64))
+'''
+
+
+def test_check_probe_reports_what_static_analysis_cannot_see(tmp_path):
+    require_torch()
+    (tmp_path / "models.py").write_text(MODELS)
+    static = run_cli("check", "models.py", cwd=tmp_path)
+    assert "TL502" not in static.stdout  # off unless asked: the probe runs the user's code
+    probed = run_cli("check", "--probe", "--probe-python", sys.executable, "--format", "json", "models.py",
+                     cwd=tmp_path, timeout=180)
+    assert probed.returncode == 1, probed.stderr
+    problems = [p for p in json.loads(probed.stdout) if p["code"] == "TL502"]
+    assert [(p["line"], p["column"], p["severity"]) for p in problems] == [(12, 9, "error")]
+    assert problems[0]["message"] == (
+        "The shape probe ran `Spectral()` on a [4, 64] input and it raised RuntimeError: "
+        "mat1 and mat2 shapes cannot be multiplied (4x33 and 64x16)")
+    assert not (tmp_path / "REPORT_WRITTEN").exists()  # a function call at top level never runs
+
+
+def test_shapes_probe_confirms_the_static_shapes(tmp_path):
+    require_torch()
+    (tmp_path / "models.py").write_text(MODELS)
+    done = run_cli("shapes", "--probe", "--probe-python", sys.executable, "--format", "json", "models.py",
+                   cwd=tmp_path, timeout=180)
+    assert done.returncode == 0, done.stderr
+    by_name = {(r["line"], r["name"]): r for r in json.loads(done.stdout)}
+    assert by_name[(23, "h")]["shape"] == [5, 8, 30, 30]
+    assert by_name[(23, "h")]["probe"] == "confirmed by probe"
+    assert by_name[(24, "y")]["probe"] == "confirmed by probe"
+    text = run_cli("shapes", "--probe", "--probe-python", sys.executable, "models.py", cwd=tmp_path, timeout=180)
+    assert "models.py:23:9: h: [5, 8, 30, 30]" in text.stdout and "[confirmed by probe]" in text.stdout
+    assert "models.py:12:9: TL502 The shape probe ran `Spectral()`" in text.stdout
+
+
+def test_a_probe_without_torch_says_how_to_get_it(tmp_path):
+    (tmp_path / "models.py").write_text(MODELS)
+    no_torch = tmp_path / "python-without-torch"
+    no_torch.write_text(f"#!/bin/sh\nexec {sys.executable} -S \"$@\"\n")
+    no_torch.chmod(0o755)
+    done = run_cli("check", "--probe", "--probe-python", str(no_torch), "models.py", cwd=tmp_path, timeout=120)
+    assert "torch is not installed in the probe's Python" in done.stderr
+    assert done.stderr.count("torch is not installed") == 1
+    assert "TL502" not in done.stdout
+
+
+def test_the_probe_is_never_enabled_by_the_projects_own_files(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.torch-lsp]\nprobe.enabled = true\nprobe.python = "/bin/sh"\n')
+    (tmp_path / "models.py").write_text(MODELS)
+    done = run_cli("check", "models.py", cwd=tmp_path)
+    assert "`probe.enabled` is ignored: it makes torch-lsp run the project's code" in done.stderr
+    assert "`probe.python` is ignored" in done.stderr
+    assert "TL502" not in done.stdout
+
+
+def test_probe_and_fix_do_not_combine(tmp_path):
+    (tmp_path / "models.py").write_text(MODELS)
+    done = run_cli("check", "--probe", "--fix", "models.py", cwd=tmp_path)
+    assert done.returncode == 2 and "does not combine with --fix" in done.stderr
