@@ -18,6 +18,11 @@ through these states (the key of a check is uri, version and settings generation
           v
       checked  (kept in `versions`; hover, inlay hints and code actions
           |     answer from it; push: published if current and different)
+          |
+          |---> probed  (only with `probe.enabled`: the version's models run in the
+          |              probe worker on a thread of their own; TL502 is added to the
+          |              same checked version, then published, or refreshed for a
+          |              pull client, if still current)
           v
       released  (pushed out by newer versions, or the document closed:
                  its shape pass is freed on the analysis thread, after
@@ -40,9 +45,10 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import TYPE_CHECKING, Awaitable, Callable
 
-from torch_lsp.checker import add_shape_findings, check_source, collector_paused
+from torch_lsp.checker import add_probe_findings, add_shape_findings, check_source, collector_paused
 from torch_lsp.documents import CheckCache, CheckedVersion, OpenDocument, release_versions
 from torch_lsp.protocol import is_too_large, to_diagnostic, too_large_diagnostic
+from torch_lsp.shapes import infer_shapes
 
 if TYPE_CHECKING:
     from torch_lsp.lsp import TorchLanguageServer
@@ -67,6 +73,8 @@ class CheckScheduler:
         self._complete_passes: dict[tuple, asyncio.Future] = {}
         self._background_tasks: set[asyncio.Task] = set()
         self._last_collection = 0.0
+        # Probes wait seconds for a worker: never on the analysis thread.
+        self._probe_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="torch-lsp-probe")
 
     # -- what handlers call ----------------------------------------------------
     def check_soon(self, uri: str, delay: float) -> None:
@@ -144,6 +152,7 @@ class CheckScheduler:
 
     def shutdown(self) -> None:
         self._analysis_thread.shutdown(wait=False, cancel_futures=True)
+        self._probe_thread.shutdown(wait=False, cancel_futures=True)
 
     # -- debouncing -> first pass -> complete pass -> published ------------------
     async def _debounced(self, uri: str, delay: float) -> None:
@@ -224,6 +233,53 @@ class CheckScheduler:
             return
         self._release_later(self.versions.put(key[0], checked))
         self.server.show_settings_problems(checked.settings_problems)
+        document = self.server.documents.get(key[0])
+        if document is not None and document.version == checked.version and checked.result is not None:
+            settings, _ = self.server.settings.settings_for(document.path, checked.generation)
+            if settings.probe_enabled:
+                self._in_background(self._probe_pass(document, checked, settings))
+
+    # -- checked -> probed ---------------------------------------------------------
+    async def _probe_pass(self, document: OpenDocument, checked: CheckedVersion, settings) -> None:
+        """Run the version's models in the probe and add TL502 to the checked version."""
+        probes = self.server.probes
+        analysis = checked.result.analysis
+        try:
+            targets = await self.on_analysis_thread(lambda: probes.plan(analysis, infer_shapes(analysis)))
+            if not targets or not self._is_current(document, checked):
+                return
+            async with self.server.progress("torch-lsp: starting the shape probe (importing torch)",
+                                            not probes.has_worker(settings.probe)):
+                answers = await asyncio.get_running_loop().run_in_executor(
+                    self._probe_thread, probes.ask, targets, settings.probe, self.server.probe_folders(document))
+            if not self._is_current(document, checked):
+                return
+            result, diagnostics = await self.on_analysis_thread(self._with_probe, checked, targets, answers, settings)
+        except Exception:
+            self.server.log_failure(f"Probing {document.uri} failed; the other diagnostics stay.")
+            return
+        self.server.show_probe_notes(result.analysis)
+        changed = diagnostics != checked.diagnostics
+        checked.result, checked.diagnostics = result, diagnostics
+        if changed and self._is_current(document, checked):
+            if self.server.pulls_diagnostics:
+                if self.server.client_supports("workspace.diagnostics.refresh_support"):
+                    self.server.workspace_diagnostic_refresh(None)
+            else:
+                self._publish_if_current(document, checked)
+
+    def _with_probe(self, checked: CheckedVersion, targets, answers, settings):
+        """Runs on the analysis thread: the version's result and diagnostics with TL502."""
+        analysis = checked.result.analysis
+        self.server.probes.fold(analysis, targets, answers)
+        result = add_probe_findings(checked.result, settings)
+        encoding = self.server.encoding
+        return result, [to_diagnostic(finding, analysis.lines, encoding) for finding in result.findings]
+
+    def _is_current(self, document: OpenDocument, checked: CheckedVersion) -> bool:
+        current = self.server.documents.get(document.uri)
+        return (current is document and current.version == checked.version
+                and checked.generation == self.server.settings.generation)
 
     def _check(self, document: OpenDocument, generation: int, first_pass: CheckedVersion | None = None,
                shapes: bool = True) -> CheckedVersion | None:

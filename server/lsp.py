@@ -16,7 +16,10 @@ refresh, after which it pulls the complete list).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import logging
+import os
 import sys
 import traceback
 import uuid
@@ -48,6 +51,8 @@ from torch_lsp.protocol import (
     workspace_folders,
 )
 from torch_lsp.shapes import WorkspaceResolver, infer_shapes, set_default_resolver
+from torch_lsp.shapes.probe.results import hover_with_probe, probed_hint
+from torch_lsp.shapes.probe.session import ProbeSession, probe_report_of
 
 SERVER_NAME = "torch-lsp"
 CHANGE_DEBOUNCE_S = 0.075
@@ -66,6 +71,9 @@ class TorchLanguageServer(LanguageServer):
         self.shown_settings_problems: set[tuple[str, tuple[str, ...]]] = set()
         self.session_token = uuid.uuid4().hex[:8]
         self.init_options: dict = {}
+        # The probe runs in the interpreter the editor started us with, unless set otherwise.
+        self.probes = ProbeSession(editor_python=sys.executable)
+        self.shown_probe_notes: set[str] = set()
 
     # -- what the client can do ---------------------------------------------
     def client_supports(self, path: str) -> bool:
@@ -153,6 +161,41 @@ class TorchLanguageServer(LanguageServer):
         value = values[0] if values else None
         return value if isinstance(value, dict) else None
 
+    # -- the shape probe --------------------------------------------------------
+    def probe_folders(self, document: OpenDocument) -> list[str]:
+        """Where the probe finds the workspace's own modules (`from model import Net`)."""
+        folders = list(self.settings.workspace_folders)
+        if document.path:
+            folders.append(os.path.dirname(os.path.abspath(document.path)))
+        return folders
+
+    @contextlib.asynccontextmanager
+    async def progress(self, title: str, show: bool):
+        """`$/progress` around slow work, for a client that shows it."""
+        token = None
+        if show and self.client_supports("window.work_done_progress"):
+            token = f"torch-lsp-{self.session_token}-{uuid.uuid4().hex[:6]}"
+            try:
+                await asyncio.wait_for(self.work_done_progress.create_async(token), CONFIGURATION_TIMEOUT_S)
+                self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title))
+            except Exception:
+                token = None
+        try:
+            yield
+        finally:
+            if token is not None:
+                self.work_done_progress.end(token, lsp.WorkDoneProgressEnd())
+                self.work_done_progress.tokens.pop(token, None)
+
+    def show_probe_notes(self, analysis) -> None:
+        """Say once why something could not be probed (no torch in that Python, a timeout)."""
+        report = probe_report_of(analysis)
+        for note in report.notes if report is not None else ():
+            if note not in self.shown_probe_notes:
+                self.shown_probe_notes.add(note)
+                self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning,
+                                                               message=f"torch-lsp: {note}"))
+
     # -- reporting ------------------------------------------------------------
     def log_failure(self, what: str) -> None:
         message = f"{what}\n{traceback.format_exc()}"
@@ -213,6 +256,7 @@ def create_server() -> TorchLanguageServer:
     def initialize(ls: TorchLanguageServer, params: lsp.InitializeParams) -> None:
         ls.init_options = editor_section(params.initialization_options)
         ls.settings.workspace_folders = workspace_folders(params)
+        ls.probes.workspace = ls.settings.workspace_folders[0] if ls.settings.workspace_folders else None
         # Shapes follow imported model classes into other files of the workspace.
         set_default_resolver(WorkspaceResolver(ls.settings.workspace_folders))
         ls.settings.set_editor(ls.init_options)
@@ -238,6 +282,7 @@ def create_server() -> TorchLanguageServer:
     @server.feature(lsp.SHUTDOWN)
     def shutdown(ls: TorchLanguageServer, params: None) -> None:
         ls.scheduler.shutdown()
+        ls.probes.close()
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TorchLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
@@ -348,6 +393,10 @@ def create_server() -> TorchLanguageServer:
         answer = report.hover(*ast_position(position, lines, ls.encoding))
         if answer is None:
             return None
+        probe = probe_report_of(checked.result.analysis)
+        if probe is not None:
+            binding = report.binding_at(answer.line, answer.col)
+            answer = dataclasses.replace(answer, markdown=hover_with_probe(answer.markdown, probe, binding))
         return to_hover(answer, lines, ls.encoding, ls.hover_formats)
 
     @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT, lsp.InlayHintOptions(resolve_provider=False))
@@ -368,7 +417,11 @@ def create_server() -> TorchLanguageServer:
         checked, report = found
         lines = checked.result.analysis.lines
         first, last = params.range.start.line + 1, params.range.end.line + 1
-        return [to_inlay_hint(hint, lines, ls.encoding) for hint in report.inlay_hints() if first <= hint.line <= last]
+        hints = [hint for hint in report.inlay_hints() if first <= hint.line <= last]
+        probe = probe_report_of(checked.result.analysis)
+        if probe is not None:
+            hints = [probed_hint(hint, probe, report.binding_after(hint.line, hint.col)) for hint in hints]
+        return [to_inlay_hint(hint, lines, ls.encoding) for hint in hints]
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: TorchLanguageServer, params: lsp.DidChangeConfigurationParams) -> None:

@@ -162,6 +162,14 @@ class ShapeReport:
             return "assign"
         return None
 
+    def binding_at(self, line: int, col: int) -> ShapeBinding | None:
+        """The tensor binding whose name starts at this `ast` position, if any."""
+        return next((b for b in self.bindings if b.line == line and b.col == col), None)
+
+    def binding_after(self, line: int, end_col: int) -> ShapeBinding | None:
+        """The tensor binding whose name ends at this `ast` position (where its hint sits)."""
+        return next((b for b in self.bindings if b.line == line and b.end_col == end_col), None)
+
     def inlay_hints(self) -> list[InlayHint]:
         """`: [B, nh, T, hs]` after assignment and `for` targets that hold tensors."""
         hints = []

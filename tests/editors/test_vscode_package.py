@@ -35,6 +35,8 @@ SECTION = "torch-lsp"
 EXTENSION_ONLY = {"interpreter", "path", "trace.server"}
 # The settings that name a program to run: an untrusted workspace must not set them.
 LAUNCH_SETTINGS = {"torch-lsp.interpreter", "torch-lsp.path"}
+# Settings that make the server run the workspace's code (the shape probe).
+PROBE_SETTINGS = {"torch-lsp.probe.enabled", "torch-lsp.probe.python"}
 
 
 @dataclass(frozen=True)
@@ -168,17 +170,19 @@ def test_the_vsix_contributes_every_server_setting_and_no_other(build: Build) ->
         assert "default" in property, f"{key} has no default"
 
 
-def test_no_probe_setting_or_command_is_contributed_yet(build: Build) -> None:
-    # The shape probe does not exist yet; the extension must not offer a switch for it.
-    contributes = vsix_manifest(build)["contributes"]
-    assert not [key for key in contributes["configuration"]["properties"] if "probe" in key.lower()]
-    assert not [command for command in contributes["commands"] if "probe" in command["command"].lower()]
+def test_the_probe_is_off_by_default(build: Build) -> None:
+    properties = vsix_manifest(build)["contributes"]["configuration"]["properties"]
+    assert properties["torch-lsp.probe.enabled"]["default"] is False
 
 
-def test_untrusted_workspaces_cannot_choose_the_program_that_runs(build: Build) -> None:
+def test_untrusted_workspaces_cannot_choose_the_program_that_runs_nor_turn_the_probe_on(build: Build) -> None:
     trust = vsix_manifest(build)["capabilities"]["untrustedWorkspaces"]
     assert trust["supported"] == "limited"
-    assert set(trust["restrictedConfigurations"]) == LAUNCH_SETTINGS
+    assert set(trust["restrictedConfigurations"]) == LAUNCH_SETTINGS | PROBE_SETTINGS
+    # Even the user's own setting cannot turn the probe on in an untrusted workspace.
+    untrusted = mapped_settings(build, {"probe.enabled": True, "probe.python": "/tmp/evil"}, trusted=False)
+    settings, errors = merge_editor_settings(Settings(), untrusted, root="/work/project")
+    assert errors == [] and settings.probe_enabled is False and settings.probe.python is None
 
 
 def test_the_server_accepts_every_mapped_setting_and_applies_it(build: Build) -> None:
@@ -189,6 +193,11 @@ def test_the_server_accepts_every_mapped_setting_and_applies_it(build: Build) ->
         "perFileIgnores": {"tests/**": ["TL3"]},
         "severity": {"TL301": "error", "TL1": "hint"},
         "shapes.inlayHints": False,
+        "probe.enabled": True,
+        "probe.python": "/usr/bin/python3",
+        "probe.device": "cpu",
+        "probe.timeout": 5,
+        "probe.memory": 2048,
         # The extension's own settings must never reach the server.
         "interpreter": ["/usr/bin/python3"],
         "path": "/usr/local/bin/torch-lsp",
@@ -202,6 +211,9 @@ def test_the_server_accepts_every_mapped_setting_and_applies_it(build: Build) ->
     assert not settings.is_selected("TL301", "/work/project/tests/test_model.py")
     assert settings.severity_of("TL301") == "error" and settings.severity_of("TL102") == "hint"
     assert settings.inlay_hints is False
+    assert settings.probe_enabled is True
+    assert (settings.probe.python, settings.probe.device, settings.probe.timeout, settings.probe.memory) == (
+        "/usr/bin/python3", "cpu", 5, 2048)
 
 
 def test_contributed_defaults_are_the_servers_defaults(build: Build) -> None:
@@ -217,6 +229,7 @@ def test_contributed_defaults_are_the_servers_defaults(build: Build) -> None:
     default = Settings()
     assert settings.inlay_hints == default.inlay_hints
     assert settings.severity == default.severity
+    assert (settings.probe_enabled, settings.probe) == (default.probe_enabled, default.probe)
     for code in all_rules():
         assert settings.is_selected(code) == default.is_selected(code), code
 

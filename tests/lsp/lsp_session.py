@@ -26,7 +26,7 @@ SERVER_COMMAND = [sys.executable, "-m", "torch_lsp", "serve"]
 VSCODE = "visual-studio-code"
 NEOVIM = "neovim"
 PROFILES = [VSCODE, NEOVIM]
-WAIT_S = 20.0  # a safety net against hangs, never a performance assertion
+WAIT_S = 60.0  # a safety net against hangs, never a performance assertion
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 

@@ -27,12 +27,11 @@ export interface ServerSetting {
  * Every server setting the extension contributes. package.json must contribute
  * exactly these (test/package.test.ts checks it), plus `EXTENSION_SETTINGS`.
  *
- * Adding the shape probe's settings later is one line each here, e.g.
- *     { vscodeKey: "probe.enabled", serverKey: "probe.enabled", untrustedValue: false },
- * plus its contribution in package.json, where it must also be listed under
- * `capabilities.untrustedWorkspaces.restrictedConfigurations` (the test checks that
- * the list equals `restrictedSettings()`). The `untrustedValue` is what keeps the
- * probe off in an untrusted workspace, even when a user setting turns it on.
+ * A setting that lets the server run the workspace's code (the shape probe's
+ * `probe.enabled`, `probe.python`) has an `untrustedValue` and is listed in package.json
+ * under `capabilities.untrustedWorkspaces.restrictedConfigurations` (the test checks that
+ * the list equals `restrictedSettings()`): the probe stays off in an untrusted workspace,
+ * even when a user setting turns it on.
  */
 export const SERVER_SETTINGS: readonly ServerSetting[] = [
     { vscodeKey: "select", serverKey: "select" },
@@ -41,6 +40,12 @@ export const SERVER_SETTINGS: readonly ServerSetting[] = [
     { vscodeKey: "perFileIgnores", serverKey: "per-file-ignores" },
     { vscodeKey: "severity", serverKey: "severity" },
     { vscodeKey: "shapes.inlayHints", serverKey: "shapes.inlayHints" },
+    // The shape probe runs the workspace's code: never in an untrusted workspace.
+    { vscodeKey: "probe.enabled", serverKey: "probe.enabled", untrustedValue: false },
+    { vscodeKey: "probe.python", serverKey: "probe.python", untrustedValue: null },
+    { vscodeKey: "probe.device", serverKey: "probe.device" },
+    { vscodeKey: "probe.timeout", serverKey: "probe.timeout" },
+    { vscodeKey: "probe.memory", serverKey: "probe.memory" },
 ];
 
 /** Settings that name a program to run: a workspace must not choose them unless trusted. */

@@ -33,6 +33,11 @@ test("every VS Code setting maps to the server's key", () => {
         perFileIgnores: { "tests/**": ["TL1"] },
         severity: { TL301: "error" },
         "shapes.inlayHints": false,
+        "probe.enabled": true,
+        "probe.python": "/usr/bin/python3",
+        "probe.device": "cpu",
+        "probe.timeout": 5,
+        "probe.memory": 2048,
     };
     assert.deepEqual(serverSettings(inspector({ global: everything }), true), {
         select: ["TL1"],
@@ -41,6 +46,11 @@ test("every VS Code setting maps to the server's key", () => {
         "per-file-ignores": { "tests/**": ["TL1"] },
         severity: { TL301: "error" },
         "shapes.inlayHints": false,
+        "probe.enabled": true,
+        "probe.python": "/usr/bin/python3",
+        "probe.device": "cpu",
+        "probe.timeout": 5,
+        "probe.memory": 2048,
     });
 });
 
@@ -52,6 +62,11 @@ const unsetBut = (values: Record<string, unknown> = {}) => ({
     "per-file-ignores": null,
     severity: null,
     "shapes.inlayHints": null,
+    "probe.enabled": null,
+    "probe.python": null,
+    "probe.device": null,
+    "probe.timeout": null,
+    "probe.memory": null,
     ...values,
 });
 
@@ -75,7 +90,7 @@ test("the folder's value beats the workspace's, which beats the user's", () => {
 
 test("an untrusted workspace's settings still apply to rule selection (it is not restricted)", () => {
     const inspect = inspector({ global: { ignore: ["TL1"] }, workspace: { ignore: ["TL2"] } });
-    assert.deepEqual(serverSettings(inspect, false), unsetBut({ ignore: ["TL2"] }));
+    assert.deepEqual(serverSettings(inspect, false), unsetBut({ ignore: ["TL2"], "probe.enabled": false }));
 });
 
 test("a restricted setting takes only the user's value in an untrusted workspace", () => {
@@ -86,18 +101,16 @@ test("a restricted setting takes only the user's value in an untrusted workspace
     assert.equal(explicitValue(undefined, { trusted: true, restricted: false }), undefined);
 });
 
-test("the interpreter and the executable path are restricted configurations", () => {
-    assert.deepEqual(restrictedSettings(), ["torch-lsp.interpreter", "torch-lsp.path"]);
+test("the interpreter, the executable path and the probe's switch and interpreter are restricted configurations", () => {
+    assert.deepEqual(restrictedSettings(), [
+        "torch-lsp.interpreter", "torch-lsp.path", "torch-lsp.probe.enabled", "torch-lsp.probe.python",
+    ]);
 });
 
-// The shape probe does not exist yet; this is the one line that will add its setting.
-const WITH_PROBE: readonly ServerSetting[] = [
-    ...SERVER_SETTINGS,
-    { vscodeKey: "probe.enabled", serverKey: "probe.enabled", untrustedValue: false },
-];
+const WITH_PROBE: readonly ServerSetting[] = SERVER_SETTINGS;
 
 test("a probe-like setting is restricted and forced to its untrusted value", () => {
-    assert.deepEqual(restrictedSettings(WITH_PROBE), ["torch-lsp.interpreter", "torch-lsp.path", "torch-lsp.probe.enabled"]);
+    assert.deepEqual(restrictedSettings(WITH_PROBE), restrictedSettings());
     const userTurnsItOn = inspector({ global: { "probe.enabled": true } });
     assert.deepEqual(serverSettings(userTurnsItOn, false, WITH_PROBE), unsetBut({ "probe.enabled": false }));
     assert.deepEqual(serverSettings(userTurnsItOn, true, WITH_PROBE), unsetBut({ "probe.enabled": true }));

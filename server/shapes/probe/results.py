@@ -20,6 +20,7 @@ disagreement.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from dataclasses import dataclass, field
 
 from torch_lsp.shapes.probe.plan import ProbeTarget
@@ -57,6 +58,25 @@ class ProbeReport:
             return "confirmed by probe"
         shown = ", ".join(str(d) for d in probed)
         return f"probe: [{shown}] (torch {self.torch_version})" if self.torch_version else f"probe: [{shown}]"
+
+
+def hover_with_probe(markdown: str, probe: ProbeReport | None, binding) -> str:
+    """A tensor's hover text with what the probe says of it, when it ran there."""
+    note = probe.note_for(binding.line, binding.name, binding.dims) if probe and binding else None
+    return f"{markdown}\n\n*{note}*" if note else markdown
+
+
+def probed_hint(hint, probe: ProbeReport | None, binding):
+    """An inlay hint switched to the probed shape where the probe disagrees with the static
+    one (the tooltip says so); else the hint as it is."""
+    if probe is None or binding is None:
+        return hint
+    note = probe.note_for(binding.line, binding.name, binding.dims)
+    probed = probe.observed.get((binding.line, binding.name))
+    if not note or note == "confirmed by probe" or not isinstance(probed, list):
+        return hint
+    label = ": [" + ", ".join(map(str, probed)) + "]"
+    return dataclasses.replace(hint, label=label, tooltip=f"{note}; static analysis: {hint.label[2:]}")
 
 
 def agrees(static, real: int, varies: bool | None) -> bool:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from torch_lsp.fact_cache import FactKey
 from torch_lsp.shapes.probe.client import ProbeClient, ProbeOptions, probe_python
-from torch_lsp.shapes.probe.plan import probe_targets
+from torch_lsp.shapes.probe.plan import ProbeTarget, probe_targets
 from torch_lsp.shapes.probe.results import ProbeReport, add_answer
 
 if TYPE_CHECKING:
@@ -40,6 +40,12 @@ class ProbeSession:
         self.answers: dict[str, dict] = {}
         self.lock = threading.Lock()
 
+    def has_worker(self, options: ProbeOptions) -> bool:
+        """Whether a worker for these options is already running (no cold start ahead)."""
+        python = probe_python(options, self.workspace, self.editor_python)
+        client = self.clients.get((python, options))
+        return client is not None and client.process is not None and client.process.poll() is None
+
     def client(self, options: ProbeOptions) -> ProbeClient:
         python = probe_python(options, self.workspace, self.editor_python)
         key = (python, options)
@@ -50,19 +56,39 @@ class ProbeSession:
 
     def probe(self, analysis: "Analysis", shapes: "ShapeReport", options: ProbeOptions,
               folders: list[str] | None = None) -> ProbeReport:
-        """Probe every target of the analysed file and attach the report to it."""
-        report = ProbeReport()
-        path = analysis.path or "<unsaved>"
+        """Probe every target of the analysed file and attach the report to it (the three
+        steps below, in one go: what the command line does)."""
+        targets = self.plan(analysis, shapes)
+        return self.fold(analysis, targets, self.ask(targets, options, folders))
+
+    @staticmethod
+    def plan(analysis: "Analysis", shapes: "ShapeReport") -> list[ProbeTarget]:
+        """What to probe: reads the analysis and its shapes (the server runs it on the
+        analysis thread, where versions are released)."""
         if analysis.tree is None or not analysis.uses_torch:
-            return analysis.facts.get_or_compute(PROBE_REPORT, lambda: report)
+            return []
+        return probe_targets(analysis.path or "<unsaved>", analysis.source, shapes)
+
+    def ask(self, targets: list[ProbeTarget], options: ProbeOptions, folders: list[str] | None) -> list[dict]:
+        """The worker's answers (seconds on a cold start; touches no analysis)."""
+        answers: list[dict] = []
+        if not targets:
+            return answers
         client = self.client(options)
-        for target in probe_targets(path, analysis.source, shapes):
+        for target in targets:
             request = {**target.request, "folders": folders or None,
                        "cpu_fallback_bytes": options.memory * 1024 * 1024 // CPU_FALLBACK_FRACTION}
-            answer = self.answer(client, request)
-            add_answer(report, target, answer, path, analysis.tree, analysis.lines)
-            if answer.get("no_torch"):
+            answers.append(self.answer(client, request))
+            if answers[-1].get("no_torch"):
                 break  # one clear message is enough
+        return answers
+
+    @staticmethod
+    def fold(analysis: "Analysis", targets: list[ProbeTarget], answers: list[dict]) -> ProbeReport:
+        """The answers as a report, attached to the analysed version."""
+        report = ProbeReport()
+        for target, answer in zip(targets, answers):
+            add_answer(report, target, answer, analysis.path or "<unsaved>", analysis.tree, analysis.lines)
         return analysis.facts.get_or_compute(PROBE_REPORT, lambda: report)
 
     def answer(self, client: ProbeClient, request: dict) -> dict:
