@@ -97,6 +97,16 @@ def moved_value(stmt: ast.stmt | None, name: str) -> ast.AST | None:
     return None
 
 
+def int_constant(node: ast.AST | None) -> int | None:
+    """The value of `3` or `-1`, else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = int_constant(node.operand)
+        return -inner if inner is not None else None
+    return None
+
+
 # ------------------------------------------------------------------- spans
 def loop_header_span(loop_node: ast.AST) -> tuple[int, int, int, int]:
     """`for x in loader` / `while cond` — the header up to the colon, not the body."""

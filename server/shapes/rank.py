@@ -22,7 +22,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from torch_lsp.fact_cache import FactKey
-from torch_lsp.syntax_nodes import argument, dotted
+from torch_lsp.shapes.stated import trailing_comment
+from torch_lsp.diagnostics.correctness.quoting import node_text
+from torch_lsp.roles import dominates, reaching_assignment, rebound_in_expression
+from torch_lsp.syntax_nodes import argument, dotted, int_constant
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -278,7 +281,7 @@ def _unpacked_element_shape(analysis: "Analysis", name: ast.Name, last: "Assignm
     target = stmt.targets[0]
     if not isinstance(target, (ast.Tuple, ast.List)) or not all(isinstance(e, ast.Name) for e in target.elts):
         return None
-    if _rebound_in_expression(analysis, name):
+    if rebound_in_expression(analysis, name):
         return None
     use = analysis.statement_of(name)
     if use is None or not dominates(analysis, stmt, use):
@@ -446,20 +449,6 @@ def _einsum_shape(call: ast.Call, origin: str, stated_by: ast.AST) -> KnownShape
     # `b` leads the output and every operand carries it: a batch dim, not just a letter.
     batch_first = output[0] == "b" and output.count("b") == 1 and all("b" in op for op in inputs.split(","))
     return KnownShape(tuple(None for _ in output), batch_first, origin, stated_by)
-
-
-def node_text(analysis: "Analysis", node: ast.AST) -> str:
-    """The source of a node on one line, whitespace collapsed and comments dropped.
-
-    Read through the document's `LineIndex` (`ast.get_source_segment` re-splits the whole
-    file on every call, which is far too slow for messages)."""
-    line, end_line = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
-    if line is None or end_line is None:
-        return ast.unparse(node)
-    if line != end_line:
-        return " ".join(ast.unparse(node).split())
-    raw = analysis.lines.line_text(line).encode("utf-8")[node.col_offset: node.end_col_offset]
-    return " ".join(raw.decode("utf-8", errors="replace").split())
 
 
 def _text(analysis: "Analysis", node: ast.AST, limit: int = 48) -> str:
@@ -698,79 +687,6 @@ def _product_reaches(dims: list, start: int, target: Dim) -> int | None:
 
 
 # ------------------------------------------------------------ value flow
-def reaching_assignment(analysis: "Analysis", name: ast.Name) -> "Assignment | None":
-    """The plain `name = value` that surely ran last before this use, or None.
-
-    "Surely" means: the assignment is the last one before the use in statement order,
-    and it sits in the same block as the use (or in a block that encloses it), so no
-    branch can skip it.  Names rebound by a lambda or comprehension are not followed.
-    """
-    if _rebound_in_expression(analysis, name):
-        return None
-    roles = analysis.roles_for(name)
-    assignment = roles.last_assignment(name.id, name)
-    if assignment is None or assignment.value is None or assignment.unpacked:
-        return None
-    if not isinstance(assignment.statement, (ast.Assign, ast.AnnAssign)):
-        return None
-    use = analysis.statement_of(name)
-    if use is None or not dominates(analysis, assignment.statement, use):
-        return None
-    return assignment
-
-
-def dominates(analysis: "Analysis", earlier: ast.stmt, later: ast.stmt) -> bool:
-    """`earlier` runs before `later` on every path through their function: it precedes
-    `later`, or a statement enclosing `later`, in the same block."""
-    block = containing_block(analysis, earlier)
-    if block is None:
-        return False
-    position = _index(block, earlier)
-    node: ast.AST | None = later
-    while node is not None:
-        index = _index(block, node)
-        if index is not None:
-            return position < index
-        node = analysis.parents.get(node)
-    return False
-
-
-def containing_block(analysis: "Analysis", stmt: ast.stmt) -> list[ast.stmt] | None:
-    """The statement list that holds `stmt` (a body, an `else`, a `finally`), if known."""
-    parent = analysis.parents.get(stmt)
-    if parent is None:
-        body = getattr(analysis.tree, "body", [])
-        return body if _index(body, stmt) is not None else None
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field, None)
-        if isinstance(block, list) and _index(block, stmt) is not None:
-            return block
-    return None
-
-
-def _index(block: list[ast.stmt], node: ast.AST) -> int | None:
-    for index, stmt in enumerate(block):
-        if stmt is node:
-            return index
-    return None
-
-
-def _rebound_in_expression(analysis: "Analysis", name: ast.Name) -> bool:
-    """`lambda x: x.view(-1)` or `[x.t() for x in xs]`: the name is not the function's local."""
-    node = analysis.parents.get(name)
-    while node is not None and not isinstance(node, ast.stmt):
-        if isinstance(node, ast.Lambda):
-            params = node.args
-            if name.id in {a.arg for a in params.posonlyargs + params.args + params.kwonlyargs}:
-                return True
-        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            for generator in node.generators:
-                if any(isinstance(n, ast.Name) and n.id == name.id for n in ast.walk(generator.target)):
-                    return True
-        if isinstance(node, ast.NamedExpr) and node.target.id == name.id:
-            return True
-        node = analysis.parents.get(node)
-    return False
 
 
 # ------------------------------------------------- shapes stated elsewhere
@@ -811,7 +727,7 @@ def _comment_shape_of_assignment(analysis: "Analysis", assignment: "Assignment")
     stmt = assignment.statement
     if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
         return None
-    comment = trailing_comment(analysis, stmt)
+    comment = trailing_comment(analysis.lines.line_text(stmt.end_lineno), stmt.end_col_offset)
     if comment and "->" not in comment:
         stated = _named_comment_shape(comment, assignment.name) or _bare_comment_shape(comment)
         if stated:
@@ -840,13 +756,6 @@ def _commented_parameter_shape(analysis: "Analysis", name: ast.Name) -> KnownSha
         if stated:
             return _comment_shape(stated, f"the comment `{comment.strip()}` on line {line}")
     return None
-
-
-def trailing_comment(analysis: "Analysis", stmt: ast.stmt) -> str | None:
-    """The `# ...` after a statement on its last line."""
-    text = analysis.lines.line_text(stmt.end_lineno)
-    rest = text.encode("utf-8")[stmt.end_col_offset:].decode("utf-8", errors="ignore").strip()
-    return rest if rest.startswith("#") else None
 
 
 def _named_comment_shape(comment: str, name: str) -> str | None:
@@ -880,11 +789,3 @@ def _comment_shape(stated: str, origin: str) -> KnownShape:
     return KnownShape(tuple(dims), batch_first, origin)
 
 
-def int_constant(node: ast.AST | None) -> int | None:
-    """The value of `3` or `-1`, else None."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = int_constant(node.operand)
-        return -inner if inner is not None else None
-    return None

@@ -20,8 +20,8 @@ from torch_lsp.diagnostics.correctness.torch_names import (
     SOFTMAX_MODULES,
 )
 from torch_lsp.shapes.batch import inferred_shape
-from torch_lsp.shapes.rank import int_constant, shape_of
-from torch_lsp.syntax_nodes import argument, has_star_args, is_self_attribute
+from torch_lsp.shapes.rank import shape_of
+from torch_lsp.syntax_nodes import argument, has_star_args, int_constant, is_self_attribute
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis

@@ -15,7 +15,6 @@ from torch_lsp.shapes.rank import (
     Dim,
     WILDCARD,
     dim_of,
-    int_constant,
     is_batch_size,
     is_identity_transpose,
     is_transposing,
@@ -26,7 +25,7 @@ from torch_lsp.shapes.rank import (
     transposed_tensor,
     view_merges,
 )
-from torch_lsp.syntax_nodes import argument, call_name, dotted, has_star_args, is_none
+from torch_lsp.syntax_nodes import argument, call_name, dotted, has_star_args, int_constant, is_none
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
