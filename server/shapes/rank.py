@@ -22,20 +22,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from torch_lsp.fact_cache import FactKey
+from torch_lsp.shapes.batch import BATCH_NAME
 from torch_lsp.shapes.stated import trailing_comment
-from torch_lsp.diagnostics.correctness.quoting import node_text
 from torch_lsp.roles import dominates, reaching_assignment, rebound_in_expression
-from torch_lsp.syntax_nodes import argument, dotted, int_constant
+from torch_lsp.syntax_nodes import argument, dotted, int_constant, node_text
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
     from torch_lsp.roles import Assignment
 
-# Names people give the batch size.
-BATCH_NAME = re.compile(
-    r"^(?:b|bs|bsz|batch|batch_size|batchsize|batch_sz|n_batch|nbatch|num_batch|n_batches|num_batches|nb|n_b)$",
-    re.IGNORECASE,
-)
 MAX_DEPTH = 40
 
 FACTORIES = {"torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn"}
@@ -453,7 +448,7 @@ def _einsum_shape(call: ast.Call, origin: str, stated_by: ast.AST) -> KnownShape
 
 def _text(analysis: "Analysis", node: ast.AST, limit: int = 48) -> str:
     """Short source text of a node, for the `origin` of a shape."""
-    text = node_text(analysis, node)
+    text = node_text(analysis.lines, node)
     if len(text) > limit and isinstance(node, ast.Call):
         return _text(analysis, node.func, limit) + "(...)"
     return text if len(text) <= limit else text[: limit - 3] + "..."
