@@ -18,7 +18,7 @@ from torch_lsp.shapes.calls import ModuleCall
 from torch_lsp.shapes.frame import Frame
 from torch_lsp.shapes.interpret import Engine
 from torch_lsp.shapes.values import (
-    DictValue, Instance, Int, Layer, ListValue, Tensor, TupleValue, Value, information, join_all,
+    DictValue, Instance, Int, Layer, ListValue, Opaque, Tensor, TupleValue, Value, information, join_all,
 )
 
 if TYPE_CHECKING:
@@ -124,6 +124,18 @@ class ShapeReport:
                 value = join_all(f.values[node] for f in group)
                 if isinstance(value, Tensor) and value.has_shape:
                     return value
+        return None
+
+    def symbolic_size_at(self, node: ast.AST) -> Dim | None:
+        """The size an int expression holds (`B`, `self.heads`), from the function's own
+        (symbolic) run first, as `symbolic_tensor_at`; None when unknown."""
+        frames = self._frames_by_node.get(node) or []
+        for group in ([f for f in frames if f.standalone],
+                      [f for f in frames if not f.standalone and not f.from_call_site],
+                      [f for f in frames if not f.standalone and f.from_call_site]):
+            if group:
+                value = join_all(f.values[node] for f in group)
+                return value.dim if isinstance(value, (Int, Opaque)) else None
         return None
 
     # -- bindings ------------------------------------------------------------------------

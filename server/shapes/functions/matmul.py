@@ -5,7 +5,7 @@ from torch_lsp.shapes import ops
 from torch_lsp.shapes.functions.arguments import items_of
 from torch_lsp.shapes.functions.registry import TORCH, Call, function, method
 from torch_lsp.shapes.ops import ShapeError, describe
-from torch_lsp.shapes.values import UNKNOWN, UNKNOWN_TENSOR, Str, Tensor, Value, scalar_tensor
+from torch_lsp.shapes.values import UNKNOWN, UNKNOWN_TENSOR, Opaque, Str, Tensor, Value, scalar_tensor
 
 
 def _matmul_rule(kind: str):
@@ -23,8 +23,9 @@ def _matmul_rule(kind: str):
 
 def surely_tensor(value: Value | None) -> Value | None:
     """An operand only a tensor can be (`torch.bmm`'s, `torch.einsum`'s): unknown is a tensor
-    of unknown shape, so the result still has the rank the operation gives it."""
-    return UNKNOWN_TENSOR if value is UNKNOWN else value
+    of unknown shape (so is a parameter that might otherwise be a number), and the result
+    still has the rank the operation gives it."""
+    return UNKNOWN_TENSOR if value is UNKNOWN or isinstance(value, Opaque) else value
 
 
 def matmul_of(call: Call, a: Tensor, b: Tensor, kind: str) -> Value:
