@@ -631,3 +631,77 @@ def _tensor_args(call: ast.Call) -> list[ast.AST]:
 
 def _is_bool(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, bool)
+
+
+# ------------------------------------------------------------ value flow
+def reaching_assignment(analysis: "Analysis", name: ast.Name) -> Assignment | None:
+    """The plain `name = value` that surely ran last before this use, or None.
+
+    `ScopeRoles.last_assignment` in statement order, kept only when no branch can skip
+    it: it sits in the same block as the use (or in a block that encloses it).  Names
+    rebound by a lambda or comprehension are not followed."""
+    if rebound_in_expression(analysis, name):
+        return None
+    assignment = analysis.roles_for(name).last_assignment(name.id, name)
+    if assignment is None or assignment.value is None or assignment.unpacked:
+        return None
+    if not isinstance(assignment.statement, (ast.Assign, ast.AnnAssign)):
+        return None
+    use = analysis.statement_of(name)
+    if use is None or not dominates(analysis, assignment.statement, use):
+        return None
+    return assignment
+
+
+def dominates(analysis: "Analysis", earlier: ast.stmt, later: ast.stmt) -> bool:
+    """`earlier` runs before `later` on every path through their function: it precedes
+    `later`, or a statement enclosing `later`, in the same block."""
+    block = containing_block(analysis, earlier)
+    if block is None:
+        return False
+    position = _index_in(block, earlier)
+    node: ast.AST | None = later
+    while node is not None:
+        index = _index_in(block, node)
+        if index is not None:
+            return position < index
+        node = analysis.parents.get(node)
+    return False
+
+
+def containing_block(analysis: "Analysis", stmt: ast.stmt) -> list[ast.stmt] | None:
+    """The statement list that holds `stmt` (a body, an `else`, a `finally`), if known."""
+    parent = analysis.parents.get(stmt)
+    if parent is None:
+        body = getattr(analysis.tree, "body", [])
+        return body if _index_in(body, stmt) is not None else None
+    for field_name in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field_name, None)
+        if isinstance(block, list) and _index_in(block, stmt) is not None:
+            return block
+    return None
+
+
+def _index_in(block: list[ast.stmt], node: ast.AST) -> int | None:
+    for index, stmt in enumerate(block):
+        if stmt is node:
+            return index
+    return None
+
+
+def rebound_in_expression(analysis: "Analysis", name: ast.Name) -> bool:
+    """`lambda x: x.view(-1)` or `[x.t() for x in xs]`: the name is not the function's local."""
+    node = analysis.parents.get(name)
+    while node is not None and not isinstance(node, ast.stmt):
+        if isinstance(node, ast.Lambda):
+            params = node.args
+            if name.id in {a.arg for a in params.posonlyargs + params.args + params.kwonlyargs}:
+                return True
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            for generator in node.generators:
+                if any(isinstance(n, ast.Name) and n.id == name.id for n in ast.walk(generator.target)):
+                    return True
+        if isinstance(node, ast.NamedExpr) and node.target.id == name.id:
+            return True
+        node = analysis.parents.get(node)
+    return False

@@ -97,11 +97,35 @@ def moved_value(stmt: ast.stmt | None, name: str) -> ast.AST | None:
     return None
 
 
+def int_constant(node: ast.AST | None) -> int | None:
+    """The value of `3` or `-1`, else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = int_constant(node.operand)
+        return -inner if inner is not None else None
+    return None
+
+
 # ------------------------------------------------------------------- spans
 def loop_header_span(loop_node: ast.AST) -> tuple[int, int, int, int]:
     """`for x in loader` / `while cond` — the header up to the colon, not the body."""
     last = loop_node.test if isinstance(loop_node, ast.While) else loop_node.iter
     return loop_node.lineno, loop_node.col_offset, last.end_lineno, last.end_col_offset
+
+
+def node_text(lines, node: ast.AST) -> str:
+    """The source of a node on one line, whitespace collapsed and comments dropped.
+
+    `lines` is the document's `LineIndex` (`ast.get_source_segment` re-splits the whole
+    file on every call, which is far too slow for messages)."""
+    line, end_line = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    if line is None or end_line is None:
+        return ast.unparse(node)
+    if line != end_line:
+        return " ".join(ast.unparse(node).split())
+    raw = lines.line_text(line).encode("utf-8")[node.col_offset: node.end_col_offset]
+    return " ".join(raw.decode("utf-8", errors="replace").split())
 
 
 def method_span(call: ast.Call) -> tuple[int, int, int, int]:

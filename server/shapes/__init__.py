@@ -43,8 +43,9 @@ layers: one module per family, each rule registered under its literal name, so
 module, see the package docstrings),
 `stated` (comments, jaxtyping annotations, docstrings), `interpret` / `frame` /
 `expressions` / `calls` / `syntax` / `limits` (the abstract interpreter), `report`
-and `listing` (what the front ends read), `batch` (the view TL202 needs),
-`resolver` (other files).  `rank` is the older, narrower helper TL202 and TL203 use.
+and `listing` (what the front ends read), `batch` (which dim is the batch: the view TL202
+needs), `resolver` (other files).  TL202 and TL203 read their shapes here, from
+`symbolic_tensor_at` / `symbolic_size_at` and `batch`: there is no other shape path.
 Unknown stays unknown: a wrong shape is worse than none.
 """
 from __future__ import annotations

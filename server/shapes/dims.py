@@ -378,6 +378,31 @@ def known_sum(counts: Iterable[Dim | None]) -> Dim | None:
     return total
 
 
+def assuming_divisible(dim: Dim) -> Dim:
+    """`heads * (C//heads)` as `C`: what code that spells a size that way assumes (the
+    division is exact).  For comparing sizes a program writes, never for computing one."""
+    changed = True
+    while changed:
+        changed = False
+        for monomial, coefficient in dim.terms:
+            for atom in monomial:
+                if not isinstance(atom, FloorDiv) or len(atom.denominator.terms) != 1:
+                    continue
+                factors, divisor = atom.denominator.terms[0]
+                rest = list(monomial)
+                rest.remove(atom)
+                remaining = _remove_factors(tuple(rest), factors)
+                if remaining is None or coefficient % divisor:
+                    continue
+                others = Dim([(m, c) for m, c in dim.terms if m != monomial])
+                dim = others + Dim([(remaining, coefficient // divisor)]) * atom.numerator
+                changed = True
+                break
+            if changed:
+                break
+    return dim
+
+
 def _power(base: Dim, exponent: int | None) -> Dim | None:
     if exponent is None or exponent < 0:
         return None

@@ -289,7 +289,12 @@ class ExpressionRules:
     def _binop(self, node: ast.BinOp, env) -> Value:
         left = self.eval(node.left, env)
         right = self.eval(node.right, env)
-        return self.binop(node.op, left, right, node)
+        value = self.binop(node.op, left, right, node)
+        if self.recording and value.__class__ is Tensor:  # `scores / scale`: rules ask for its shape
+            values = self.values
+            old = values.get(node)
+            values[node] = value if old is None or old is value else join(old, value)
+        return value
 
     def binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST) -> Value:
         if left.__class__ is Tensor or right.__class__ is Tensor:

@@ -11,14 +11,14 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.shapes.dims import Dim, known_sum, product
 from torch_lsp.shapes.calls import ModuleCall
 from torch_lsp.shapes.frame import Frame
 from torch_lsp.shapes.interpret import Engine
 from torch_lsp.shapes.values import (
-    DictValue, Instance, Int, Layer, ListValue, Tensor, TupleValue, Value, information, join_all,
+    DictValue, Instance, Int, Layer, ListValue, Opaque, Tensor, TupleValue, Value, information, join_all,
 )
 
 if TYPE_CHECKING:
@@ -116,15 +116,28 @@ class ShapeReport:
     def symbolic_tensor_at(self, node: ast.AST) -> Tensor | None:
         """Like `tensor_at`, but from the function's own (symbolic) run first: `[B, T, C]`
         rather than one call site's `[8, 16, 32]` (rules asking *which* dim is the batch)."""
+        for value in self._symbolic_first(node):
+            if isinstance(value, Tensor) and value.has_shape:
+                return value
+        return None
+
+    def symbolic_size_at(self, node: ast.AST) -> Dim | None:
+        """The size an int expression holds (`B`, `self.heads`), from the function's own
+        (symbolic) run first, as `symbolic_tensor_at`; None when unknown."""
+        for value in self._symbolic_first(node):
+            return value.dim if isinstance(value, (Int, Opaque)) else None
+        return None
+
+    def _symbolic_first(self, node: ast.AST) -> Iterator[Value]:
+        """What is known of `node`: in the function's own (standalone) runs, then in runs
+        reached from another method's symbolic run, then from real call sites; one joined
+        value per kind of run."""
         frames = self._frames_by_node.get(node) or []
         for group in ([f for f in frames if f.standalone],
                       [f for f in frames if not f.standalone and not f.from_call_site],
                       [f for f in frames if not f.standalone and f.from_call_site]):
             if group:
-                value = join_all(f.values[node] for f in group)
-                if isinstance(value, Tensor) and value.has_shape:
-                    return value
-        return None
+                yield join_all(f.values[node] for f in group)
 
     # -- bindings ------------------------------------------------------------------------
     @cached_property

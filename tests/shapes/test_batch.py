@@ -52,3 +52,44 @@ def test_concrete_or_unknown_first_dims_are_not_the_batch():
 def test_unknown_tensors_have_no_inferred_shape():
     analysis = analyze("import torch\nx = torch.load('a.pt')\n", "load.py")
     assert inferred_shape(analysis, node_named(analysis, "x", 2)) is None
+
+
+BUILT = textwrap.dedent('''\
+    import torch
+
+
+    def scores_of(q, k, feature_map, hidden):
+        logits = torch.bmm(q, k)
+        scaled = logits / q.size(-1) ** 0.5
+        heads = torch.einsum("bnd,bmd->bnm", q, k)
+        pairs = torch.einsum("bd,cd->bc", q, k)
+        flat = feature_map.flatten(1)
+        swapped = logits.transpose(0, 1)
+        B, T, C = hidden.shape
+        last = hidden[:, -1]
+        return scaled, heads, pairs, flat, swapped, last
+''')
+
+
+def test_how_a_tensor_was_built_says_its_dim_0_is_the_batch():
+    analysis = analyze(BUILT, "built.py")
+    scaled = inferred_shape(analysis, node_named(analysis, "scaled", 13))
+    assert scaled.rank == 3 and scaled.batch_first
+    assert scaled.origin == "`torch.bmm(q, k)` on line 5, whose dim 0 is the batch"
+    heads = inferred_shape(analysis, node_named(analysis, "heads", 13))
+    assert heads.rank == 3 and heads.batch_first
+    flat = inferred_shape(analysis, node_named(analysis, "flat", 13))
+    assert flat.rank == 2 and flat.batch_first and flat.origin == "`feature_map.flatten(1)` on line 9"
+
+
+def test_dim_0_moved_or_not_led_by_the_batch_is_not_the_batch():
+    analysis = analyze(BUILT, "built.py")
+    assert not inferred_shape(analysis, node_named(analysis, "pairs", 13)).batch_first
+    swapped = inferred_shape(analysis, node_named(analysis, "swapped", 13))
+    assert swapped is not None and not swapped.batch_first
+
+
+def test_the_origin_follows_dim_0_back_and_is_quoted_once():
+    analysis = analyze(BUILT, "built.py")
+    last = inferred_shape(analysis, node_named(analysis, "last", 13))
+    assert last.batch_first and last.origin == "`B, T, C = hidden.shape` on line 11"

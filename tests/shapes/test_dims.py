@@ -72,3 +72,14 @@ def test_division_by_zero_and_large_expressions_are_unknown():
 def test_json_form():
     assert Dim.const(8).to_json() == 8
     assert d("3*n_embd").to_json() == "3*n_embd"
+
+
+def test_a_product_with_an_exact_division_reads_as_the_code_assumes():
+    from torch_lsp.shapes.dims import assuming_divisible
+
+    heads, channels = Dim.symbol("heads"), Dim.symbol("C")
+    per_head = channels.floordiv(heads)
+    assert heads * per_head != channels
+    assert assuming_divisible(heads * per_head) == channels
+    assert assuming_divisible(Dim.symbol("B") * heads * per_head) == Dim.symbol("B") * channels
+    assert assuming_divisible(per_head) == per_head

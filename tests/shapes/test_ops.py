@@ -179,3 +179,13 @@ class TestReductionsAndSpatial:
         assert conv_pool.conv_transpose_output(Dim.const(16), four, two, one, one, zero).render() == "32"
         assert conv_pool.pool_output(Dim.const(15), two, two, zero, one, True).render() == "8"
         assert conv_pool.pool_output(Dim.const(15), two, two, zero, one, False).render() == "7"
+
+
+def test_batched_products_of_unknown_operands_keep_their_rank():
+    from torch_lsp.analysis import analyze
+    from torch_lsp.shapes import infer_shapes
+
+    source = "import torch\n\ndef f(a, b):\n    x = torch.bmm(a, b)\n    y = torch.einsum('bij,bjk->bik', a, b)\n    return x, y\n"
+    report = infer_shapes(analyze(source, "ops.py"))
+    shapes = {b.name: b.tensor.render() for b in report.bindings}
+    assert shapes == {"x": "[?, ?, ?]", "y": "[?, ?, ?]"}

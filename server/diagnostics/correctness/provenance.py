@@ -1,7 +1,7 @@
 """Where a value comes from, as the TL2xx rules follow it.
 
 A local name is followed only to the assignment that surely ran before the use
-(`torch_lsp.shapes.rank.reaching_assignment`); a module call (`criterion(...)`,
+(`torch_lsp.roles.reaching_assignment`); a module call (`criterion(...)`,
 `self.softmax(x)`) to the one constructor that built the module.  What cannot be followed is
 unknown, and unknown is silent.
 """
@@ -10,8 +10,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from torch_lsp.roles import self_attribute_values
-from torch_lsp.shapes.rank import reaching_assignment
+from torch_lsp.roles import reaching_assignment, self_attribute_values
 from torch_lsp.syntax_nodes import has_star_args, is_self_attribute
 
 if TYPE_CHECKING:

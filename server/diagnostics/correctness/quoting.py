@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from torch_lsp.shapes.rank import node_text
+from torch_lsp.syntax_nodes import node_text
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 def source_of(analysis: "Analysis", node: ast.AST, limit: int = 60) -> str:
     """Short source text of a node for a message: `F.softmax(scores)`, `criterion(...)`."""
-    text = node_text(analysis, node)
+    text = node_text(analysis.lines, node)
     if len(text) <= limit:
         return text
     if isinstance(node, ast.Call):

@@ -20,8 +20,7 @@ from torch_lsp.diagnostics.correctness.torch_names import (
     SOFTMAX_MODULES,
 )
 from torch_lsp.shapes.batch import inferred_shape
-from torch_lsp.shapes.rank import int_constant, shape_of
-from torch_lsp.syntax_nodes import argument, has_star_args, is_self_attribute
+from torch_lsp.syntax_nodes import argument, has_star_args, int_constant, is_self_attribute
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -71,7 +70,7 @@ class SoftmaxOverBatch(Rule):
             axis = int_constant(dim)
             if axis is None or axis > 0:
                 continue
-            shape = shape_of(analysis, tensor) or inferred_shape(analysis, tensor)
+            shape = inferred_shape(analysis, tensor)
             if shape is None or shape.rank < 2 or not shape.batch_first or axis not in (0, -shape.rank):
                 continue
             name = source_of(analysis, tensor, 40)

@@ -11,22 +11,24 @@ from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.diagnostics.correctness.provenance import MAX_DEPTH, followed
 from torch_lsp.diagnostics.correctness.quoting import source_of
-from torch_lsp.shapes.rank import (
-    Dim,
-    WILDCARD,
-    dim_of,
-    int_constant,
-    is_batch_size,
+from torch_lsp.diagnostics.correctness.transposes import (
     is_identity_transpose,
     is_transposing,
     looks_like_dtype,
     permutation,
-    shape_of,
-    size_symbol,
     transposed_tensor,
+)
+from torch_lsp.diagnostics.correctness.view_merges import (
+    WILDCARD,
+    dim_of,
+    size_reference,
+    size_symbol,
     view_merges,
 )
-from torch_lsp.syntax_nodes import argument, call_name, dotted, has_star_args, is_none
+from torch_lsp.shapes import infer_shapes
+from torch_lsp.shapes.batch import BATCH_NAME
+from torch_lsp.shapes.dims import Dim
+from torch_lsp.syntax_nodes import argument, call_name, dotted, has_star_args, int_constant, is_none
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -129,7 +131,10 @@ def view_verdict(analysis: "Analysis", view: ast.Call, transposing: ast.AST, via
     tensor = transposed_tensor(analysis, transposing)
     if tensor is None:
         return None
-    known = shape_of(analysis, tensor)
+    report = infer_shapes(analysis)
+    known = report.symbolic_tensor_at(tensor)
+    if known is not None and known.rank is None:
+        known = None
     order = permutation(analysis, transposing, known.rank if known else None)
     if order is None:
         return None if handles_unit_dims(analysis, tensor) else _flatten_verdict(analysis, view, transposing)
@@ -146,7 +151,7 @@ def view_verdict(analysis: "Analysis", view: ast.Call, transposing: ast.AST, via
             return dims[index][0]
         return None
 
-    sizes = _view_sizes(view, resolve)
+    sizes = _view_sizes(view, report.symbolic_size_at, resolve)
     groups = view_merges(dims, sizes) if sizes is not None else None
     if groups is None:
         verdict = None if handles_unit_dims(analysis, tensor) else _rank_verdict(view, dims)
@@ -166,12 +171,13 @@ def is_channels_last_permutation(order: tuple[int, ...]) -> bool:
 
 
 def _symbolic_dims(tensor: ast.AST, known, rank: int) -> list[Dim]:
-    """Each dim's size as stated, else as `x.size(k)`, else an opaque symbol of its own."""
+    """Each dim's size as the shape pass knows it, else as `x.size(k)`, else an opaque
+    symbol of its own."""
     dims = []
     for index in range(rank):
         dim = known.dims[index] if known is not None else None
         if dim is None:
-            dim = Dim((size_symbol(tensor, index) or f"<dim {index}>",))
+            dim = Dim.symbol(size_symbol(tensor, index) or f"<dim {index}>")
         dims.append(dim)
     return dims
 
@@ -212,7 +218,7 @@ def _rank_verdict(view: ast.Call, dims: list[tuple[Dim, int, int]]) -> str | Non
     sizes = _view_arguments(view)
     if any(int_constant(size) == 1 for size in sizes) or (len(sizes) == 1 and not _is_flat_size(sizes[0])):
         return None  # `view(shape)`: one name may hold a whole shape
-    kept = [old for dim, old, _ in dims if not dim.is_one]
+    kept = [old for dim, old, _ in dims if dim.as_int() != 1]
     rank_of = {old: rank for rank, old in enumerate(sorted(kept))}
     order = [rank_of[old] for old in kept]
     broken_gaps = sum(1 for before, after in zip(order, order[1:]) if after != before + 1)
@@ -226,11 +232,11 @@ def _view_arguments(view: ast.Call) -> list[ast.AST]:
     return list(view.args)
 
 
-def _view_sizes(view: ast.Call, resolve) -> list[Dim | str] | None:
+def _view_sizes(view: ast.Call, known, resolve) -> list[Dim | str] | None:
     args = _view_arguments(view)
     if len(args) == 1:  # one number is the whole element count; one name may hold a whole shape
         return [WILDCARD] if _is_flat_size(args[0]) else None
-    sizes = [dim_of(arg, resolve) for arg in args]
+    sizes = [dim_of(arg, known, resolve) for arg in args]
     return None if any(size is None for size in sizes) else sizes
 
 
@@ -249,7 +255,7 @@ def _flatten_verdict(analysis: "Analysis", view: ast.Call, transposing: ast.AST)
     two dims behind the batch (`x.transpose(1, 2).view(B, -1)` merges the swapped pair)."""
     sizes = _view_arguments(view)
     flat = len(sizes) == 1 and _is_flat_size(sizes[0])
-    keeps_batch = len(sizes) == 2 and is_batch_size(sizes[0]) and int_constant(sizes[1]) == -1
+    keeps_batch = len(sizes) == 2 and _is_batch_size(sizes[0]) and int_constant(sizes[1]) == -1
     if not (flat or keeps_batch):
         return None
     if isinstance(transposing, ast.Attribute):  # `.T`, `.mT`: a reorder of the last dims
@@ -262,3 +268,13 @@ def _flatten_verdict(analysis: "Analysis", view: ast.Call, transposing: ast.AST)
     if flat:
         return "raises" if (first < 0) == (second < 0) else None
     return "raises" if first >= 1 and second >= 1 else None
+
+
+def _is_batch_size(expr: ast.AST) -> bool:
+    """`B`, `batch_size`, `self.batch_size`, `x.size(0)`, `x.shape[0]`: a size that names the batch."""
+    if isinstance(expr, ast.Name):
+        return bool(BATCH_NAME.match(expr.id))
+    if isinstance(expr, ast.Attribute):
+        return bool(BATCH_NAME.match(expr.attr)) and len(expr.attr) > 1
+    reference = size_reference(expr)
+    return reference is not None and reference[1] == 0

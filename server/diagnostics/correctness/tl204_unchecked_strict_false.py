@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Iterator
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.diagnostics.correctness.quoting import source_of
-from torch_lsp.shapes.rank import trailing_comment
+from torch_lsp.shapes.stated import trailing_comment
 from torch_lsp.syntax_nodes import argument, has_star_args, receiver
 
 if TYPE_CHECKING:
@@ -73,7 +73,9 @@ def checks_keys_itself(analysis: "Analysis", call: ast.Call) -> bool:
     if any("missing" in name.lower() or "unexpected" in name.lower() for name in assigned):
         return True
     statement = analysis.statement_of(call)
-    comment = trailing_comment(analysis, statement) if statement is not None else None
+    comment = None
+    if statement is not None:
+        comment = trailing_comment(analysis.lines.line_text(statement.end_lineno), statement.end_col_offset)
     if comment and "strict" in comment.lower():
         return True
     for line in range(call.lineno - 1, max(call.lineno - 4, 0), -1):

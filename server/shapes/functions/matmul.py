@@ -5,7 +5,7 @@ from torch_lsp.shapes import ops
 from torch_lsp.shapes.functions.arguments import items_of
 from torch_lsp.shapes.functions.registry import TORCH, Call, function, method
 from torch_lsp.shapes.ops import ShapeError, describe
-from torch_lsp.shapes.values import UNKNOWN, Str, Tensor, Value, scalar_tensor
+from torch_lsp.shapes.values import UNKNOWN, UNKNOWN_TENSOR, Opaque, Str, Tensor, Value, scalar_tensor
 
 
 def _matmul_rule(kind: str):
@@ -13,10 +13,19 @@ def _matmul_rule(kind: str):
         other = call.arg(0, "other") if kind != "bmm" else call.arg(0, "mat2")
         if kind == "mm":
             other = call.arg(0, "mat2")
+        if kind == "bmm":
+            other = surely_tensor(other)
         if not isinstance(other, Tensor):
             return UNKNOWN
         return matmul_of(call, x, other, kind)
     return rule
+
+
+def surely_tensor(value: Value | None) -> Value | None:
+    """An operand only a tensor can be (`torch.bmm`'s, `torch.einsum`'s): unknown is a tensor
+    of unknown shape (so is a parameter that might otherwise be a number), and the result
+    still has the rank the operation gives it."""
+    return UNKNOWN_TENSOR if value is UNKNOWN or isinstance(value, Opaque) else value
 
 
 def matmul_of(call: Call, a: Tensor, b: Tensor, kind: str) -> Value:
@@ -36,7 +45,16 @@ def matmul_of(call: Call, a: Tensor, b: Tensor, kind: str) -> Value:
 
 method("matmul", also_torch=True)(_matmul_rule("matmul"))
 method("mm", also_torch=True)(_matmul_rule("mm"))
-method("bmm", also_torch=True)(_matmul_rule("bmm"))
+method("bmm")(_matmul_rule("bmm"))
+
+
+@function("bmm", within=(TORCH,))
+def _bmm(call: Call) -> Value:
+    """`torch.bmm(a, b)`: [batch, n, p] whatever is known of `a` and `b`."""
+    a, b = surely_tensor(call.arg(0, "input")), surely_tensor(call.arg(1, "mat2"))
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        return UNKNOWN
+    return matmul_of(call, a, b, "bmm")
 
 
 @method("mv", also_torch=True)
@@ -66,6 +84,7 @@ def _einsum(call: Call) -> Value:
     operands = call.args[1:]
     if len(operands) == 1 and items_of(operands[0]) is not None:
         operands = items_of(operands[0])  # type: ignore[assignment]
+    operands = [surely_tensor(o) for o in operands]
     if not isinstance(spec, Str) or not operands or not all(isinstance(o, Tensor) for o in operands):
         return UNKNOWN
     try:
@@ -76,7 +95,7 @@ def _einsum(call: Call) -> Value:
 
 @function("baddbmm", "addbmm", within=(TORCH,))
 def _baddbmm(call: Call) -> Value:
-    a, b = call.arg(1, "batch1"), call.arg(2, "batch2")
+    a, b = surely_tensor(call.arg(1, "batch1")), surely_tensor(call.arg(2, "batch2"))
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         return UNKNOWN
     return matmul_of(call, a, b, "bmm")
