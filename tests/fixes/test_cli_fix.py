@@ -113,7 +113,7 @@ def test_plain_check_does_not_load_libcst(tmp_path):
 
     path = copy_case("TL203_view", tmp_path)
     probe = (
-        "import sys\nfrom server.cli import main\n"
+        "import sys\nfrom torch_lsp.cli import main\n"
         f"status = main(['check', {str(path)!r}])\n"
         "print('libcst' in sys.modules, file=sys.stderr)\n"
     )

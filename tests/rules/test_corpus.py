@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def _score(codes: str) -> dict[str, float]:
-    cmd = f"{sys.executable} -m server check --format json"
+    cmd = f"{sys.executable} -m torch_lsp check --format json"
     out = subprocess.run(
         [sys.executable, str(SCORER), "--codes", codes, "--cmd", cmd, *map(str, CORPUS)],
         cwd=REPO, capture_output=True, text=True, timeout=300,
