@@ -177,6 +177,12 @@ class Analysis:
             return True
         return any(p in ("testing", "test_utils") for p in parts[:-1])
 
+    @cached_property
+    def imports_test_suite(self) -> bool:
+        """The module imports from a test package (`tests_pytorch.helpers`, `tests.utils`): a
+        helper of a test suite, whose tiny fixtures load in-process on purpose."""
+        return any(re.match(r"tests?(_|$)", name.split(".")[0]) for name in self.imports.values())
+
     def qualname(self, node: ast.AST | None) -> str | None:
         """Dotted name of `node` resolved through the imports, or None."""
         parts: list[str] = []
@@ -409,6 +415,16 @@ class Analysis:
             if roles.is_model(target.id) or roles.is_loss_module(target.id):
                 return False
         return call.func.attr == "cuda" or _is_accelerator_device(self, call)
+
+    def moves_batch_to_accelerator(self, call: ast.Call) -> bool:
+        """`x.cuda()` or `x.to(device)` moving data (not a model) to a GPU; `x.to(out.device)`
+        only follows another value's device and does not count unless that value is a model."""
+        if not self._moves_to_device(call, batches_only=True):
+            return False
+        device = argument(call, 0, "device")
+        if isinstance(device, ast.Attribute) and device.attr == "device" and isinstance(device.value, ast.Name):
+            return self.roles_for(call).is_model(device.value.id)
+        return True
 
     # ------------------------------------------------------------ loop facts
     @cached_property

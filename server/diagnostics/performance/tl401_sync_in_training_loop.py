@@ -27,11 +27,23 @@ def _guarded_by_modulo(analysis: Analysis, node: ast.AST) -> bool:
 def _tests_modulo(test: ast.AST) -> bool:
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         return any(_tests_modulo(v) for v in test.values)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        # `if step == 0 or step % n == 0:`: a periodic test or-ed with one-off tests stays periodic
+        return any(_tests_modulo(v) for v in test.values) and all(
+            _tests_modulo(v) or _one_off(v) for v in test.values)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test = test.operand
     if isinstance(test, ast.Compare):
         test = test.left
     return isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod)
+
+
+def _one_off(test: ast.AST) -> bool:
+    """`step == 0`, `batch_idx == len(loader) - 1`, `first_batch`, `is_last`: holds on one step."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        return True
+    name = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else ""
+    return name.lower().startswith(("first", "last", "is_first", "is_last"))
 
 
 @register

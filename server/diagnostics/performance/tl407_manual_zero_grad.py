@@ -17,7 +17,9 @@ class ManualZeroGrad(Rule):
     """
     ## What it does
     Flags gradients cleared by writing zeros — `p.grad.zero_()`, `p.grad.data.zero_()`,
-    `p.grad.fill_(0)`, `optimizer.zero_grad(set_to_none=False)`.
+    `p.grad.fill_(0)`, `optimizer.zero_grad(set_to_none=False)`. Silent in test files and in
+    a file that adds into gradients in place (`p.grad += g`, `p.grad.add_(g)`): those need the
+    zeros, and a `None` gradient would raise `TypeError`.
 
     ## Why is this bad
     Writing zeros launches a kernel per parameter and keeps the gradient memory allocated;
@@ -42,6 +44,8 @@ class ManualZeroGrad(Rule):
     fix_safety = "safe"
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
+        if analysis.is_test_file or self._accumulates_into_grad(analysis):
+            return
         for call in analysis.iter_calls("zero_", "fill_", "zero_grad"):
             name = call_name(call)
             if name == "zero_grad":
@@ -63,3 +67,20 @@ class ManualZeroGrad(Rule):
                 f"Call `optimizer.zero_grad(set_to_none=True)` (or set `{ast.unparse(target)} = None`)."
             )
             yield self.finding(call, message, f"Set `{ast.unparse(target)} = None` instead")
+
+    def _accumulates_into_grad(self, analysis: Analysis) -> bool:
+        """`p.grad += g`, `p.grad.add_(g)`: the code adds into existing gradient tensors, which a
+        `None` gradient would break (`TypeError`); the zeros are needed there."""
+        for stmt in analysis.statements:
+            if isinstance(stmt, ast.AugAssign) and _is_grad(stmt.target):
+                return True
+        return any(_is_grad(receiver(call)) for call in analysis.iter_calls(*_ADDS_INTO))
+
+
+_ADDS_INTO = ("add_", "copy_", "addcmul_", "addcdiv_", "sub_", "mul_", "div_")
+
+
+def _is_grad(node: ast.AST | None) -> bool:
+    if isinstance(node, ast.Attribute) and node.attr == "data":
+        node = node.value
+    return isinstance(node, ast.Attribute) and node.attr == "grad"
