@@ -426,6 +426,28 @@ class Analysis:
             return self.roles_for(call).is_model(device.value.id)
         return True
 
+    @cached_property
+    def framework_places_on_accelerator(self) -> bool:
+        """A framework puts the work on the accelerator: `fabric.setup(...)`, `to_device` or
+        `setup_dataloaders` of a Lightning `Fabric`, or `accelerator.prepare(...)` of an
+        accelerate `Accelerator` (not one built with `accelerator="cpu"` / `cpu=True`)."""
+        frameworks = [call for call in self.calls_to(*_FRAMEWORK_CONSTRUCTORS)
+                      if not _asks_for_cpu(call)]
+        return bool(frameworks) and bool(self.iter_calls("setup", "setup_module", "setup_dataloaders", "prepare", "to_device"))
+
+    def steps_through_helper(self, loop: LoopInfo) -> bool:
+        """The loop's own body calls a function of this file that backpropagates or steps an
+        optimizer (`_backward(loss)` defined beside the loop): it runs once per step."""
+        for call in loop.direct_calls:
+            if not isinstance(call.func, ast.Name):
+                continue
+            helpers = self.function_named(call.func.id)
+            if len(helpers) == 1 and any(
+                    id(c) in self._backward_call_ids or self.roles[helpers[0]].is_optimizer_step(c)
+                    for c in helpers[0].calls):
+                return True
+        return False
+
     # ------------------------------------------------------------ loop facts
     @cached_property
     def training_loops(self) -> list[LoopInfo]:
@@ -670,6 +692,18 @@ def _guarded(ctx: Context, stmt: ast.If, in_body: bool) -> Context:
 
 def analyze(source: str, path: str | None = None) -> Analysis:
     return Analysis(source, path)
+
+
+_FRAMEWORK_CONSTRUCTORS = ("lightning.Fabric", "lightning.fabric.Fabric", "lightning_fabric.Fabric",
+                            "accelerate.Accelerator")
+
+
+def _asks_for_cpu(call: ast.Call) -> bool:
+    for kw in call.keywords:
+        if isinstance(kw.value, ast.Constant) and (
+                (kw.arg == "accelerator" and kw.value.value == "cpu") or (kw.arg == "cpu" and kw.value.value is True)):
+            return True
+    return False
 
 
 def _is_accelerator_device(analysis: "Analysis", call: ast.Call) -> bool:

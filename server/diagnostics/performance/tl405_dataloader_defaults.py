@@ -55,8 +55,9 @@ class DataLoaderDefaults(Rule):
                 continue  # a closure `collate_fn` cannot be pickled for spawned workers: not a drop-in change
             problems, fixes = [], []
             workers = argument(call, 5, "num_workers")
-            if workers is None:
-                problems.append("loads batches in the main process (no `num_workers`)")
+            if workers is None or (isinstance(workers, ast.Constant) and workers.value == 0):
+                problems.append("loads batches in the main process (no `num_workers`)"
+                                if workers is None else "uses `num_workers=0`, so batches load in the main process")
                 fixes.append("num_workers=4")
             gpu_batches = batches_reach_gpu(analysis, call)
             if gpu_batches is None:

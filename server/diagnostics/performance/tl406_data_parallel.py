@@ -30,9 +30,9 @@ class DataParallelUse(Rule):
     a guard that opts in to several GPUs (`if torch.cuda.device_count() > 1:`) the message
     says it is that multi-GPU path. Silent where the choice is deliberate: a method that
     wraps the module it is given (a library's DP strategy), a block whose earlier statements
-    already tell the user about DP/DDP, a file that also builds `DistributedDataParallel`
-    (DP is its fallback), and inference code (a file that evaluates and has no training
-    loop, where DDP is no natural replacement).
+    already tell the user about DP/DDP, a branch beside one that builds
+    `DistributedDataParallel` (DP is the fallback), and inference code (a file that
+    evaluates and has no training loop, where DDP is no natural replacement).
 
     ## Why is this bad
     `DataParallel` runs one process with a thread per GPU, replicates the model every
@@ -56,10 +56,12 @@ class DataParallelUse(Rule):
     fix_safety = "none"
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        if self._inference_only(analysis) or analysis.calls_to(*_DDP):
+        if self._inference_only(analysis):
             return
         for call in analysis.calls_to(*_DATA_PARALLEL, *_FUNCTIONAL):
             if self._wraps_parameter(analysis, call) or self._already_warned(analysis, call):
+                continue
+            if self._fallback_of_ddp(analysis, call):
                 continue
             opt_in = self._opt_in(analysis, call)
             message = (
@@ -93,6 +95,14 @@ class DataParallelUse(Rule):
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and _WARNS_ABOUT_DP.search(node.value):
                     return True
         return False
+
+    def _fallback_of_ddp(self, analysis: Analysis, call: ast.Call) -> bool:
+        """`if args.distributed: DDP(...)` / `else: DataParallel(...)`: another branch of an
+        enclosing `if` builds `DistributedDataParallel`, so DP is the script's chosen fallback."""
+        ddp = {id(c) for c in analysis.calls_to(*_DDP)}
+        if not ddp:
+            return False
+        return any(id(node) in ddp for if_stmt, _ in analysis.context(call).guards for node in ast.walk(if_stmt))
 
     def _opt_in(self, analysis: Analysis, call: ast.Call) -> bool:
         return any(in_body and _GPU_COUNT.search(ast.unparse(if_stmt.test))
