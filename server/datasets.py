@@ -337,12 +337,21 @@ def _loops_over_name(scope: ast.AST, name: str) -> list[ast.For]:
     loops = []
     for node in ast.walk(scope):
         if isinstance(node, (ast.For, ast.AsyncFor)):
-            source = node.iter
-            while isinstance(source, ast.Call) and source.args:  # enumerate(loader), tqdm(loader)
-                source = source.args[0]
-            if isinstance(source, ast.Name) and source.id == name:
+            # `loader`, `enumerate(loader)`, `tqdm(loader)`, `zip(loader_a, loader_b)`
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.iter)):
                 loops.append(node)
     return loops
+
+
+def _moves_to_gpu(analysis: "Analysis", call: ast.Call) -> bool:
+    """`x.to(device)`, `x.cuda()`, or `x.type(Tensor)` with `Tensor = torch.cuda.FloatTensor if cuda else ...`."""
+    if call.func.attr in ("to", "cuda"):
+        return analysis.moves_batch_to_accelerator(call)
+    if call.func.attr == "type" and len(call.args) == 1 and isinstance(call.args[0], ast.Name):
+        name = call.args[0].id
+        return any(isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
+                   and "torch.cuda." in ast.unparse(stmt.value) for stmt in analysis.statements)
+    return False
 
 
 def _loop_moves_model_input(analysis: "Analysis", loop: ast.For) -> bool:
@@ -351,15 +360,14 @@ def _loop_moves_model_input(analysis: "Analysis", loop: ast.For) -> bool:
     batch_names = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
     moved = set()
     for node in ast.walk(loop):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("to", "cuda")):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _moves_to_gpu(analysis, node):
             base = node.func.value
             while isinstance(base, (ast.Subscript, ast.Attribute)):
                 base = base.value
-            if isinstance(base, ast.Name) and base.id in batch_names and analysis.moves_batch_to_accelerator(node):
-                parent = analysis.parents.get(node)
-                if isinstance(parent, ast.Assign):
-                    moved.update(n.id for t in parent.targets for n in ast.walk(t) if isinstance(n, ast.Name))
+            if isinstance(base, ast.Name) and base.id in batch_names:
+                statement = analysis.statement_of(node)
+                if isinstance(statement, ast.Assign):  # `x, y = batch[0].to(device), batch[1].to(device)`
+                    moved.update(n.id for t in statement.targets for n in ast.walk(t) if isinstance(n, ast.Name))
                 moved.add(base.id)
     if not moved:
         return False

@@ -1,5 +1,5 @@
 """TL405 dataloader-defaults: flags a `DataLoader(...)` without `num_workers` (or with
-`num_workers=0`), and one without `pin_memory=True` in a file that moves its batches to the GPU.
+`num_workers=0`), and one without `pin_memory=True` whose batches are moved to the GPU.
 """
 from __future__ import annotations
 
@@ -18,7 +18,18 @@ class DataLoaderDefaults(Rule):
     """
     ## What it does
     Flags a `DataLoader(...)` without `num_workers` (or with `num_workers=0`), and one
-    without `pin_memory=True` in a file that moves its batches to the GPU.
+    without `pin_memory=True` whose batches are moved to the GPU (by a loop over this
+    loader, by `fabric.setup_dataloaders`, or, when the loader is not iterated where it is
+    built, anywhere in the file).
+
+    Silent where workers have nothing to do or would change the program: the dataset holds
+    its data in memory (`TensorDataset`, a class whose `__getitem__` only indexes attributes
+    or builds random tensors, a synthetic `IterableDataset`), it iterates live state of the
+    main process (a replay buffer, a generator handed in by the model: workers would see a
+    stale copy), the loader is only read through `next(iter(loader))`, its `collate_fn` is a
+    closure or lambda (spawned workers cannot pickle it), or the file is a test or a helper
+    of a test suite. The dataset class is looked up in the file and in the workspace file its
+    import names.
 
     ## Why is this bad
     With no workers, loading and augmenting each batch happens in the training process and
@@ -62,6 +73,7 @@ class DataLoaderDefaults(Rule):
             gpu_batches = batches_reach_gpu(analysis, call)
             if gpu_batches is None:
                 gpu_batches = analysis.moves_to_accelerator(batches_only=True)
+            gpu_batches = gpu_batches or analysis.framework_places_on_accelerator  # `fabric.setup_dataloaders`
             if argument(call, 7, "pin_memory") is None and gpu_batches:
                 problems.append("does not pin memory although batches are moved to the GPU")
                 fixes.append("pin_memory=True")
