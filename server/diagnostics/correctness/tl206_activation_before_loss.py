@@ -204,12 +204,15 @@ def softmax_head_output(analysis: "Analysis", expr: ast.AST) -> tuple[str, ast.C
     """`validity, label = discriminator(x)` where `Discriminator.forward` returns
     `self.aux_layer(out)` and `self.aux_layer = nn.Sequential(..., nn.Softmax())`: the kind of
     the head's last layer, that layer's constructor, and the model class (a class of this file)."""
-    if not isinstance(expr, ast.Name):
+    if isinstance(expr, ast.Call):
+        value, index = expr, None  # `criterion(net(x), y)`
+    elif isinstance(expr, ast.Name):
+        bound = _bound_value(analysis.context(expr).function.statements, expr.id, expr.lineno)
+        if bound is None:
+            return None
+        value, index = bound
+    else:
         return None
-    bound = _bound_value(analysis.context(expr).function.statements, expr.id, expr.lineno)
-    if bound is None:
-        return None
-    value, index = bound
     if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
         return None
     cls = _model_class(analysis, value.func.id)
