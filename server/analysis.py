@@ -437,14 +437,16 @@ class Analysis:
 
     def steps_through_helper(self, loop: LoopInfo) -> bool:
         """The loop's own body calls a function of this file that backpropagates or steps an
-        optimizer (`_backward(loss)` defined beside the loop): it runs once per step."""
+        optimizer outside any loop of its own (`_backward(loss)` defined beside the loop): the
+        loop runs once per step."""
         for call in loop.direct_calls:
             if not isinstance(call.func, ast.Name):
                 continue
             helpers = self.function_named(call.func.id)
+            # a helper that loops itself (`train_epoch(...)` from an epoch loop) runs many steps per call
             if len(helpers) == 1 and any(
-                    id(c) in self._backward_call_ids or self.roles[helpers[0]].is_optimizer_step(c)
-                    for c in helpers[0].calls):
+                    (id(c) in self._backward_call_ids or self.roles[helpers[0]].is_optimizer_step(c))
+                    and not self.context(c).loops for c in helpers[0].calls):
                 return True
         return False
 

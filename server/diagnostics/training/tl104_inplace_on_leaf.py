@@ -50,7 +50,7 @@ class InplaceOnLeaf(Rule):
     severity = "error"
     fix_safety = "safe"
 
-    _NOT_MUTATIONS = {"requires_grad_", "retain_grad", "share_memory_", "register_hook"}
+    _NOT_MUTATIONS = {"requires_grad_", "retain_grad", "share_memory_", "register_hook", "detach_"}
     # Weight surgery (`layer.weight.copy_(w)`) lives in conversion helpers that callers run
     # under `no_grad` in another file; only arithmetic updates of model parameters are sure.
     _INIT_STYLE = {"copy_", "fill_", "zero_", "uniform_", "normal_", "data_", "set_", "resize_"}
