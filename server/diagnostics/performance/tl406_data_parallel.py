@@ -32,7 +32,7 @@ class DataParallelUse(Rule):
     wraps the module it is given (a library's DP strategy), a block whose earlier statements
     already tell the user about DP/DDP, a branch beside one that builds
     `DistributedDataParallel` (DP is the fallback), and inference code (a file that
-    evaluates and has no training loop, where DDP is no natural replacement).
+    evaluates and never backpropagates, where DDP is no natural replacement).
 
     ## Why is this bad
     `DataParallel` runs one process with a thread per GPU, replicates the model every
@@ -73,8 +73,8 @@ class DataParallelUse(Rule):
             yield self.finding(call, message)
 
     def _inference_only(self, analysis: Analysis) -> bool:
-        """No training loop, and the file evaluates (`model.eval()`, `no_grad`, `inference_mode`)."""
-        if analysis.training_loops:
+        """Nothing backpropagates, and the file evaluates (`model.eval()`, `no_grad`, `inference_mode`)."""
+        if analysis.training_loops or analysis.backward_call_list():
             return False
         return bool(analysis.iter_calls("eval") or analysis.calls_to(
             "torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad"))
