@@ -177,6 +177,12 @@ class Analysis:
             return True
         return any(p in ("testing", "test_utils") for p in parts[:-1])
 
+    @cached_property
+    def imports_test_suite(self) -> bool:
+        """The module imports from a test package (`tests_pytorch.helpers`, `tests.utils`): a
+        helper of a test suite, whose tiny fixtures load in-process on purpose."""
+        return any(re.match(r"tests?(_|$)", name.split(".")[0]) for name in self.imports.values())
+
     def qualname(self, node: ast.AST | None) -> str | None:
         """Dotted name of `node` resolved through the imports, or None."""
         parts: list[str] = []
@@ -409,6 +415,40 @@ class Analysis:
             if roles.is_model(target.id) or roles.is_loss_module(target.id):
                 return False
         return call.func.attr == "cuda" or _is_accelerator_device(self, call)
+
+    def moves_batch_to_accelerator(self, call: ast.Call) -> bool:
+        """`x.cuda()` or `x.to(device)` moving data (not a model) to a GPU; `x.to(out.device)`
+        only follows another value's device and does not count unless that value is a model."""
+        if not self._moves_to_device(call, batches_only=True):
+            return False
+        device = argument(call, 0, "device")
+        if isinstance(device, ast.Attribute) and device.attr == "device" and isinstance(device.value, ast.Name):
+            return self.roles_for(call).is_model(device.value.id)
+        return True
+
+    @cached_property
+    def framework_places_on_accelerator(self) -> bool:
+        """A framework puts the work on the accelerator: `fabric.setup(...)`, `to_device` or
+        `setup_dataloaders` of a Lightning `Fabric`, or `accelerator.prepare(...)` of an
+        accelerate `Accelerator` (not one built with `accelerator="cpu"` / `cpu=True`)."""
+        frameworks = [call for call in self.calls_to(*_FRAMEWORK_CONSTRUCTORS)
+                      if not _asks_for_cpu(call)]
+        return bool(frameworks) and bool(self.iter_calls("setup", "setup_module", "setup_dataloaders", "prepare", "to_device"))
+
+    def steps_through_helper(self, loop: LoopInfo) -> bool:
+        """The loop's own body calls a function of this file that backpropagates or steps an
+        optimizer outside any loop of its own (`_backward(loss)` defined beside the loop): the
+        loop runs once per step."""
+        for call in loop.direct_calls:
+            if not isinstance(call.func, ast.Name):
+                continue
+            helpers = self.function_named(call.func.id)
+            # a helper that loops itself (`train_epoch(...)` from an epoch loop) runs many steps per call
+            if len(helpers) == 1 and any(
+                    (id(c) in self._backward_call_ids or self.roles[helpers[0]].is_optimizer_step(c))
+                    and not self.context(c).loops for c in helpers[0].calls):
+                return True
+        return False
 
     # ------------------------------------------------------------ loop facts
     @cached_property
@@ -654,6 +694,18 @@ def _guarded(ctx: Context, stmt: ast.If, in_body: bool) -> Context:
 
 def analyze(source: str, path: str | None = None) -> Analysis:
     return Analysis(source, path)
+
+
+_FRAMEWORK_CONSTRUCTORS = ("lightning.Fabric", "lightning.fabric.Fabric", "lightning_fabric.Fabric",
+                            "accelerate.Accelerator")
+
+
+def _asks_for_cpu(call: ast.Call) -> bool:
+    for kw in call.keywords:
+        if isinstance(kw.value, ast.Constant) and (
+                (kw.arg == "accelerator" and kw.value.value == "cpu") or (kw.arg == "cpu" and kw.value.value is True)):
+            return True
+    return False
 
 
 def _is_accelerator_device(analysis: "Analysis", call: ast.Call) -> bool:

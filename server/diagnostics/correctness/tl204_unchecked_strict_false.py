@@ -20,7 +20,10 @@ if TYPE_CHECKING:
 class UncheckedStrictFalse(Rule):
     """## What it does
     Flags `module.load_state_dict(state, strict=False)` used as a statement, its
-    result (the missing and unexpected keys) thrown away.
+    result (the missing and unexpected keys) thrown away. Silent where the mismatch is
+    accounted for: the state dict was filtered against the model's keys or its size is
+    logged after the load, the next statement asserts the outcome, `assign=True` loads onto
+    meta tensors, or the statement just before warns about the checkpoint.
 
     ## Why is this bad
     `strict=False` tells PyTorch not to raise when the checkpoint and the model
@@ -56,6 +59,8 @@ class UncheckedStrictFalse(Rule):
                 continue
             if not isinstance(analysis.parents.get(call), ast.Expr) or checks_keys_itself(analysis, call):
                 continue
+            if accounts_for_mismatch(analysis, call):
+                continue
             yield self.finding(
                 call,
                 f"`{source_of(analysis, call)}` throws away its result: with `strict=False` the returned "
@@ -85,3 +90,55 @@ def checks_keys_itself(analysis: "Analysis", call: ast.Call) -> bool:
         if "strict" in text.lower():
             return True
     return False
+
+
+def accounts_for_mismatch(analysis: "Analysis", call: ast.Call) -> bool:
+    """The surrounding code makes the non-strict load deliberate and visible: the state dict was
+    filtered against the model's own keys (`intersect_dicts(csd, model.state_dict())`, a
+    comprehension testing `k in model_dict`) or its size is reported after the load; the next
+    statement asserts the outcome; `assign=True` loads onto meta tensors; or the block has just
+    warned the user about the checkpoint."""
+    assign = argument(call, 2, "assign")
+    if isinstance(assign, ast.Constant) and assign.value is True:
+        return True
+    statement = analysis.statement_of(call)
+    block = analysis.block_of(statement) if statement is not None else None
+    if not block:
+        return False
+    position = block.index(statement)
+    before, after = block[:position], block[position + 1:]
+    if after and isinstance(after[0], ast.Assert):
+        return True
+    if before and _warns(before[-1]):
+        return True
+    state = argument(call, 0, "state_dict")
+    if not isinstance(state, ast.Name):
+        return False
+    for earlier in reversed(before):
+        if isinstance(earlier, ast.Assign) and any(isinstance(t, ast.Name) and t.id == state.id for t in earlier.targets):
+            if _filtered_against_model(earlier.value):
+                return True
+            break
+    return any(_reports_size(stmt, state.id) for stmt in after[:2])
+
+
+def _filtered_against_model(value: ast.AST) -> bool:
+    if isinstance(value, ast.Call):
+        return any(isinstance(a, ast.Call) and isinstance(a.func, ast.Attribute) and a.func.attr == "state_dict"
+                   for a in [*value.args, *(k.value for k in value.keywords)])
+    if isinstance(value, ast.DictComp):
+        conditions = [ast.unparse(test) for generator in value.generators for test in generator.ifs]
+        return any("state_dict" in text or "model" in text.lower() for text in conditions)
+    return False
+
+
+def _reports_size(stmt: ast.stmt, name: str) -> bool:
+    """`LOGGER.info(f"Transferred {len(csd)}/...")`: the number of loaded tensors is logged."""
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len"
+               and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == name
+               for node in ast.walk(stmt))
+
+
+def _warns(stmt: ast.stmt) -> bool:
+    return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+            and "warn" in ast.unparse(stmt.value.func).lower())

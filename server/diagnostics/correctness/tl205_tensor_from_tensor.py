@@ -34,7 +34,7 @@ TENSOR_FUNCTIONAL = {
 TENSOR_METHODS = {
     "detach", "clone", "float", "double", "half", "bfloat16", "long", "int", "bool", "to", "cpu", "cuda",
     "contiguous", "view", "reshape", "squeeze", "unsqueeze", "flatten", "t", "permute", "transpose", "mean", "sum",
-    "abs", "exp", "log", "sigmoid", "softmax", "log_softmax", "type_as", "expand", "repeat", "norm",
+    "abs", "exp", "log", "sigmoid", "softmax", "log_softmax", "type_as", "expand", "repeat", "norm", "argmax", "argmin",
 }
 
 
@@ -120,7 +120,13 @@ def tensor_evidence(analysis: "Analysis", expr: ast.AST, depth: int = 0) -> ast.
     if isinstance(expr, ast.Subscript):
         return tensor_evidence(analysis, expr.value, depth + 1)
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult)):
-        return tensor_evidence(analysis, expr.left, depth + 1)
+        # `a / b` is a tensor when either side is (`correct / total`, `n / x.sum()`)
+        return tensor_evidence(analysis, expr.left, depth + 1) or tensor_evidence(analysis, expr.right, depth + 1)
+    if isinstance(expr, ast.Compare) and len(expr.ops) == 1 and isinstance(expr.ops[0], (ast.Eq, ast.NotEq, ast.Lt, ast.Gt, ast.LtE, ast.GtE)):
+        # `(pred == y)` of a tensor is a tensor, and so is `(pred == y).sum()`
+        return tensor_evidence(analysis, expr.left, depth + 1) or tensor_evidence(analysis, expr.comparators[0], depth + 1)
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        return tensor_evidence(analysis, expr.operand, depth + 1)
     if not isinstance(expr, ast.Call):
         return None
     qualname = analysis.call_qualname(expr) or ""

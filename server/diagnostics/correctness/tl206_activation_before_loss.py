@@ -34,7 +34,9 @@ class ActivationBeforeLoss(Rule):
     """## What it does
     Flags `F.cross_entropy` / `nn.CrossEntropyLoss` given the output of `softmax` or
     `log_softmax`, and `F.binary_cross_entropy_with_logits` / `nn.BCEWithLogitsLoss`
-    given the output of `sigmoid` (directly or through a local variable).
+    given the output of `sigmoid` (directly or through a local variable), and a cross-entropy
+    loss given the output of a model class of the file whose `forward` returns it through a
+    `nn.Sequential` head ending in `nn.Softmax`/`nn.LogSoftmax` (no automatic fix there).
 
     ## Why is this bad
     These losses take logits and apply the activation themselves. Feeding them
@@ -68,6 +70,11 @@ class ActivationBeforeLoss(Rule):
                 continue
             prediction = argument(call, 0, "input")
             found = activation_output(analysis, prediction) if prediction is not None else None
+            if found is None and prediction is not None and loss == "cross_entropy":
+                head = softmax_head_output(analysis, prediction)
+                if head is not None:
+                    yield self.finding(call, self._head_message(analysis, call, prediction, *head), "Pass the logits")
+                continue
             if found is None:
                 continue
             kind, activation = found
@@ -100,6 +107,18 @@ class ActivationBeforeLoss(Rule):
             f"{loss} is given {given}, but cross entropy applies `log_softmax` itself, so it runs twice: the value "
             f"is the same, but the code reads as if the input were logits and pays for an extra pass. {fix}, "
             "or use `F.nll_loss` on log-probabilities."
+        )
+
+    @staticmethod
+    def _head_message(analysis: "Analysis", call: ast.Call, prediction: ast.AST, kind: str,
+                      layer: ast.Call, cls: ast.ClassDef) -> str:
+        twice = ("softmax of probabilities is nearly uniform, so gradients shrink and training stalls"
+                 if kind == "softmax" else "it runs twice and the code reads as if the input were logits")
+        return (
+            f"`{source_of(analysis, call)}` is given `{source_of(analysis, prediction, 30)}`, which "
+            f"`{cls.name}.forward` returns through a `nn.Sequential` ending in `{source_of(analysis, layer, 30)}` "
+            f"(line {layer.lineno}), but cross entropy applies `log_softmax` itself: {twice}. "
+            f"Drop the final `{source_of(analysis, layer, 30)}` and return the logits."
         )
 
     @staticmethod
@@ -175,3 +194,81 @@ def _activation_input(analysis: "Analysis", activation: ast.Call) -> ast.AST | N
     if analysis.call_qualname(activation) is None and _is_activation_method(activation):
         return activation.func.value
     return argument(activation, 0, "input")
+
+
+SOFTMAX_LAYERS = {"torch.nn.Softmax": "softmax", "torch.nn.LogSoftmax": "log_softmax",
+                  "torch.nn.modules.activation.Softmax": "softmax", "torch.nn.modules.activation.LogSoftmax": "log_softmax"}
+
+
+def softmax_head_output(analysis: "Analysis", expr: ast.AST) -> tuple[str, ast.Call, ast.ClassDef] | None:
+    """`validity, label = discriminator(x)` where `Discriminator.forward` returns
+    `self.aux_layer(out)` and `self.aux_layer = nn.Sequential(..., nn.Softmax())`: the kind of
+    the head's last layer, that layer's constructor, and the model class (a class of this file)."""
+    if isinstance(expr, ast.Call):
+        value, index = expr, None  # `criterion(net(x), y)`
+    elif isinstance(expr, ast.Name):
+        bound = _bound_value(analysis.context(expr).function.statements, expr.id, expr.lineno)
+        if bound is None:
+            return None
+        value, index = bound
+    else:
+        return None
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+        return None
+    cls = _model_class(analysis, value.func.id)
+    forward = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None) if cls else None
+    if forward is None:
+        return None
+    from torch_lsp.roles import self_attribute_values
+
+    heads = set()
+    for ret in (n for n in ast.walk(forward) if isinstance(n, ast.Return) and n.value is not None):
+        result = ret.value
+        if index is not None:
+            if not (isinstance(result, ast.Tuple) and index < len(result.elts)):
+                return None
+            result = result.elts[index]
+        if isinstance(result, ast.Name):
+            inner = _bound_value(forward.body, result.id, ret.lineno, walk=True)
+            result = inner[0] if inner is not None and inner[1] is None else None
+        if not (isinstance(result, ast.Call) and isinstance(result.func, ast.Attribute)
+                and isinstance(result.func.value, ast.Name) and result.func.value.id == "self"):
+            return None
+        values = self_attribute_values(analysis, cls).get(result.func.attr, [])
+        if len(values) != 1 or not isinstance(values[0], ast.Call):
+            return None
+        heads.add(id(values[0]))
+        head = values[0]
+    if len(heads) != 1 or analysis.call_qualname(head) != "torch.nn.Sequential" or not head.args:
+        return None
+    last = head.args[-1]
+    kind = SOFTMAX_LAYERS.get(analysis.call_qualname(last) or "") if isinstance(last, ast.Call) else None
+    return (kind, last, cls) if kind is not None else None
+
+
+def _bound_value(statements: list[ast.stmt], name: str, before: int, walk: bool = False):
+    """The value last bound to `name` before line `before`, with the tuple index when it is unpacked."""
+    found = None
+    nodes = [n for stmt in statements for n in (ast.walk(stmt) if walk else [stmt])]
+    for stmt in nodes:
+        if not isinstance(stmt, ast.Assign) or stmt.lineno >= before or len(stmt.targets) != 1:
+            continue
+        target = stmt.targets[0]
+        if isinstance(target, ast.Name) and target.id == name:
+            found = (stmt.value, None)
+        elif isinstance(target, ast.Tuple):
+            for i, element in enumerate(target.elts):
+                if isinstance(element, ast.Name) and element.id == name:
+                    found = (stmt.value, i)
+    return found
+
+
+def _model_class(analysis: "Analysis", name: str) -> ast.ClassDef | None:
+    """The class of this file that `name = ClassName(...)` (at module level or in the function) builds."""
+    classes = {n.name: n for n in analysis.tree.body if isinstance(n, ast.ClassDef)}
+    built = [stmt.value.func.id for stmt in analysis.statements
+             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+             and stmt.targets[0].id == name and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name)]
+    if len(set(built)) != 1:
+        return None
+    return classes.get(built[0])

@@ -28,7 +28,8 @@ class AccumulatedGraph(Rule):
     ## What it does
     Flags, inside a training loop, a tensor that still carries the autograd graph (a loss,
     a model output) appended to a list or added into a running total that outlives the
-    iteration: `losses.append(loss)`, `total += loss`.
+    iteration: `losses.append(loss)`, `total += loss`, also kept on a trainer object
+    (`self.total += loss`, `self.history["loss"].append(loss)`).
 
     ## Why is this bad
     Each stored tensor keeps its whole graph — every activation of the forward pass —
@@ -74,6 +75,15 @@ class AccumulatedGraph(Rule):
                     continue
                 if isinstance(container, ast.Name):
                     if analysis.loop_rebinds(loop, container.id) or _backpropagated_later(analysis, loop, container.id):
+                        continue
+                elif isinstance(container, ast.Subscript):
+                    # `history["loss"].append(loss)`, `self.history["loss"].append(loss)`
+                    root = container
+                    while isinstance(root, ast.Subscript):
+                        root = root.value
+                    if isinstance(root, ast.Name) and analysis.loop_rebinds(loop, root.id):
+                        continue
+                    if not isinstance(root, (ast.Name, ast.Attribute)):
                         continue
                 elif not isinstance(container, ast.Attribute):
                     continue

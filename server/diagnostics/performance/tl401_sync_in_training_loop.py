@@ -27,6 +27,10 @@ def _guarded_by_modulo(analysis: Analysis, node: ast.AST) -> bool:
 def _tests_modulo(test: ast.AST) -> bool:
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         return any(_tests_modulo(v) for v in test.values)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        # `if step == 0 or step % n == 0:`: a periodic test or-ed with one-off tests stays periodic
+        return any(_tests_modulo(v) for v in test.values) and all(
+            _tests_modulo(v) or _one_off(v) for v in test.values)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test = test.operand
     if isinstance(test, ast.Compare):
@@ -34,12 +38,23 @@ def _tests_modulo(test: ast.AST) -> bool:
     return isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod)
 
 
+def _one_off(test: ast.AST) -> bool:
+    """`step == 0`, `batch_idx == len(loader) - 1`, `first_batch`, `is_last`: holds on one step."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        return True
+    name = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else ""
+    return name.lower().startswith(("first", "last", "is_first", "is_last"))
+
+
 @register
 class SyncInTrainingLoop(Rule):
     """
     ## What it does
     Flags `.item()`, `.cpu()`, `.numpy()` and `.tolist()` on a tensor in every iteration of
-    a training loop (not under a periodic `if step % N == 0:`), in code that runs on a GPU.
+    a training loop (not under a periodic `if step % N == 0:`, alone or or-ed with one-off
+    tests such as `step == 0`), in code that runs on a GPU (moved there by the code, or by
+    `fabric.setup`/`accelerator.prepare`); not in test files. A loop whose backward or
+    optimizer step sits in a helper function it calls counts as a training loop.
 
     ## Why is this bad
     Each of these copies a value to the host, which waits for every queued GPU kernel to
@@ -68,15 +83,15 @@ class SyncInTrainingLoop(Rule):
     fix_safety = "none"
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        if not analysis.moves_to_accelerator():
-            return
+        if analysis.is_test_file or not (analysis.moves_to_accelerator() or analysis.framework_places_on_accelerator):
+            return  # a test asserting a value each step syncs on purpose
         for call in analysis.iter_calls(*_SYNC_METHODS):
             target = receiver(call)
             if target is None or call.args or call.keywords:
                 continue
             if isinstance(target, ast.Call) and call_name(target) in _SYNC_METHODS:
                 continue  # `x.cpu().tolist()`: reported on the first sync of the chain
-            loop = analysis.enclosing_step_loop(call)
+            loop = self._step_loop(analysis, call)
             if loop is None or _guarded_by_modulo(analysis, call):
                 continue
             if call_name(call) != "item" and not self._is_device_tensor(analysis, target, call):
@@ -89,7 +104,17 @@ class SyncInTrainingLoop(Rule):
             )
             yield self.finding_at(method_span(call), message)
 
+    def _step_loop(self, analysis: Analysis, call: ast.Call):
+        """The innermost loop around `call` that runs once per training step, directly or
+        through a helper of the file it calls (`_backward(loss)`)."""
+        for loop in reversed(analysis.context(call).loops):
+            if analysis.is_step_loop(loop) or analysis.steps_through_helper(loop):
+                return loop
+        return None
+
     def _is_device_tensor(self, analysis: Analysis, target: ast.AST, at: ast.AST) -> bool:
+        if isinstance(target, ast.Attribute) and target.attr == "data":
+            return True  # `x.data.cpu()`: a tensor the author moves off the device
         roles = analysis.roles_for(at)
         base = target
         while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute):

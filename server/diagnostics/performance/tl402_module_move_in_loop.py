@@ -17,7 +17,9 @@ class ModuleMoveInLoop(Rule):
     """
     ## What it does
     Flags a module (a model or a loss module) moved with `.to(...)`, `.cuda()` or `.cpu()`
-    inside a loop. Moving data batches in a loop is fine.
+    inside a loop. Moving data batches in a loop is fine, and so is a module the same loop
+    also moves elsewhere (`m.eval().cpu()` to save a checkpoint, then `m.to(device)` back):
+    hoisting either move would leave it on the wrong device.
 
     ## Why is this bad
     After the first iteration the move does nothing useful but still walks every parameter
@@ -61,12 +63,27 @@ class ModuleMoveInLoop(Rule):
                 continue
             if any(analysis.loop_rebinds(loop, target.id, besides=stmt) for loop in ctx.loops):
                 continue
+            if self._moved_elsewhere_in_loop(analysis, call, target.id, ctx.loops[-1]):
+                continue  # `m.eval().cpu()` to save a checkpoint, then `m.to(device)` back: hoisting breaks it
             text = ast.unparse(call)
             message = (
                 f"`{text}` moves `{target.id}` on every iteration of this loop; after the first it is wasted work. "
                 f"Move it before the loop."
             )
             yield self.finding(call, message, f"Move `{ast.unparse(stmt).strip()}` before the loop")
+
+    def _moved_elsewhere_in_loop(self, analysis: Analysis, call: ast.Call, name: str, loop) -> bool:
+        """Another `.cpu()`/`.cuda()`/`.to(...)` of the same module (through a chain such as
+        `m.eval().cpu()`) in the loop: the module travels back and forth on purpose."""
+        for other in loop.calls:
+            if other is call or call_name(other) not in ("to", "cuda", "cpu"):
+                continue
+            base = receiver(other)
+            while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute):
+                base = base.func.value
+            if isinstance(base, ast.Name) and base.id == name:
+                return True
+        return False
 
     def _moves_device(self, analysis: Analysis, call: ast.Call) -> bool:
         if not call.args and keyword(call, "device") is None:

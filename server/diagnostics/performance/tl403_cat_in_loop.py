@@ -16,7 +16,8 @@ class CatInLoop(Rule):
     """
     ## What it does
     Flags an accumulator grown with `torch.cat` / `torch.stack` inside a loop:
-    `acc = torch.cat([acc, x])`.
+    `acc = torch.cat([acc, x])`, also written `acc = x if acc is None else torch.cat([acc, x])`
+    (the fix does not rewrite that form).
 
     ## Why is this bad
     Every iteration copies everything gathered so far, so the loop costs quadratic time and
@@ -50,8 +51,10 @@ class CatInLoop(Rule):
             if not analysis.context(call).loops:
                 continue
             stmt = analysis.statement_of(call)
-            if not (isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1):
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
                 continue
+            if stmt.value is not call and not _first_time_or_join(stmt.value, call):
+                continue  # (the fix declines the `x if acc is None else ...` form)
             target = stmt.targets[0]
             if not isinstance(target, ast.Name) or not call.args or not isinstance(call.args[0], (ast.List, ast.Tuple)):
                 continue
@@ -79,3 +82,12 @@ class CatInLoop(Rule):
             if isinstance(node, ast.Name) and node.id == name and id(node) not in own:
                 return False
         return True
+
+
+def _first_time_or_join(value: ast.AST, call: ast.Call) -> bool:
+    """`x if acc is None else torch.cat([acc, x])` (either way round): the first piece, then joins."""
+    if not isinstance(value, ast.IfExp) or call not in (value.body, value.orelse):
+        return False
+    test = value.test
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None)

@@ -1,5 +1,5 @@
 """TL405 dataloader-defaults: flags a `DataLoader(...)` without `num_workers` (or with
-`num_workers=0`), and one without `pin_memory=True` in a file that moves its batches to the GPU.
+`num_workers=0`), and one without `pin_memory=True` whose batches are moved to the GPU.
 """
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typing import Iterator
 from torch_lsp.analysis import Analysis
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.syntax_nodes import argument, has_star_args
+from torch_lsp.datasets import batches_reach_gpu, dataset_without_loading_work, read_once
+from torch_lsp.syntax_nodes import argument, has_star_args, keyword
 
 
 @register
@@ -17,7 +18,18 @@ class DataLoaderDefaults(Rule):
     """
     ## What it does
     Flags a `DataLoader(...)` without `num_workers` (or with `num_workers=0`), and one
-    without `pin_memory=True` in a file that moves its batches to the GPU.
+    without `pin_memory=True` whose batches are moved to the GPU (by a loop over this
+    loader, by `fabric.setup_dataloaders`, or, when the loader is not iterated where it is
+    built, anywhere in the file).
+
+    Silent where workers have nothing to do or would change the program: the dataset holds
+    its data in memory (`TensorDataset`, a class whose `__getitem__` only indexes attributes
+    or builds random tensors, a synthetic `IterableDataset`), it iterates live state of the
+    main process (a replay buffer, a generator handed in by the model: workers would see a
+    stale copy), the loader is only read through `next(iter(loader))`, its `collate_fn` is a
+    closure or lambda (spawned workers cannot pickle it), or the file is a test or a helper
+    of a test suite. The dataset class is looked up in the file and in the workspace file its
+    import names.
 
     ## Why is this bad
     With no workers, loading and augmenting each batch happens in the training process and
@@ -43,27 +55,47 @@ class DataLoaderDefaults(Rule):
     _LOADERS = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
+        if analysis.is_test_file or analysis.imports_test_suite:
+            return  # tests load tiny fixtures in-process on purpose
         for call in analysis.calls_to(*self._LOADERS):
-            if has_star_args(call):
+            if has_star_args(call) or self._toy_dataset(call):
                 continue
+            if dataset_without_loading_work(analysis, call) or read_once(analysis, call):
+                continue
+            if self._local_callable(analysis, call):
+                continue  # a closure `collate_fn` cannot be pickled for spawned workers: not a drop-in change
             problems, fixes = [], []
-            if analysis.is_test_file or self._toy_dataset(call):
-                continue
             workers = argument(call, 5, "num_workers")
             if workers is None or (isinstance(workers, ast.Constant) and workers.value == 0):
                 problems.append("loads batches in the main process (no `num_workers`)"
                                 if workers is None else "uses `num_workers=0`, so batches load in the main process")
                 fixes.append("num_workers=4")
-            if argument(call, 7, "pin_memory") is None and analysis.moves_to_accelerator(batches_only=True):
+            gpu_batches = batches_reach_gpu(analysis, call)
+            if gpu_batches is None:
+                gpu_batches = analysis.moves_to_accelerator(batches_only=True)
+            gpu_batches = gpu_batches or analysis.framework_places_on_accelerator  # `fabric.setup_dataloaders`
+            if argument(call, 7, "pin_memory") is None and gpu_batches:
                 problems.append("does not pin memory although batches are moved to the GPU")
                 fixes.append("pin_memory=True")
             if problems:
-                message = (
-                    f"This `DataLoader` {' and '.join(problems)}; the GPU waits on data. "
-                    f"Add `{', '.join(fixes)}`."
-                )
+                cost = "the GPU waits on data" if gpu_batches else "each step waits for its batch to load"
+                message = f"This `DataLoader` {' and '.join(problems)}; {cost}. Add `{', '.join(fixes)}`."
                 yield self.finding(call, message, f"Add `{', '.join(fixes)}`", data={"add": fixes})
 
+    def _local_callable(self, analysis: Analysis, call: ast.Call) -> bool:
+        """`collate_fn=` / `worker_init_fn=` a lambda or a function defined inside a function."""
+        for name in ("collate_fn", "worker_init_fn"):
+            value = keyword(call, name)
+            if value is None:
+                continue
+            if isinstance(value.value, ast.Lambda):
+                return True
+            if isinstance(value.value, ast.Name):
+                function = analysis.context(call).function
+                if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == value.value.id
+                       for n in ast.walk(function.node)) and not function.is_module:
+                    return True
+        return False
 
     def _toy_dataset(self, call: ast.Call) -> bool:
         """`DataLoader(range(10))`, `DataLoader([...])`: nothing to load in parallel."""

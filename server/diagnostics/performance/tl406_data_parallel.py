@@ -1,19 +1,38 @@
-"""TL406 data-parallel: flags `nn.DataParallel(...)`."""
+"""TL406 data-parallel: flags `nn.DataParallel(...)` and `nn.parallel.data_parallel(...)` in
+training code, unless the code already chose it deliberately."""
 from __future__ import annotations
 
 import ast
+import re
 from typing import Iterator
 
 from torch_lsp.analysis import Analysis
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.syntax_nodes import argument
+
+
+_DATA_PARALLEL = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+                  "torch.nn.parallel.data_parallel.DataParallel")
+_FUNCTIONAL = ("torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel")
+_DDP = ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")
+# Text of a log line that already tells the user DP is a fallback (`"DP not recommended, use DDP"`).
+_WARNS_ABOUT_DP = re.compile(r"\bDP\b|DataParallel|\bDDP\b")
+# A guard that opts in to several GPUs: `if torch.cuda.device_count() > 1:`, `if ngpu > 1:`.
+_GPU_COUNT = re.compile(r"device_count|n_?gpus?|num_gpus?|gpu_count|len\(.*gpus?.*\)", re.IGNORECASE)
 
 
 @register
 class DataParallelUse(Rule):
     """
     ## What it does
-    Flags `nn.DataParallel(...)`.
+    Flags `nn.DataParallel(...)` and the functional `nn.parallel.data_parallel(...)`; under
+    a guard that opts in to several GPUs (`if torch.cuda.device_count() > 1:`) the message
+    says it is that multi-GPU path. Silent where the choice is deliberate: a method that
+    wraps the module it is given (a library's DP strategy), a block whose earlier statements
+    already tell the user about DP/DDP, a branch beside one that builds
+    `DistributedDataParallel` (DP is the fallback), and inference code (a file that
+    evaluates and never backpropagates, where DDP is no natural replacement).
 
     ## Why is this bad
     `DataParallel` runs one process with a thread per GPU, replicates the model every
@@ -37,11 +56,54 @@ class DataParallelUse(Rule):
     fix_safety = "none"
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        for call in analysis.calls_to("torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
-                                      "torch.nn.parallel.data_parallel.DataParallel"):
+        if self._inference_only(analysis):
+            return
+        for call in analysis.calls_to(*_DATA_PARALLEL, *_FUNCTIONAL):
+            if self._wraps_parameter(analysis, call) or self._already_warned(analysis, call):
+                continue
+            if self._fallback_of_ddp(analysis, call):
+                continue
+            opt_in = self._opt_in(analysis, call)
             message = (
-                f"`{ast.unparse(call.func)}` replicates the model in one process on every forward pass and is "
+                f"{'This multi-GPU path uses ' if opt_in else ''}`{ast.unparse(call.func)}`"
+                f"{', which' if opt_in else ''} replicates the model in one process on every forward pass and is "
                 f"slower than `DistributedDataParallel`, even on one machine. Use `DistributedDataParallel` "
                 f"(launched with `torchrun`)."
             )
             yield self.finding(call, message)
+
+    def _inference_only(self, analysis: Analysis) -> bool:
+        """Nothing backpropagates, and the file evaluates (`model.eval()`, `no_grad`, `inference_mode`)."""
+        if analysis.training_loops or analysis.backward_call_list():
+            return False
+        return bool(analysis.iter_calls("eval") or analysis.calls_to(
+            "torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad"))
+
+    def _wraps_parameter(self, analysis: Analysis, call: ast.Call) -> bool:
+        """`def setup_module(self, module): return DataParallel(module)`: a wrapper or strategy."""
+        function = analysis.context(call).function
+        module = argument(call, 0, "module")
+        return (function.is_method and isinstance(module, ast.Name) and module.id in function.params)
+
+    def _already_warned(self, analysis: Analysis, call: ast.Call) -> bool:
+        statement = analysis.statement_of(call)
+        block = analysis.block_of(statement) if statement is not None else None
+        if not block:
+            return False
+        for earlier in block[:block.index(statement)]:
+            for node in ast.walk(earlier):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and _WARNS_ABOUT_DP.search(node.value):
+                    return True
+        return False
+
+    def _fallback_of_ddp(self, analysis: Analysis, call: ast.Call) -> bool:
+        """`if args.distributed: DDP(...)` / `else: DataParallel(...)`: another branch of an
+        enclosing `if` builds `DistributedDataParallel`, so DP is the script's chosen fallback."""
+        ddp = {id(c) for c in analysis.calls_to(*_DDP)}
+        if not ddp:
+            return False
+        return any(id(node) in ddp for if_stmt, _ in analysis.context(call).guards for node in ast.walk(if_stmt))
+
+    def _opt_in(self, analysis: Analysis, call: ast.Call) -> bool:
+        return any(in_body and _GPU_COUNT.search(ast.unparse(if_stmt.test))
+                   for if_stmt, in_body in analysis.context(call).guards)

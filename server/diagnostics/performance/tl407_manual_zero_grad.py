@@ -17,7 +17,9 @@ class ManualZeroGrad(Rule):
     """
     ## What it does
     Flags gradients cleared by writing zeros — `p.grad.zero_()`, `p.grad.data.zero_()`,
-    `p.grad.fill_(0)`, `optimizer.zero_grad(set_to_none=False)`.
+    `p.grad.fill_(0)`, `optimizer.zero_grad(set_to_none=False)`. Silent in test files, and
+    in a class (or the functions of a file) that adds into gradients in place (`p.grad += g`,
+    `p.grad.add_(g)`): those need the zeros, and a `None` gradient would raise `TypeError`.
 
     ## Why is this bad
     Writing zeros launches a kernel per parameter and keeps the gradient memory allocated;
@@ -42,7 +44,11 @@ class ManualZeroGrad(Rule):
     fix_safety = "safe"
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
+        if analysis.is_test_file:
+            return
         for call in analysis.iter_calls("zero_", "fill_", "zero_grad"):
+            if self._accumulates_into_grad(analysis, analysis.context(call).function.class_node):
+                continue
             name = call_name(call)
             if name == "zero_grad":
                 kw = keyword(call, "set_to_none")
@@ -63,3 +69,24 @@ class ManualZeroGrad(Rule):
                 f"Call `optimizer.zero_grad(set_to_none=True)` (or set `{ast.unparse(target)} = None`)."
             )
             yield self.finding(call, message, f"Set `{ast.unparse(target)} = None` instead")
+
+    def _accumulates_into_grad(self, analysis: Analysis, cls: ast.ClassDef | None) -> bool:
+        """`p.grad += g`, `p.grad.add_(g)` in the same class (or, outside classes, in the
+        file's functions): the code adds into existing gradient tensors, which a `None`
+        gradient would break (`TypeError`); the zeros are needed there."""
+        def in_scope(node: ast.AST) -> bool:
+            return analysis.context(node).function.class_node is cls
+
+        for stmt in analysis.statements:
+            if isinstance(stmt, ast.AugAssign) and _is_grad(stmt.target) and in_scope(stmt):
+                return True
+        return any(_is_grad(receiver(call)) and in_scope(call) for call in analysis.iter_calls(*_ADDS_INTO))
+
+
+_ADDS_INTO = ("add_", "copy_", "addcmul_", "addcdiv_", "sub_", "mul_", "div_")
+
+
+def _is_grad(node: ast.AST | None) -> bool:
+    if isinstance(node, ast.Attribute) and node.attr == "data":
+        node = node.value
+    return isinstance(node, ast.Attribute) and node.attr == "grad"

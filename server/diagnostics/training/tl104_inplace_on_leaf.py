@@ -21,7 +21,11 @@ class InplaceOnLeaf(Rule):
     Flags an in-place change (`+=`, `x[...] = ...`, any `*_` method such as `clamp_`) of a
     tensor that requires grad — a tensor made with `requires_grad=True` or
     `.requires_grad_()`, an `nn.Parameter`, or a model's parameter — outside
-    `torch.no_grad()`.
+    `torch.no_grad()`. Parameters are also seen when reached indirectly: a loop variable over
+    `m.parameters()` / `zip(a.parameters(), b.parameters())` / `named_parameters()` (unless
+    the file turns `requires_grad` off somewhere, as EMA copies do), a weight behind a
+    submodule index (`model.classifier[2].bias[:] = 0.0`), and a module-level leaf tensor
+    updated inside a function (`global W` ... `W -= lr * W.grad`).
 
     ## Why is this bad
     Autograd refuses: "a leaf Variable that requires grad is being used in an in-place
@@ -46,7 +50,7 @@ class InplaceOnLeaf(Rule):
     severity = "error"
     fix_safety = "safe"
 
-    _NOT_MUTATIONS = {"requires_grad_", "retain_grad", "share_memory_", "register_hook"}
+    _NOT_MUTATIONS = {"requires_grad_", "retain_grad", "share_memory_", "register_hook", "detach_"}
     # Weight surgery (`layer.weight.copy_(w)`) lives in conversion helpers that callers run
     # under `no_grad` in another file; only arithmetic updates of model parameters are sure.
     _INIT_STYLE = {"copy_", "fill_", "zero_", "uniform_", "normal_", "data_", "set_", "resize_"}
@@ -72,7 +76,10 @@ class InplaceOnLeaf(Rule):
             name = call_name(call)
             if name and name.endswith("_") and not name.endswith("__") and name not in self._NOT_MUTATIONS:
                 if isinstance(call.func, ast.Attribute):
-                    targets.append((call.func.value, call))
+                    tensor = call.func.value
+                    while _is_inplace_call(tensor):  # `p.mul_(d).add_(q)`: the chain mutates `p`
+                        tensor = tensor.func.value
+                    targets.append((tensor, call))
         for tensor, node in targets:
             why = self._requires_grad(analysis, function, tensor, stmt)
             if why == "is a model parameter" and isinstance(node, ast.Call) and call_name(node) in self._INIT_STYLE:
@@ -92,6 +99,22 @@ class InplaceOnLeaf(Rule):
             assignment = roles.last_assignment(tensor.id, stmt)
             if assignment is not None and not assignment.unpacked and _makes_leaf(analysis, assignment.value):
                 return "requires grad"
+            if assignment is None and _module_level_leaf(analysis, function, tensor.id):
+                return "requires grad"  # `global W` ... `W -= lr * W.grad`
+            if _iterates_parameters(analysis, function, tensor.id, stmt) and not _freezes_parameters(analysis):
+                return "is a model parameter"
+            return None
+        if isinstance(tensor, ast.Subscript) or (isinstance(tensor, ast.Attribute) and _has_subscript(tensor)):
+            # `model.classifier[2].bias[:] = 0.0`: a parameter reached through a submodule index
+            base = tensor.value if isinstance(tensor, ast.Subscript) else tensor
+            if isinstance(base, ast.Attribute) and base.attr in ("weight", "bias"):
+                root = base
+                while isinstance(root, (ast.Attribute, ast.Subscript)):
+                    if isinstance(root, ast.Attribute) and root.attr in ("data", "grad") and root is not base:
+                        return None
+                    root = root.value
+                if isinstance(root, ast.Name) and root.id != "self" and roles.is_model(root.id):
+                    return "is a model parameter"
             return None
         if isinstance(tensor, ast.Attribute):
             chain = dotted(tensor)
@@ -124,3 +147,82 @@ def _makes_leaf(analysis: Analysis, value: ast.AST | None) -> bool:
     return (
         kw is not None and isinstance(kw.value, ast.Constant) and kw.value.value is True and qualname.startswith("torch.")
     )
+
+
+def _is_inplace_call(node: ast.AST) -> bool:
+    name = call_name(node) if isinstance(node, ast.Call) else None
+    return bool(name and name.endswith("_") and not name.endswith("__") and isinstance(node.func, ast.Attribute))
+
+
+def _has_subscript(node: ast.AST) -> bool:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Subscript):
+            return True
+        node = node.value
+    return False
+
+
+def _module_level_leaf(analysis: Analysis, function: FunctionInfo, name: str) -> bool:
+    """`name` is not bound in the function (or is declared `global`) and the module binds it,
+    last, to a tensor that requires grad."""
+    if function.is_module or name in function.params:
+        return False
+    declared_global = any(isinstance(n, ast.Global) and name in n.names for n in ast.walk(function.node))
+    bound_here = any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                     for n in ast.walk(function.node))
+    if bound_here and not declared_global:
+        return False
+    value = None
+    for stmt in analysis.tree.body:
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+            value = stmt.value
+    return value is not None and _makes_leaf(analysis, value)
+
+
+def _iterates_parameters(analysis: Analysis, function: FunctionInfo, name: str, stmt: ast.stmt) -> bool:
+    """`name` is bound by an enclosing `for` over `m.parameters()`, `m.named_parameters()` or a
+    `zip` of them (`for p, q in zip(ema.parameters(), model.parameters())`)."""
+    node = analysis.parents.get(stmt)
+    while node is not None and node is not function.node:
+        if isinstance(node, ast.For):
+            bound = _parameter_bound(node.target, node.iter, name)
+            if bound is not None:
+                return bound
+        node = analysis.parents.get(node)
+    return False
+
+
+def _parameter_bound(target: ast.AST, source: ast.AST, name: str) -> bool | None:
+    """True/False when `target` binds `name` from `source` (a parameter or not); None when it does not bind it."""
+    if isinstance(target, ast.Name):
+        return _yields_parameters(source) if target.id == name else None
+    if not isinstance(target, (ast.Tuple, ast.List)):
+        return None
+    if isinstance(source, ast.Call) and call_name(source) == "zip" and len(source.args) == len(target.elts):
+        for element, part in zip(target.elts, source.args):
+            bound = _parameter_bound(element, part, name)
+            if bound is not None:
+                return bound
+        return None
+    if isinstance(source, ast.Call) and call_name(source) == "named_parameters" and len(target.elts) == 2:
+        second = target.elts[1]
+        if isinstance(second, ast.Name) and second.id == name:
+            return True
+    if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
+        return False
+    return None
+
+
+def _yields_parameters(source: ast.AST) -> bool:
+    return isinstance(source, ast.Call) and call_name(source) == "parameters" and not source.args
+
+
+def _freezes_parameters(analysis: Analysis) -> bool:
+    """The file turns gradients off somewhere (`requires_grad_(False)`, `.requires_grad = False`):
+    an EMA copy updated in place may be one of those, so in-place updates are not sure errors."""
+    for call in analysis.iter_calls("requires_grad_"):
+        if call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value is False:
+            return True
+    return any(isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and stmt.value.value is False
+               and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in stmt.targets)
+               for stmt in analysis.statements)

@@ -1,0 +1,380 @@
+"""What a `DataLoader` loads: is there loading work for worker processes, and where its batches go.
+
+TL405 asks for `num_workers` and `pin_memory`; both only pay off when the dataset does work per
+item (reads a file, decodes, runs a transform) and the batches then travel to a GPU.  This module
+answers, for one `DataLoader(...)` call:
+
+- `dataset_without_loading_work`: the dataset holds its data in memory (`TensorDataset`, a class
+  whose `__getitem__` only indexes attributes or builds random tensors), or it is an
+  `IterableDataset` that reads live state of the main process (a replay buffer, a bound method of
+  the model): workers would iterate stale forked copies.
+  The dataset class is looked up in the file, then in the workspace file its import names
+  (beside the importer, in its parent folders, or a `src/` folder there).
+- `read_once`: the loader is only ever read through `next(iter(loader))`.
+- `batches_reach_gpu`: a batch the loader yields is moved to an accelerator and fed to a model
+  (None when the loader is not iterated where it is built: the caller decides from the file).
+"""
+from __future__ import annotations
+
+import ast
+import os
+import re
+from typing import TYPE_CHECKING
+
+from torch_lsp.syntax_nodes import argument, call_name
+
+if TYPE_CHECKING:
+    from torch_lsp.analysis import Analysis, FunctionInfo
+
+_IN_MEMORY_DATASETS = {"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"}
+_VIEWS_OF_A_DATASET = {"torch.utils.data.random_split", "torch.utils.data.Subset",
+                       "torch.utils.data.dataset.random_split", "torch.utils.data.dataset.Subset"}
+# Calls a `__getitem__` may make without doing loading work: sizes, conversions, random tensors.
+_CHEAP_CALLS = {"len", "int", "float", "min", "max", "range", "slice", "tuple", "list", "dict", "zip",
+                "long", "view", "reshape", "clone", "unsqueeze", "squeeze", "detach", "contiguous",
+                "tensor", "as_tensor", "from_numpy", "rand", "randn", "randint", "zeros", "ones", "full",
+                "arange", "manual_seed", "Generator", "stack", "item"}
+_ANCESTOR_LEVELS = 6
+# `self.model(x)`, `net(x)`, `model.forward(x)`: a call that runs a model on the batch.
+_MODEL_CALLEE = re.compile(r"(?i)(model|net|encoder|forward)")
+
+
+def dataset_without_loading_work(analysis: "Analysis", loader: ast.Call) -> bool:
+    """The loader's dataset has nothing for workers to do (see the module docstring): every
+    value the dataset argument may hold is known, and none does loading work."""
+    values = list(_dataset_values(analysis, argument(loader, 0, "dataset"), loader, depth=0))
+    return bool(values) and all(_holds_data_in_memory(analysis, value) for value in values)
+
+
+def _holds_data_in_memory(analysis: "Analysis", value: ast.AST | None) -> bool:
+    if not isinstance(value, ast.Call):
+        return False
+    if analysis.call_qualname(value) in _IN_MEMORY_DATASETS:
+        return True
+    cls = _dataset_class(analysis, value)
+    return cls is not None and (_indexes_memory(cls) or _iterates_memory(cls) or _iterates_live_state(cls))
+
+
+def read_once(analysis: "Analysis", loader: ast.Call) -> bool:
+    """`next(iter(DataLoader(...)))`, or a loader name only read that way."""
+    parent = analysis.parents.get(loader)
+    if _is_iter_in_next(analysis, parent):
+        return True
+    name = _assigned_name(analysis, loader)
+    if name is None:
+        return False
+    function = analysis.context(loader).function
+    uses = [n for n in ast.walk(function.node) if isinstance(n, ast.Name) and n.id == name
+            and isinstance(n.ctx, ast.Load)]
+    return bool(uses) and all(_is_iter_in_next(analysis, analysis.parents.get(n)) for n in uses)
+
+
+def batches_reach_gpu(analysis: "Analysis", loader: ast.Call) -> bool | None:
+    """True when a loop over this loader moves a batch to an accelerator and feeds it to a
+    model; False when the loader is iterated here and no batch is; None when it is not
+    iterated in the function that builds it or in a function of the file it is passed to."""
+    loops = _loops_over_loader(analysis, loader)
+    if not loops:
+        return None
+    return any(_loop_moves_model_input(analysis, loop) for loop in loops)
+
+
+# ------------------------------------------------------------------ the dataset's values
+def _dataset_values(analysis: "Analysis", expr: ast.AST | None, at: ast.AST, depth: int):
+    """The expressions a dataset argument may come from: through local assignments,
+    `random_split`/`Subset`, `self.x` attributes, list and dict literals, the return values of
+    functions of the file, and the callers of a parameter.  None for a value not followed."""
+    if expr is None or depth > 5:
+        yield None
+        return
+    if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+        for element in expr.elts:
+            yield from _dataset_values(analysis, element, at, depth + 1)
+        return
+    if isinstance(expr, ast.Dict):
+        for element in expr.values:
+            yield from _dataset_values(analysis, element, at, depth + 1)
+        return
+    if isinstance(expr, ast.Subscript):
+        yield from _dataset_values(analysis, expr.value, at, depth + 1)
+        return
+    if isinstance(expr, ast.Call):
+        if analysis.call_qualname(expr) in _VIEWS_OF_A_DATASET:
+            yield from _dataset_values(analysis, argument(expr, 0, "dataset"), at, depth + 1)
+        else:
+            yield expr
+        return
+    function = analysis.context(at).function
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        from torch_lsp.roles import self_attribute_values
+
+        values = self_attribute_values(analysis, function.class_node).get(expr.attr, []) if function.class_node else []
+        if not values:
+            yield None
+        for value in values:
+            yield from _dataset_values(analysis, value, value or at, depth + 1)
+        return
+    if not isinstance(expr, ast.Name):
+        yield None
+        return
+    lambda_values = _lambda_parameter_values(analysis, expr)
+    if lambda_values is not None:
+        for value in lambda_values:
+            yield from _dataset_values(analysis, value, at, depth + 1)
+        return
+    found = False
+    for stmt in function.statements:
+        if isinstance(stmt, ast.Assign) and stmt.lineno <= getattr(at, "lineno", stmt.lineno):
+            for target in stmt.targets:
+                bound = _value_for(target, stmt.value, expr.id)
+                if bound is None:
+                    continue
+                found = True
+                value, index = bound
+                returned = _returned_element(analysis, value, index)
+                if returned is not None:
+                    for element, where in returned:
+                        yield from _dataset_values(analysis, element, where, depth + 1)
+                else:
+                    yield from _dataset_values(analysis, value, stmt, depth + 1)
+    if found:
+        return
+    sites = analysis.callers(function) if expr.id in function.params else []
+    if not sites:
+        yield None
+    for site in sites:
+        yield from _dataset_values(analysis, analysis.argument_for(site, function, expr.id), site, depth + 1)
+
+
+def _lambda_parameter_values(analysis: "Analysis", name: ast.Name) -> list[ast.AST] | None:
+    """`apply_to_collection(datasets, Dataset, lambda x: DataLoader(x))`, `map(lambda x: ..., datasets)`:
+    the parameter of a lambda passed to a call ranges over that call's other arguments."""
+    node = analysis.parents.get(name)
+    while node is not None and not isinstance(node, ast.Lambda):
+        node = analysis.parents.get(node)
+    if node is None or name.id not in {a.arg for a in node.args.args}:
+        return None
+    call = analysis.parents.get(node)
+    if not isinstance(call, ast.Call):
+        return []
+    return [a for a in call.args if a is not node and not (isinstance(a, ast.Name) and a.id[:1].isupper())]
+
+
+def _returned_element(analysis: "Analysis", value: ast.AST, index: int | None):
+    """`train_set, model, opt = load_train_objs()`: the `index`-th element of what a function of
+    the file returns, with the function's return statement to resolve names from."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+        return None
+    functions = analysis.function_named(value.func.id)
+    if len(functions) != 1:
+        return None
+    elements = []
+    for node in ast.walk(functions[0].node):
+        if isinstance(node, ast.Return) and node.value is not None:
+            returned = node.value
+            if index is not None:
+                if not (isinstance(returned, ast.Tuple) and index < len(returned.elts)):
+                    return None
+                returned = returned.elts[index]
+            elements.append((returned, node))
+    return elements or None
+
+
+def _value_for(target: ast.AST, value: ast.AST, name: str) -> tuple[ast.AST, int | None] | None:
+    """What `target = value` binds to `name`, with the tuple index when it unpacks a call
+    (`a, b = random_split(ds, ...)` binds views of ds; `ds, model = build()` the first element)."""
+    if isinstance(target, ast.Name):
+        return (value, None) if target.id == name else None
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for index, element in enumerate(target.elts):
+            if isinstance(element, ast.Name) and element.id == name:
+                if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+                    return value.elts[index], None
+                if isinstance(value, ast.Call) and _unpacks_views(value):
+                    return value, None
+                return value, index
+    return None
+
+
+def _unpacks_views(call: ast.Call) -> bool:
+    """`random_split(...)` unpacked: every element views the same dataset."""
+    return call_name(call) == "random_split"
+
+
+def _dataset_class(analysis: "Analysis", call: ast.Call) -> ast.ClassDef | None:
+    if not isinstance(call.func, ast.Name):
+        return None
+    name = call.func.id
+    for node in analysis.tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return node
+    qualname = analysis.imports.get(name)
+    if qualname is None or "." not in qualname:
+        return None
+    module, _, class_name = qualname.rpartition(".")
+    return _workspace_class(module, class_name, analysis.path, hops=2)
+
+
+def _workspace_class(module: str, class_name: str, importer: str | None, hops: int) -> ast.ClassDef | None:
+    other = _workspace_analysis(module, importer)
+    if other is None:
+        return None
+    for node in other.tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == class_name:
+            return node
+    reexport = other.imports.get(class_name)
+    if hops and reexport and "." in reexport:
+        module, _, name = reexport.rpartition(".")
+        return _workspace_class(module, name, other.path, hops - 1)
+    return None
+
+
+_RESOLVERS: dict[tuple[str, ...], object] = {}
+
+
+def _workspace_analysis(module: str, importer: str | None) -> "Analysis | None":
+    """The file `module` names: beside the importer, in a parent folder, or in a `src/` there."""
+    if not importer or importer in ("<stdin>", "-") or module.split(".")[0] in ("torch", "torchvision"):
+        return None
+    from torch_lsp.shapes import WorkspaceResolver
+
+    folder = os.path.dirname(os.path.abspath(importer))
+    roots = []
+    for _ in range(_ANCESTOR_LEVELS):
+        roots.extend((folder, os.path.join(folder, "src")))
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    key = tuple(roots)
+    resolver = _RESOLVERS.get(key)
+    if resolver is None:
+        if len(_RESOLVERS) > 64:
+            _RESOLVERS.clear()
+        resolver = _RESOLVERS[key] = WorkspaceResolver(roots)
+    return resolver.analysis_of(module, importer)
+
+
+def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef]:
+    return {n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _indexes_memory(cls: ast.ClassDef) -> bool:
+    """`__getitem__` only indexes attributes, computes sizes or builds random tensors."""
+    getitem = _methods(cls).get("__getitem__")
+    if getitem is None or "__iter__" in _methods(cls):
+        return False
+    for node in ast.walk(getitem):
+        if isinstance(node, ast.Call) and call_name(node) not in _CHEAP_CALLS:
+            return False
+    return True
+
+
+def _iterates_memory(cls: ast.ClassDef) -> bool:
+    """`__iter__` only yields random or stored tensors (a synthetic iterable dataset)."""
+    iterate = _methods(cls).get("__iter__")
+    if iterate is None or "__getitem__" in _methods(cls):
+        return False
+    return all(call_name(n) in _CHEAP_CALLS for n in ast.walk(iterate) if isinstance(n, ast.Call))
+
+
+def _iterates_live_state(cls: ast.ClassDef) -> bool:
+    """`__iter__` calls an object handed to `__init__` (a replay buffer, the policy's generator):
+    the data is live state of the main process, which workers would only see as a stale copy."""
+    methods = _methods(cls)
+    init, iterate = methods.get("__init__"), methods.get("__iter__")
+    if init is None or iterate is None:
+        return False
+    params = {a.arg for a in init.args.args[1:] + init.args.kwonlyargs}
+    handed_in = set()
+    for stmt in ast.walk(init):
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id in params:
+            handed_in.update(t.attr for t in stmt.targets if _is_self_attr(t))
+    for node in ast.walk(iterate):
+        if isinstance(node, ast.Call):
+            func = node.func.value if isinstance(node.func, ast.Attribute) and _is_self_attr(node.func.value) else node.func
+            if _is_self_attr(func) and func.attr in handed_in:
+                return True
+    return False
+
+
+def _is_self_attr(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+# ------------------------------------------------------------------ how the loader is used
+def _is_iter_in_next(analysis: "Analysis", node: ast.AST | None) -> bool:
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "iter"):
+        return False
+    outer = analysis.parents.get(node)
+    return isinstance(outer, ast.Call) and isinstance(outer.func, ast.Name) and outer.func.id == "next"
+
+
+def _assigned_name(analysis: "Analysis", loader: ast.Call) -> str | None:
+    parent = analysis.parents.get(loader)
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+        return parent.targets[0].id
+    return None
+
+
+def _loops_over_loader(analysis: "Analysis", loader: ast.Call) -> list[ast.For]:
+    name = _assigned_name(analysis, loader)
+    if name is None:
+        return []
+    function = analysis.context(loader).function
+    loops = _loops_over_name(function.node, name)
+    for site in function.calls:  # `train(model, train_loader)`: the loops of a function of this file
+        for index, arg in enumerate(site.args):
+            if isinstance(arg, ast.Name) and arg.id == name and isinstance(site.func, ast.Name):
+                for callee in analysis.function_named(site.func.id):
+                    params = callee.params
+                    if index < len(params):
+                        loops.extend(_loops_over_name(callee.node, params[index]))
+    return loops
+
+
+def _loops_over_name(scope: ast.AST, name: str) -> list[ast.For]:
+    loops = []
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            # `loader`, `enumerate(loader)`, `tqdm(loader)`, `zip(loader_a, loader_b)`
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.iter)):
+                loops.append(node)
+    return loops
+
+
+def _moves_to_gpu(analysis: "Analysis", call: ast.Call) -> bool:
+    """`x.to(device)`, `x.cuda()`, or `x.type(Tensor)` with `Tensor = torch.cuda.FloatTensor if cuda else ...`."""
+    if call.func.attr in ("to", "cuda"):
+        return analysis.moves_batch_to_accelerator(call)
+    if call.func.attr == "type" and len(call.args) == 1 and isinstance(call.args[0], ast.Name):
+        name = call.args[0].id
+        return any(isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
+                   and "torch.cuda." in ast.unparse(stmt.value) for stmt in analysis.statements)
+    return False
+
+
+def _loop_moves_model_input(analysis: "Analysis", loop: ast.For) -> bool:
+    """A name bound by the loop header is moved (`.to(device)`, `.cuda()`) and a moved value
+    reaches a call of a model (a name with the model role, or any call taking it)."""
+    batch_names = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    moved = set()
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _moves_to_gpu(analysis, node):
+            base = node.func.value
+            while isinstance(base, (ast.Subscript, ast.Attribute)):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in batch_names:
+                statement = analysis.statement_of(node)
+                if isinstance(statement, ast.Assign):  # `x, y = batch[0].to(device), batch[1].to(device)`
+                    moved.update(n.id for t in statement.targets for n in ast.walk(t) if isinstance(n, ast.Name))
+                moved.add(base.id)
+    if not moved:
+        return False
+    roles = analysis.roles_for(loop)
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Call) and node.args:
+            if any(isinstance(n, ast.Name) and n.id in moved for a in node.args for n in ast.walk(a)):
+                if roles.model_name(node) is not None or _MODEL_CALLEE.search(ast.unparse(node.func)):
+                    return True
+    return False

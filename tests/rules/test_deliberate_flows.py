@@ -1,0 +1,230 @@
+"""Findings that depend on a whole file (framework GPU use, DP beside DDP, inference code), and
+fixes checked the strong way: the flagged code is run before and after the fix (tiny models, CPU)."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from torch_lsp.checker import check_source
+from torch_lsp.codeactions import fix_all, fix_offers
+from torch_lsp.settings import Selection, Settings
+
+torch = pytest.importorskip("torch")
+
+
+def findings(source: str, code: str, path: str = "train.py") -> list:
+    settings = Settings().with_selection(Selection(select=(code,)))
+    return [f for f in check_source(textwrap.dedent(source), path, settings).findings if f.code == code]
+
+
+def fixed(source: str, code: str) -> str:
+    settings = Settings().with_selection(Selection(select=(code,)))
+    return fix_all(textwrap.dedent(source), "train.py", settings, unsafe=False).source
+
+
+def run(source: str) -> dict:
+    namespace: dict = {}
+    exec(compile(source, "train.py", "exec"), namespace)  # noqa: S102 - our own test snippet
+    return namespace
+
+
+# ----------------------------------------------------------------- TL401: a framework puts work on the GPU
+FABRIC_SCRIPT = """
+    import torch
+    from lightning.fabric import Fabric
+
+    def main(model, optimizer, loader):
+        fabric = Fabric(accelerator="auto")
+        model, optimizer = fabric.setup(model, optimizer)
+        loader = fabric.setup_dataloaders(loader)
+        for x, y in loader:
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            fabric.backward(loss)
+            optimizer.step()
+            print(loss.item())
+"""
+
+
+def test_sync_found_where_fabric_places_the_work():
+    assert [f.line for f in findings(FABRIC_SCRIPT, "TL401")] == [13]
+
+
+def test_no_sync_finding_when_fabric_runs_on_the_cpu():
+    assert findings(FABRIC_SCRIPT.replace('accelerator="auto"', 'accelerator="cpu"'), "TL401") == []
+
+
+# ----------------------------------------------------------------- TL406: deliberate DataParallel
+DP_BESIDE_DDP = """
+    import torch
+    from torch import nn
+
+    def setup(model, distributed, gpu):
+        if distributed:
+            model = nn.parallel.DistributedDataParallel(model, device_ids=[gpu])
+        else:
+            model = nn.DataParallel(model).cuda()
+        return model
+
+    def wrap_single_node(model):
+        if torch.cuda.device_count() > 1:
+            model = nn.DataParallel(model)
+        return model
+"""
+
+DP_FOR_INFERENCE = """
+    import torch
+    from torch import nn
+
+    def predict(model, loader):
+        model = nn.DataParallel(model)
+        model.eval()
+        with torch.no_grad():
+            return [model(x) for x in loader]
+"""
+
+
+def test_data_parallel_as_the_fallback_of_ddp_is_not_reported():
+    assert [f.line for f in findings(DP_BESIDE_DDP, "TL406")] == [14]
+
+
+def test_data_parallel_in_inference_code_is_not_reported():
+    assert findings(DP_FOR_INFERENCE, "TL406") == []
+
+
+# ----------------------------------------------------------------- TL104: run before and after the fix
+LEAF_UPDATES = """
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(0)
+    W = torch.randn(3, 2, requires_grad=True)
+    student = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 2))
+    teacher = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 2))
+
+
+    def global_sgd(lr):
+        global W
+        W.grad = torch.ones_like(W)
+        W -= lr * W.grad
+
+
+    def teacher_update(decay):
+        for p, q in zip(teacher.parameters(), student.parameters()):
+            p.mul_(decay).add_(q, alpha=1 - decay)
+
+
+    def zero_classifier_bias():
+        student[2].bias[:] = 0.0
+"""
+
+
+@pytest.mark.parametrize("function", ["global_sgd", "teacher_update", "zero_classifier_bias"])
+def test_indirect_parameter_updates_raise_and_the_fix_makes_them_run(function):
+    assert len(findings(LEAF_UPDATES, "TL104")) == 3
+    before = run(textwrap.dedent(LEAF_UPDATES))
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        before[function](*([0.5] if function != "zero_classifier_bias" else []))
+    after_source = fixed(LEAF_UPDATES, "TL104")
+    assert after_source.count("with torch.no_grad():") == 3
+    after = run(after_source)
+    after[function](*([0.5] if function != "zero_classifier_bias" else []))
+    if function == "zero_classifier_bias":
+        assert torch.equal(after["student"][2].bias, torch.zeros(2))
+
+
+# ----------------------------------------------------------------- TL301: a trainer's running total
+TRAINER = """
+    import torch
+    import torch.nn as nn
+
+
+    class Trainer:
+        def __init__(self):
+            torch.manual_seed(0)
+            self.model = nn.Linear(4, 1)
+            self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+            self.running_loss = 0.0
+            self.history = {"loss": []}
+
+        def fit(self, batches):
+            for x, y in batches:
+                self.optimizer.zero_grad()
+                loss = nn.functional.mse_loss(self.model(x), y)
+                loss.backward()
+                self.optimizer.step()
+                self.running_loss += loss
+                self.history["loss"].append(loss)
+            return self.running_loss
+"""
+
+
+def test_trainer_accumulation_fix_keeps_the_values_and_drops_the_graph():
+    assert [f.line for f in findings(TRAINER, "TL301")] == [20, 21]
+    batches = [(torch.randn(2, 4), torch.randn(2, 1)) for _ in range(3)]
+    before = run(textwrap.dedent(TRAINER))["Trainer"]()
+    total_before = before.fit(batches)
+    assert total_before.grad_fn is not None
+    after = run(fixed(TRAINER, "TL301"))["Trainer"]()
+    total_after = after.fit(batches)
+    assert total_after.grad_fn is None and torch.allclose(total_before.detach(), total_after)
+    assert all(v.grad_fn is None for v in after.history["loss"])
+
+
+# ----------------------------------------------------------------- TL407: zeros that later code adds into
+PARAMETER_SERVER = """
+    import torch
+    import torch.nn as nn
+
+
+    class ParameterServer:
+        def __init__(self):
+            self.model = nn.Linear(2, 1)
+            self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+            self.model(torch.ones(1, 2)).sum().backward()
+            self.optimizer.zero_grad(set_to_none=False)
+
+        def add_gradients(self, grads):
+            for p, g in zip(self.model.parameters(), grads):
+                p.grad += g
+"""
+
+
+def test_zeroed_gradients_that_are_added_into_are_left_alone():
+    assert findings(PARAMETER_SERVER, "TL407") == []
+    server = run(textwrap.dedent(PARAMETER_SERVER))["ParameterServer"]()
+    server.add_gradients([torch.ones(1, 2), torch.ones(1)])
+    # what the fix would have done: `set_to_none=True`, after which `+=` fails
+    broken = run(textwrap.dedent(PARAMETER_SERVER).replace("set_to_none=False", "set_to_none=True"))
+    with pytest.raises(TypeError):
+        broken["ParameterServer"]().add_gradients([torch.ones(1, 2), torch.ones(1)])
+
+
+# ----------------------------------------------------------------- TL206: a softmax head, no rewrite offered
+SOFTMAX_HEAD = """
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.head = nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1))
+
+        def forward(self, x):
+            return self.head(x)
+
+
+    net = Net()
+    criterion = nn.CrossEntropyLoss()
+
+
+    def step(x, y):
+        return criterion(net(x), y)
+"""
+
+
+def test_softmax_head_is_reported_without_an_automatic_rewrite():
+    settings = Settings().with_selection(Selection(select=("TL206",)))
+    result = check_source(textwrap.dedent(SOFTMAX_HEAD), "train.py", settings)
+    assert [f.line for f in result.findings] == [19]
+    assert fix_offers(result.analysis, result.findings[0]) == []
