@@ -824,3 +824,55 @@ def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call
         owner = analysis.context(site).function
         return bool(analysis.switched(owner, arg.id, "eval"))
     return False
+
+
+# ------------------------------------------------ device guards: code that only runs on CUDA
+_CUDA_FLAG = re.compile(r"(?:^|_)cuda$", re.IGNORECASE)
+
+
+def under_cuda_guard(analysis: Analysis, node: ast.AST) -> bool:
+    """`node` only runs when CUDA is in use: inside `if device.type == "cuda":`,
+    `if torch.cuda.is_available():`, `if args.cuda:`, `if cuda:` (a flag named so, or assigned
+    from `torch.cuda.is_available()`), the `else` of `if not cuda:`, or the chosen branch of
+    `x.cuda() if cuda else x`.  There `.cuda()` is the device variable in disguise."""
+    function = analysis.context(node).function
+    for stmt, in_body in analysis.context(node).guards:
+        test = stmt.test
+        if not in_body and isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, in_body = test.operand, True
+        if in_body and tests_cuda(analysis, function, test):
+            return True
+    child, parent = node, analysis.parents.get(node)
+    while parent is not None and not isinstance(parent, ast.stmt):
+        if isinstance(parent, ast.IfExp) and child is parent.body and tests_cuda(analysis, function, parent.test):
+            return True
+        child, parent = parent, analysis.parents.get(parent)
+    return False
+
+
+def tests_cuda(analysis: Analysis, function: FunctionInfo, test: ast.AST) -> bool:
+    """A condition that holds only when CUDA is in use (one `and` operand suffices)."""
+    if isinstance(test, ast.BoolOp):
+        return isinstance(test.op, ast.And) and any(tests_cuda(analysis, function, v) for v in test.values)
+    if isinstance(test, ast.Call):
+        return analysis.call_qualname(test) == "torch.cuda.is_available"
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        sides = (test.left, test.comparators[0])
+        return any(isinstance(s, ast.Constant) and s.value == "cuda" for s in sides) and any(
+            isinstance(s, ast.Attribute) and s.attr == "type" for s in sides)
+    if isinstance(test, ast.Attribute):
+        return test.attr == "is_cuda" or bool(_CUDA_FLAG.search(test.attr))
+    if isinstance(test, ast.Name):
+        return bool(_CUDA_FLAG.search(test.id)) or _assigned_cuda_availability(analysis, function, test.id)
+    return False
+
+
+def _assigned_cuda_availability(analysis: Analysis, function: FunctionInfo, name: str) -> bool:
+    """`name` is bound (here or at module level) to an expression asking `torch.cuda.is_available()`."""
+    for scope in (function, analysis.module_scope):
+        for stmt in scope.statements:
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+                if any(isinstance(n, ast.Call) and analysis.call_qualname(n) == "torch.cuda.is_available"
+                       for n in ast.walk(stmt.value)):
+                    return True
+    return False
