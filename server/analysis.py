@@ -23,13 +23,16 @@ import ast
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.fact_cache import FactCache
 from torch_lsp.parsing import SyntaxIssue, parse_source
 from torch_lsp.roles import ScopeRoles, compute_roles
 from torch_lsp.syntax_nodes import argument, call_name, keyword
 from torch_lsp.text import LineIndex
+
+if TYPE_CHECKING:
+    from torch_lsp.project_wrappers import WrapperUse
 
 FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)
 LoopNode = (ast.For, ast.AsyncFor, ast.While)
@@ -60,6 +63,8 @@ class FunctionInfo:
     name: str
     class_node: ast.ClassDef | None = None
     no_grad_decorated: bool = False
+    # The project decorator that turns autograd off here (`@smart_inference_mode()`), if any.
+    grad_off_decorator: "WrapperUse | None" = None
     calls: list[ast.Call] = field(default_factory=list)
     statements: list[ast.stmt] = field(default_factory=list)
 
@@ -133,10 +138,11 @@ class Analysis:
         self.classes: dict[str, ast.ClassDef] = {}
         self.module_scope = FunctionInfo(self.tree, "<module>")
         self.functions.append(self.module_scope)
+        # Facts other modules compute on first use (the shape report, the libcst tree, the
+        # project's grad-off wrappers, which the walk below asks about).
+        self.facts = FactCache()
         self._collect_imports()
         self._walk_block(self.tree.body, Context(self.module_scope))
-        # Facts other modules compute on first use (the shape report, the libcst tree).
-        self.facts = FactCache()
         self.roles: dict[FunctionInfo, ScopeRoles] = compute_roles(self)
 
     # ------------------------------------------------------------------ names
@@ -269,6 +275,15 @@ class Analysis:
                 return False
         return None
 
+    def _project_grad_off(self, expr: ast.AST, as_context: bool) -> "WrapperUse | None":
+        """A project decorator or context manager that turns autograd off (`project_wrappers`)."""
+        target = expr.func if isinstance(expr, ast.Call) else expr
+        if not isinstance(target, (ast.Name, ast.Attribute)):
+            return None
+        from torch_lsp.project_wrappers import wraps_grad_off
+
+        return wraps_grad_off(self, expr, as_context)
+
     # ------------------------------------------------------------------- walk
     def _walk_block(self, body: list[ast.stmt], ctx: Context) -> None:
         for stmt in body:
@@ -296,6 +311,8 @@ class Analysis:
             disabled = ctx.grad_disabled
             for item in stmt.items:
                 effect = self.grad_mode_effect(item.context_expr)
+                if effect is None and self._project_grad_off(item.context_expr, as_context=True):
+                    effect = True
                 if effect is not None:
                     disabled = effect
             inner = Context(ctx.function, ctx.loops, disabled, ctx.guards, ctx.with_items + tuple(stmt.items))
@@ -327,7 +344,11 @@ class Analysis:
             self._visit_exprs(node, [node.returns], ctx)
         class_node = self._enclosing_class(node)
         no_grad = any(self.grad_mode_effect(d) is True for d in node.decorator_list)
-        function = FunctionInfo(node, node.name, class_node, no_grad)
+        wrapper = None
+        if not no_grad:
+            wrapper = next(filter(None, (self._project_grad_off(d, as_context=False) for d in node.decorator_list)), None)
+            no_grad = wrapper is not None
+        function = FunctionInfo(node, node.name, class_node, no_grad, wrapper)
         self.functions.append(function)
         self._walk_block(node.body, Context(function, (), no_grad))
 
@@ -650,6 +671,11 @@ def _is_false(node: ast.AST) -> bool:
 
 def _guarded(ctx: Context, stmt: ast.If, in_body: bool) -> Context:
     return Context(ctx.function, ctx.loops, ctx.grad_disabled, ctx.guards + ((stmt, in_body),), ctx.with_items)
+
+
+def is_torch_ecosystem_module(module: str) -> bool:
+    """`torch.nn`, `timm.models`: a module of PyTorch or a library built on it (not the project's)."""
+    return module.split(".")[0] in _TORCH_ECOSYSTEM
 
 
 def analyze(source: str, path: str | None = None) -> Analysis:

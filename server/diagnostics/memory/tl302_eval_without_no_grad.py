@@ -17,7 +17,10 @@ class EvalWithoutNoGrad(Rule):
     ## What it does
     Flags a model called in an evaluation context — after `model.eval()` in the same
     function, or in a `validate`/`evaluate`/`predict`-style function that receives the
-    model — outside `torch.no_grad()` / `torch.inference_mode()`.
+    model — outside `torch.no_grad()` / `torch.inference_mode()`. A function decorated with a
+    project wrapper of those (`@smart_inference_mode()` defined in the file or imported from
+    the workspace) or a block inside a project context manager that enters them counts as
+    under `no_grad`.
 
     ## Why is this bad
     `model.eval()` changes dropout and batch-norm, not autograd: without `no_grad` every
