@@ -902,3 +902,53 @@ def _assigned_cuda_availability(analysis: Analysis, function: FunctionInfo, name
                        for n in ast.walk(stmt.value)):
                     return True
     return False
+
+
+# ------------------------------------------ what a name was built from (for fixes and related info)
+def construction_of(analysis: Analysis, function: FunctionInfo, name: str, at: ast.AST | None,
+                    unwrap: tuple[str, ...] = (), hops: int = 3) -> ast.AST | None:
+    """The expression `name` was built from, as seen at `at` in `function`: its last binding
+    there (else at module level); for a parameter, what every caller in the file passes when
+    they all pass names built the same way; through the wrappers named in `unwrap`
+    (`DistributedDataParallel(model)` -> `model`'s construction).  None when unknown."""
+    if hops < 0:
+        return None
+    if name in function.params and not function.is_module:
+        assignment = analysis.roles_for(function).last_assignment(name, at) if at is not None else None
+        if assignment is None:
+            return _passed_by_every_caller(analysis, function, name, unwrap, hops)
+    else:
+        assignment = None
+        for scope in (function, analysis.module_scope):
+            roles = analysis.roles_for(scope)
+            assignment = roles.last_assignment(name, at) if scope is function and at is not None else (
+                (roles.assignments.get(name) or [None])[-1])
+            if assignment is not None:
+                break
+    if assignment is None or assignment.unpacked or assignment.value is None:
+        return None
+    value = assignment.value
+    if isinstance(value, ast.Call) and analysis.call_qualname(value) in unwrap and value.args:
+        wrapped = value.args[0]
+        if isinstance(wrapped, ast.Name):
+            owner = analysis.context(assignment.statement).function
+            return construction_of(analysis, owner, wrapped.id, assignment.statement, unwrap, hops - 1)
+        return wrapped if isinstance(wrapped, ast.Call) else None
+    return value
+
+
+def _passed_by_every_caller(analysis: Analysis, function: FunctionInfo, param: str,
+                            unwrap: tuple[str, ...], hops: int) -> ast.AST | None:
+    from torch_lsp.roles import constructed_kind
+
+    values = []
+    for site in analysis.callers(function):
+        passed = analysis.argument_for(site, function, param)
+        if not isinstance(passed, ast.Name):
+            return None
+        value = construction_of(analysis, analysis.context(site).function, passed.id, site, unwrap, hops - 1)
+        if value is None:
+            return None
+        values.append(value)
+    kinds = {constructed_kind(analysis, v) for v in values}
+    return values[0] if values and len(kinds) == 1 and None not in kinds else None

@@ -12,29 +12,20 @@ rule reading `Context.grad_disabled`) see it.
 For each file, `grad_off_wrappers` records which of its top-level functions wrap
 no_grad/inference_mode, and how (as a decorator, as a context manager).  A wrapper
 imported from another file of the workspace (`from utils.torch_utils import
-smart_inference_mode`) is looked up there: the file is found beside the importer or in a
-folder above it (scripts in `segment/` import `utils.…` from the project root), parsed
-once per (path, size, mtime) by the shapes engine's `WorkspaceResolver`.
+smart_inference_mode`) is looked up there (`workspace_files`).
 """
 from __future__ import annotations
 
 import ast
-import os
 import sys
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from torch_lsp.fact_cache import FactKey
-from torch_lsp.shapes.resolver import WorkspaceResolver
+from torch_lsp.workspace_files import workspace_analysis
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
-
-# Folders above the importer searched for an imported module (`segment/val.py` importing
-# `utils.torch_utils` from the project root).
-_ANCESTOR_LEVELS = 3
-
 
 @dataclass(frozen=True)
 class GradOffWrapper:
@@ -104,52 +95,11 @@ def _imported_use(analysis: "Analysis", qualname: str) -> WrapperUse | None:
     module, name = qualname.rsplit(".", 1)
     if is_torch_ecosystem_module(module) or module.split(".")[0] in sys.stdlib_module_names:
         return None
-    other = _analysis_of(module, analysis.path)
+    other = workspace_analysis(module, analysis.path)
     if other is None:
         return None
     wrapper = wrapper_named(other, name)
     return WrapperUse(wrapper, other.path) if wrapper else None
-
-
-# ------------------------------------------------------------------ the workspace
-class _ProjectFiles(WorkspaceResolver):
-    """A `WorkspaceResolver` that also looks in the folders above the importer."""
-
-    def find(self, module: str, importer_path: str | None) -> str | None:
-        found = super().find(module, importer_path)
-        if found is not None or not importer_path or importer_path in ("<stdin>", "-"):
-            return found
-        folder = os.path.dirname(os.path.abspath(importer_path))
-        parts = module.split(".")
-        for _ in range(_ANCESTOR_LEVELS):
-            parent = os.path.dirname(folder)
-            if parent == folder:
-                break
-            folder = parent
-            base = os.path.join(folder, *parts)
-            for candidate in (base + ".py", os.path.join(base, "__init__.py")):
-                if os.path.isfile(candidate):
-                    return candidate
-        return None
-
-
-_PROJECT_FILES = _ProjectFiles()
-_IN_PROGRESS = threading.local()
-
-
-def _analysis_of(module: str, importer_path: str | None) -> "Analysis | None":
-    """The analysis of a workspace module; None while that file is itself being analysed
-    (two files importing wrappers from each other)."""
-    busy: set[str] = getattr(_IN_PROGRESS, "modules", None) or set()
-    _IN_PROGRESS.modules = busy
-    key = f"{module}@{os.path.dirname(os.path.abspath(importer_path or '.'))}"
-    if key in busy or len(busy) > 4:
-        return None
-    busy.add(key)
-    try:
-        return _PROJECT_FILES.analysis_of(module, importer_path)
-    finally:
-        busy.discard(key)
 
 
 # ------------------------------------------------------------ what a function does

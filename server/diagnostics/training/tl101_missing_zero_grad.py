@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from torch_lsp.analysis import Analysis, LoopInfo
+from torch_lsp.analysis import Analysis, LoopInfo, construction_of
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import FixInfo, Finding, Related, Rule
 from torch_lsp.roles import constructed_kind, self_attribute_values
@@ -133,38 +133,12 @@ def _known_optimizer(analysis: Analysis, value: ast.AST) -> bool:
 
 
 def _construction(analysis: Analysis, loop: LoopInfo, step: ast.Call, optimizer: str) -> ast.AST | None:
-    """The expression the stepped optimizer was built from: its binding in the loop's function or
-    at module level, or, for a parameter, what every caller in the file passes (when that is one
-    such construction)."""
+    """What the stepped optimizer was built from (`self.optimizer` from the class's methods)."""
     function = loop.function
     if optimizer.startswith("self.") and optimizer[5:].isidentifier() and function.class_node is not None:
         values = self_attribute_values(analysis, function.class_node).get(optimizer[5:], [])
         return values[0] if len(values) == 1 else None  # `self.optimizer = torch.optim.SGD(...)`
-    if not optimizer.isidentifier():
-        return None
-    value = _bound_value(analysis, function, optimizer, step)
-    if value is not None or optimizer not in function.params:
-        return value if value is not None else _bound_value(analysis, analysis.module_scope, optimizer, None)
-    values = []
-    for site in analysis.callers(function):
-        passed = analysis.argument_for(site, function, optimizer)
-        owner = analysis.context(site).function
-        if not isinstance(passed, ast.Name):
-            return None
-        values.append(_bound_value(analysis, owner, passed.id, site)
-                      or _bound_value(analysis, analysis.module_scope, passed.id, None))
-    known = [v for v in values if v is not None]
-    return known[0] if values and len(known) == len(values) and all(
-        _known_optimizer(analysis, v) == _known_optimizer(analysis, known[0]) for v in known) else None
-
-
-def _bound_value(analysis: Analysis, function, name: str, before: ast.AST | None) -> ast.AST | None:
-    roles = analysis.roles_for(function)
-    assignment = roles.last_assignment(name, before) if before is not None else (
-        roles.assignments.get(name, [None])[-1])
-    if assignment is None or assignment.unpacked or assignment.value is None:
-        return None
-    return assignment.value
+    return construction_of(analysis, function, optimizer, step) if optimizer.isidentifier() else None
 
 
 def _optimizer_expr(step: ast.Call) -> str:
