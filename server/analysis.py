@@ -952,3 +952,33 @@ def _passed_by_every_caller(analysis: Analysis, function: FunctionInfo, param: s
         values.append(value)
     kinds = {constructed_kind(analysis, v) for v in values}
     return values[0] if values and len(kinds) == 1 and None not in kinds else None
+
+
+def evaluation_after_training(analysis: Analysis) -> Iterator[tuple[FunctionInfo, ast.Call, "ModeSwitch"]]:
+    """(function, model call, the `eval()` before it) for an evaluation that follows training in
+    the same function: `model.eval()`, then a loop that runs the model and does not train,
+    before any `model.train()` — the functions `evaluation_model_calls` leaves out because
+    they compute gradients."""
+    for function in analysis.functions:
+        if function.is_method or not analysis.computes_gradients(function):
+            continue
+        roles = analysis.roles_for(function)
+        switches = analysis.mode_switches.get(function, ())
+        for switch in switches:
+            if switch.mode != "eval":
+                continue
+            start = _position(switch.call)
+            back = [_position(s.call) for s in switches if s.name == switch.name and s.mode == "train"
+                    and _position(s.call) > start]
+            end = min(back, default=(1 << 30, 0))
+            for call in function.calls:
+                if not start < _position(call) < end or roles.model_name(call) != switch.name:
+                    continue
+                context = analysis.context(call)
+                if context.grad_disabled:
+                    break  # the evaluation runs without autograd
+                loop = context.loop
+                if loop is None or analysis.backward_calls(loop) or analysis.optimizer_steps(loop):
+                    continue
+                yield function, call, switch
+                break
