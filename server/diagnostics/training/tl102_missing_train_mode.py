@@ -27,7 +27,10 @@ class MissingTrainMode(Rule):
     trains a different network. An evaluation that puts the model back with `model.train()`
     on every path before it returns (a `validate()` ending in `model.train()`) is not
     flagged; when the training function is called once per epoch, only the calls made
-    beside it in that epoch loop are considered.
+    beside it in that epoch loop are considered. A periodic evaluation inside the training
+    loop itself (`for` or `while step < steps:` with `next(it)`), after the model runs, with
+    no `model.train()` in the loop, is flagged too (the fix puts `train()` at the top of
+    the loop).
 
     ## Example
     ```python
@@ -64,6 +67,11 @@ class MissingTrainMode(Rule):
                 model = roles.model_name(call)
                 if reported or model is None or analysis.context(call).grad_disabled:
                     continue
+                evaluation = _eval_inside_training(analysis, loop, call, model)
+                if evaluation is not None:
+                    reported = True
+                    yield self._inside_report(loop, model, evaluation)
+                    continue
                 evaluation = self._eval_before_training(analysis, loop, model)
                 if evaluation is None:
                     continue
@@ -82,6 +90,18 @@ class MissingTrainMode(Rule):
                 )
                 finding.related.append(Related.at(evaluating, f"`{model}` is put in eval mode here"))
                 yield finding
+
+    def _inside_report(self, loop: LoopInfo, model: str, evaluating: ast.Call) -> Finding:
+        message = (
+            f"`{model}` is put in eval mode by `{ast.unparse(evaluating.func)}()` (line {evaluating.lineno}) inside "
+            f"this training loop, and nothing in the loop calls `{model}.train()`, so every step after the first "
+            f"evaluation trains with dropout and batch-norm in eval mode. Call `{model}.train()` at the top of the loop."
+        )
+        finding = self.finding_at(loop_header_span(loop.node), message,
+                                  f"Insert `{model}.train()` at the top of the loop",
+                                  data={"model": model, "inside_epoch": False, "inside_loop": True})
+        finding.related.append(Related.at(evaluating, f"`{model}` is put in eval mode here"))
+        return finding
 
     def _eval_before_training(self, analysis: Analysis, loop: LoopInfo, model: str):
         """Where `model` can be switched to eval before the loop runs again, or None."""
@@ -131,6 +151,21 @@ class MissingTrainMode(Rule):
             if any(s.mode == "train" for s in analysis.mode_switches.get(owner, ())):
                 return True
         return False
+
+
+def _eval_inside_training(analysis: Analysis, loop: LoopInfo, model_call: ast.Call, model: str) -> ast.Call | None:
+    """A periodic evaluation inside the training loop itself (`if step % 500 == 0: validate(model)`,
+    also in `while step < steps:` loops fed by `next(it)`): the eval switch comes after the
+    model runs in the body, and nothing in the loop switches back to train, so the next
+    iterations train in eval mode."""
+    if any(_switches_to_train(c, model) for c in loop.calls):
+        return None
+    for call in loop.calls:
+        if (call.lineno, call.col_offset) <= (model_call.lineno, model_call.col_offset):
+            continue
+        if switches_to_eval(analysis, call, model) and not _callee_restores_train(analysis, call, model):
+            return call
+    return None
 
 
 def _evaluated_beside(analysis: Analysis, function, callers: list[ast.Call], param: str):
