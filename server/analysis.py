@@ -982,3 +982,75 @@ def evaluation_after_training(analysis: Analysis) -> Iterator[tuple[FunctionInfo
                     continue
                 yield function, call, switch
                 break
+
+
+# ---------------------------------------------- trainers written as classes (`self.model`)
+@dataclass(frozen=True)
+class TrainerModelCall:
+    """A run of `self.<model>` in a method of a class that is not itself a module."""
+
+    function: FunctionInfo
+    call: ast.Call
+    model: str  # "self.model"
+    eval_before: ast.Call | None  # `self.model.eval()` earlier in the method, not switched back
+
+
+def trainer_model_calls(analysis: Analysis) -> Iterator[TrainerModelCall]:
+    """The first run of each `self.<model>` per method of a trainer class (`self.model(x)`,
+    `self.net.forward(x)`), in methods that do not compute gradients.  A model attribute is
+    one the class builds as a module or names like one (`self.model = model`)."""
+    from torch_lsp.roles import MODEL_NAME, class_attribute_roles, local_module_classes
+
+    modules = set(local_module_classes(analysis).values())
+    for function in analysis.functions:
+        cls = function.class_node
+        if cls is None or cls in modules or analysis.computes_gradients(function):
+            continue
+        built = class_attribute_roles(analysis, cls)["model"]
+        seen: set[str] = set()
+        for call in function.calls:
+            attr = _self_model_attribute(call)
+            if attr is None or attr in seen or not (attr in built or MODEL_NAME.match(attr)):
+                continue
+            seen.add(attr)
+            yield TrainerModelCall(function, call, f"self.{attr}", _self_eval_before(function, attr, call))
+
+
+def self_model_switched(analysis: Analysis, cls: ast.ClassDef, attr: str) -> bool:
+    """Some method of the class calls `self.<attr>.eval()` or `.train(...)`: its mode is managed."""
+    for function in analysis.functions:
+        if function.class_node is cls and any(_self_switch(c, attr) for c in function.calls):
+            return True
+    return False
+
+
+def _self_model_attribute(call: ast.Call) -> str | None:
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr == "forward":
+        func = func.value
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        return func.attr
+    return None
+
+
+def _self_switch(call: ast.Call, attr: str) -> str | None:
+    """"eval"/"train" for `self.<attr>.eval()` / `self.<attr>.train(...)`."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in ("eval", "train")):
+        return None
+    target = func.value
+    if isinstance(target, ast.Attribute) and target.attr == attr and isinstance(target.value, ast.Name) \
+            and target.value.id == "self":
+        return _mode_of(call)
+    return None
+
+
+def _self_eval_before(function: FunctionInfo, attr: str, call: ast.Call) -> ast.Call | None:
+    last = None
+    for other in function.calls:
+        if _position(other) >= _position(call):
+            break
+        mode = _self_switch(other, attr)
+        if mode is not None:
+            last = other if mode == "eval" else None
+    return last

@@ -10,6 +10,7 @@ import ast
 
 from torch_lsp.analysis import (
     Analysis, FunctionInfo, eval_switch_before, evaluation_after_training, evaluation_model_calls, name_says_evaluation,
+    named_for_evaluation, trainer_model_calls,
 )
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Related, Rule
@@ -25,7 +26,9 @@ class EvalWithoutNoGrad(Rule):
     project wrapper of those (`@smart_inference_mode()` defined in the file or imported from
     the workspace) or a block inside a project context manager that enters them counts as
     under `no_grad`. An evaluation that follows training in the same function
-    (`model.eval()`, then a loop that runs the model and does not train) is flagged too.
+    (`model.eval()`, then a loop that runs the model and does not train) is flagged too, and
+    so are trainers written as classes (`self.model.eval()` then `self.model(x)` in a loop,
+    or an `evaluate`-style method running `self.model`).
 
     ## Why is this bad
     `model.eval()` changes dropout and batch-norm, not autograd: without `no_grad` every
@@ -72,6 +75,12 @@ class EvalWithoutNoGrad(Rule):
         for function, call, switch in evaluation_after_training(analysis):
             if id(call) not in reported and not analysis.only_called_without_grad(function):
                 yield self._report(call, switch.name, switch.call)
+        for run in trainer_model_calls(analysis):
+            context = analysis.context(run.call)
+            if context.grad_disabled or analysis.only_called_without_grad(run.function):
+                continue
+            if (run.eval_before is not None and context.loops) or named_for_evaluation(run.function):
+                yield self._report(run.call, run.model, run.eval_before)
 
     def _report(self, call: ast.Call, model: str, eval_call: ast.Call | None) -> Finding:
         message = (

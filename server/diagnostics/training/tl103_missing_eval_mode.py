@@ -7,7 +7,10 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from torch_lsp.analysis import Analysis, construction_of, eval_switch_before, evaluation_model_calls, in_eval_mode, name_says_evaluation
+from torch_lsp.analysis import (
+    Analysis, construction_of, eval_switch_before, evaluation_model_calls, in_eval_mode, name_says_evaluation,
+    named_for_evaluation, self_model_switched, trainer_model_calls,
+)
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import FixInfo, Finding, Related, Rule
 from torch_lsp.mode_behaviour import constructed_class_is_mode_independent
@@ -30,7 +33,9 @@ class MissingEvalMode(Rule):
     workspace files: `eval()` changes nothing), and a model loaded with
     `from_pretrained()` (which returns it in eval mode). The fix is safe only on a model
     known to be an `nn.Module` (built in view) in a function that does not go on to train;
-    otherwise it is offered as unsafe.
+    otherwise it is offered as unsafe. Trainers written as classes are checked too: an
+    `evaluate`-style method, or one under `no_grad`, running `self.model` when no method of
+    the class switches that model's mode.
 
     ## Why is this bad
     In train mode dropout still drops activations and batch-norm normalises with the
@@ -84,6 +89,22 @@ class MissingEvalMode(Rule):
                 finding.fix = FixInfo(finding.fix.title, safety)
             if built is not None:
                 finding.related.append(Related.at(built, f"`{model}` is built here"))
+            yield finding
+        for run in trainer_model_calls(analysis):
+            evaluation = analysis.context(run.call).grad_disabled or named_for_evaluation(run.function)
+            if not evaluation or run.eval_before is not None:
+                continue
+            if self_model_switched(analysis, run.function.class_node, run.model[len("self."):]):
+                continue  # the class manages the model's mode (in another method)
+            message = (
+                f"`{run.model}` runs in an evaluation context but is never put in eval mode, so dropout and "
+                f"batch-norm behave as in training. Call `{run.model}.eval()` first."
+            )
+            # Nothing in the class switches the model back to train: an inserted eval() would leak.
+            finding = self.finding(run.call, message, f"Insert `{run.model}.eval()` before evaluating",
+                                   data={"model": run.model, "safety": "unsafe"})
+            if finding.fix is not None:
+                finding.fix = FixInfo(finding.fix.title, "unsafe")
             yield finding
 
 
