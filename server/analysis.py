@@ -1004,16 +1004,24 @@ def trainer_model_calls(analysis: Analysis) -> Iterator[TrainerModelCall]:
     modules = set(local_module_classes(analysis).values())
     for function in analysis.functions:
         cls = function.class_node
-        if cls is None or cls in modules or analysis.computes_gradients(function):
+        if cls is None or cls in modules or not _plain_class(cls) or analysis.computes_gradients(function):
             continue
         built = class_attribute_roles(analysis, cls)["model"]
+        methods = {node.name for node in cls.body if isinstance(node, FunctionNode)}
         seen: set[str] = set()
         for call in function.calls:
             attr = _self_model_attribute(call)
-            if attr is None or attr in seen or not (attr in built or MODEL_NAME.match(attr)):
+            if attr is None or attr in seen or attr in methods or not (
+                    attr in built or (MODEL_NAME.match(attr) and not attr.startswith("_"))):
                 continue
             seen.add(attr)
             yield TrainerModelCall(function, call, f"self.{attr}", _self_eval_before(function, attr, call))
+
+
+def _plain_class(cls: ast.ClassDef) -> bool:
+    """A class of its own (no base, or `object`): a base we cannot see may be a module, or
+    manage the model's mode itself."""
+    return all(isinstance(b, ast.Name) and b.id == "object" for b in cls.bases) and not cls.keywords
 
 
 def self_model_switched(analysis: Analysis, cls: ast.ClassDef, attr: str) -> bool:

@@ -213,8 +213,14 @@ def _callee_restores_train(analysis: Analysis, call: ast.Call, model: str) -> bo
 
 
 def _switches_to_train(call: ast.Call, model: str) -> bool:
+    """`model.train()`, also at the end of a chain (`model.to(device).train()`)."""
     func = call.func
-    return (
-        isinstance(func, ast.Attribute) and func.attr == "train" and isinstance(func.value, ast.Name)
-        and func.value.id == model and not (call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value is False)
-    )
+    if not (isinstance(func, ast.Attribute) and func.attr == "train"):
+        return False
+    if call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value is False:
+        return False
+    target = func.value
+    while isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute) and target.func.attr in (
+            "to", "cuda", "cpu"):
+        target = target.func.value
+    return isinstance(target, ast.Name) and target.id == model
