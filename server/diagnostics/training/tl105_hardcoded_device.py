@@ -19,8 +19,9 @@ class HardcodedDevice(Rule):
     """
     ## What it does
     Flags `.cuda()`, `.cuda(args.gpu)`, `.to("cuda")` and `device="cuda"` where a device
-    variable (`device = torch.device(...)`) is defined in the same function or at module
-    level. A device variable local to another function does not count, and a call under a
+    variable (`device = torch.device(...)`) is defined in the same function (or is one of
+    its parameters) or at module level. A device variable local to another function does
+    not count, and a call under a
     CUDA test (`if device.type == "cuda":`, `if torch.cuda.is_available():`, `if args.cuda:`,
     `if cuda:` with `cuda = torch.cuda.is_available()`) is the device variable in disguise:
     not flagged. The fix of `.cuda(<index variable>)` is unsafe (the index may differ from
@@ -54,7 +55,7 @@ class HardcodedDevice(Rule):
             return
         for call in analysis.calls:
             function = analysis.context(call).function
-            device = devices.get(function) or devices.get(analysis.module_scope)
+            device = devices.get(function) or _device_parameter(function) or devices.get(analysis.module_scope)
             if device is None or analysis.call_qualname(call) == "torch.device":
                 continue
             name = call_name(call)
@@ -115,6 +116,11 @@ def _is_device_value(analysis: Analysis, call: ast.Call, node: ast.AST) -> bool:
 
 def _is_cuda_string(node: ast.AST | None) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.split(":")[0] == "cuda"
+
+
+def _device_parameter(function: FunctionInfo) -> str | None:
+    """`def train_epoch(model, loader, device):` the caller chose the device."""
+    return next((p for p in function.params if DEVICE_NAME.match(p)), None)
 
 
 def _device_variables(analysis: Analysis) -> dict[FunctionInfo, str]:
