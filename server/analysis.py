@@ -129,6 +129,7 @@ class Analysis:
         self.imports: dict[str, str] = {}
         self._call_qualnames: dict[int, str | None] = {}
         self._accelerator_moves: dict[bool, bool] = {}
+        self._computes_gradients: dict[FunctionInfo, bool] = {}  # memo: several rules ask it per function
         self.parents: dict[ast.AST, ast.AST] = {}
         self.contexts: dict[ast.AST, Context] = {}
         self.calls: list[ast.Call] = []
@@ -533,6 +534,12 @@ class Analysis:
 
     def computes_gradients(self, function: FunctionInfo) -> bool:
         """The function backpropagates or asks for gradients (so it is not plain evaluation)."""
+        known = self._computes_gradients.get(function)
+        if known is None:
+            known = self._computes_gradients[function] = self._asks_for_gradients(function)
+        return known
+
+    def _asks_for_gradients(self, function: FunctionInfo) -> bool:
         for call in function.calls:
             if is_backward_call(self, call) or self.call_qualname(call) in ("torch.autograd.grad", "torch.func.grad"):
                 return True

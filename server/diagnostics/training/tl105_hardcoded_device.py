@@ -9,7 +9,7 @@ from typing import Iterator
 
 from torch_lsp.analysis import Analysis, FunctionInfo, under_cuda_guard
 from torch_lsp.diagnostics import register
-from torch_lsp.diagnostics.base import FixInfo, Finding, Rule
+from torch_lsp.diagnostics.base import FixInfo, Finding, Related, Rule
 from torch_lsp.roles import DEVICE_NAME, constructed_kind
 from torch_lsp.syntax_nodes import call_name, keyword, method_span
 
@@ -55,7 +55,11 @@ class HardcodedDevice(Rule):
             return
         for call in analysis.calls:
             function = analysis.context(call).function
-            device = devices.get(function) or _device_parameter(function) or devices.get(analysis.module_scope)
+            defined = devices.get(function) or devices.get(analysis.module_scope)
+            device = (devices[function].targets[0].id if function in devices else _device_parameter(function)) or (
+                defined.targets[0].id if defined is not None else None)
+            if defined is not None and defined.targets[0].id != device:
+                defined = None  # a parameter of the function is the device variable here
             if device is None or analysis.call_qualname(call) == "torch.device":
                 continue
             name = call_name(call)
@@ -64,24 +68,27 @@ class HardcodedDevice(Rule):
                     shown = f"`.{ast.unparse(call)[len(ast.unparse(call.func.value)) + 1:]}`"
                     # `.cuda(args.gpu)`: the index may not be the device variable's: offered, not safe.
                     safety = "safe" if _constant_index(call) else "unsafe"
-                    yield self._report(method_span(call), shown, device, "cuda", safety)
+                    yield self._report(method_span(call), shown, device, defined, "cuda", safety)
             elif name == "to" and isinstance(call.func, ast.Attribute):
                 target = call.args[0] if call.args else getattr(keyword(call, "device"), "value", None)
                 if _is_cuda_string(target) and not under_cuda_guard(analysis, call):
-                    yield self._report(method_span(call), f"`.to({ast.unparse(target)})`", device, "to")
+                    yield self._report(method_span(call), f"`.to({ast.unparse(target)})`", device, defined, "to")
             else:
                 kw = keyword(call, "device")
                 if kw is not None and _is_cuda_string(kw.value) and not under_cuda_guard(analysis, call):
                     span = (kw.lineno, kw.col_offset, kw.end_lineno, kw.end_col_offset)
-                    yield self._report(span, f"`device={ast.unparse(kw.value)}`", device, "keyword")
+                    yield self._report(span, f"`device={ast.unparse(kw.value)}`", device, defined, "keyword")
 
-    def _report(self, span, what: str, device: str, form: str, safety: str = "safe") -> Finding:
+    def _report(self, span, what: str, device: str, defined: ast.AST | None, form: str,
+                safety: str = "safe") -> Finding:
         message = (
             f"{what} hardcodes the GPU although this file defines `{device}`; on a CPU-only machine or another "
             f"GPU the tensors end up on different devices. Use `{device}` instead."
         )
         finding = self.finding_at(span, message, f"Use `{device}`",
                                   data={"device": device, "form": form, "safety": safety})
+        if defined is not None:
+            finding.related.append(Related.at(defined, f"`{device}` is defined here"))
         if finding.fix is not None and safety != finding.fix.safety:
             finding.fix = FixInfo(finding.fix.title, safety)
         return finding
@@ -123,13 +130,13 @@ def _device_parameter(function: FunctionInfo) -> str | None:
     return next((p for p in function.params if DEVICE_NAME.match(p)), None)
 
 
-def _device_variables(analysis: Analysis) -> dict[FunctionInfo, str]:
+def _device_variables(analysis: Analysis) -> dict[FunctionInfo, ast.Assign]:
     """The device variable each function defines (`device = torch.device(...)` or similar),
     first one wins; the module's is under `analysis.module_scope`."""
-    found: dict[FunctionInfo, str] = {}
+    found: dict[FunctionInfo, ast.Assign] = {}
     for stmt in analysis.statements:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             name, value = stmt.targets[0].id, stmt.value
             if constructed_kind(analysis, value) == "device" or (DEVICE_NAME.match(name) and isinstance(value, ast.IfExp)):
-                found.setdefault(analysis.context(stmt).function, name)
+                found.setdefault(analysis.context(stmt).function, stmt)
     return found
