@@ -23,13 +23,16 @@ import ast
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.fact_cache import FactCache
 from torch_lsp.parsing import SyntaxIssue, parse_source
 from torch_lsp.roles import ScopeRoles, compute_roles
 from torch_lsp.syntax_nodes import argument, call_name, keyword
 from torch_lsp.text import LineIndex
+
+if TYPE_CHECKING:
+    from torch_lsp.project_wrappers import WrapperUse
 
 FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)
 LoopNode = (ast.For, ast.AsyncFor, ast.While)
@@ -60,6 +63,8 @@ class FunctionInfo:
     name: str
     class_node: ast.ClassDef | None = None
     no_grad_decorated: bool = False
+    # The project decorator that turns autograd off here (`@smart_inference_mode()`), if any.
+    grad_off_decorator: "WrapperUse | None" = None
     calls: list[ast.Call] = field(default_factory=list)
     statements: list[ast.stmt] = field(default_factory=list)
 
@@ -124,6 +129,7 @@ class Analysis:
         self.imports: dict[str, str] = {}
         self._call_qualnames: dict[int, str | None] = {}
         self._accelerator_moves: dict[bool, bool] = {}
+        self._computes_gradients: dict[FunctionInfo, bool] = {}  # memo: several rules ask it per function
         self.parents: dict[ast.AST, ast.AST] = {}
         self.contexts: dict[ast.AST, Context] = {}
         self.calls: list[ast.Call] = []
@@ -133,10 +139,11 @@ class Analysis:
         self.classes: dict[str, ast.ClassDef] = {}
         self.module_scope = FunctionInfo(self.tree, "<module>")
         self.functions.append(self.module_scope)
+        # Facts other modules compute on first use (the shape report, the libcst tree, the
+        # project's grad-off wrappers, which the walk below asks about).
+        self.facts = FactCache()
         self._collect_imports()
         self._walk_block(self.tree.body, Context(self.module_scope))
-        # Facts other modules compute on first use (the shape report, the libcst tree).
-        self.facts = FactCache()
         self.roles: dict[FunctionInfo, ScopeRoles] = compute_roles(self)
 
     # ------------------------------------------------------------------ names
@@ -275,6 +282,15 @@ class Analysis:
                 return False
         return None
 
+    def _project_grad_off(self, expr: ast.AST, as_context: bool) -> "WrapperUse | None":
+        """A project decorator or context manager that turns autograd off (`project_wrappers`)."""
+        target = expr.func if isinstance(expr, ast.Call) else expr
+        if not isinstance(target, (ast.Name, ast.Attribute)):
+            return None
+        from torch_lsp.project_wrappers import wraps_grad_off
+
+        return wraps_grad_off(self, expr, as_context)
+
     # ------------------------------------------------------------------- walk
     def _walk_block(self, body: list[ast.stmt], ctx: Context) -> None:
         for stmt in body:
@@ -302,6 +318,8 @@ class Analysis:
             disabled = ctx.grad_disabled
             for item in stmt.items:
                 effect = self.grad_mode_effect(item.context_expr)
+                if effect is None and self._project_grad_off(item.context_expr, as_context=True):
+                    effect = True
                 if effect is not None:
                     disabled = effect
             inner = Context(ctx.function, ctx.loops, disabled, ctx.guards, ctx.with_items + tuple(stmt.items))
@@ -333,7 +351,11 @@ class Analysis:
             self._visit_exprs(node, [node.returns], ctx)
         class_node = self._enclosing_class(node)
         no_grad = any(self.grad_mode_effect(d) is True for d in node.decorator_list)
-        function = FunctionInfo(node, node.name, class_node, no_grad)
+        wrapper = None
+        if not no_grad:
+            wrapper = next(filter(None, (self._project_grad_off(d, as_context=False) for d in node.decorator_list)), None)
+            no_grad = wrapper is not None
+        function = FunctionInfo(node, node.name, class_node, no_grad, wrapper)
         self.functions.append(function)
         self._walk_block(node.body, Context(function, (), no_grad))
 
@@ -552,6 +574,12 @@ class Analysis:
 
     def computes_gradients(self, function: FunctionInfo) -> bool:
         """The function backpropagates or asks for gradients (so it is not plain evaluation)."""
+        known = self._computes_gradients.get(function)
+        if known is None:
+            known = self._computes_gradients[function] = self._asks_for_gradients(function)
+        return known
+
+    def _asks_for_gradients(self, function: FunctionInfo) -> bool:
         for call in function.calls:
             if is_backward_call(self, call) or self.call_qualname(call) in ("torch.autograd.grad", "torch.func.grad"):
                 return True
@@ -690,6 +718,11 @@ def _is_false(node: ast.AST) -> bool:
 
 def _guarded(ctx: Context, stmt: ast.If, in_body: bool) -> Context:
     return Context(ctx.function, ctx.loops, ctx.grad_disabled, ctx.guards + ((stmt, in_body),), ctx.with_items)
+
+
+def is_torch_ecosystem_module(module: str) -> bool:
+    """`torch.nn`, `timm.models`: a module of PyTorch or a library built on it (not the project's)."""
+    return module.split(".")[0] in _TORCH_ECOSYSTEM
 
 
 def analyze(source: str, path: str | None = None) -> Analysis:
@@ -876,3 +909,215 @@ def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call
         owner = analysis.context(site).function
         return bool(analysis.switched(owner, arg.id, "eval"))
     return False
+
+
+# ------------------------------------------------ device guards: code that only runs on CUDA
+_CUDA_FLAG = re.compile(r"(?:^|_)cuda$", re.IGNORECASE)
+
+
+def under_cuda_guard(analysis: Analysis, node: ast.AST) -> bool:
+    """`node` only runs when CUDA is in use: inside `if device.type == "cuda":`,
+    `if torch.cuda.is_available():`, `if args.cuda:`, `if cuda:` (a flag named so, or assigned
+    from `torch.cuda.is_available()`), the `else` of `if not cuda:`, or the chosen branch of
+    `x.cuda() if cuda else x`.  There `.cuda()` is the device variable in disguise."""
+    function = analysis.context(node).function
+    for stmt, in_body in analysis.context(node).guards:
+        test = stmt.test
+        if not in_body and isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, in_body = test.operand, True
+        if in_body and tests_cuda(analysis, function, test):
+            return True
+    child, parent = node, analysis.parents.get(node)
+    while parent is not None and not isinstance(parent, ast.stmt):
+        if isinstance(parent, ast.IfExp) and child is parent.body and tests_cuda(analysis, function, parent.test):
+            return True
+        child, parent = parent, analysis.parents.get(parent)
+    return False
+
+
+def tests_cuda(analysis: Analysis, function: FunctionInfo, test: ast.AST) -> bool:
+    """A condition that holds only when CUDA is in use (one `and` operand suffices)."""
+    if isinstance(test, ast.BoolOp):
+        return isinstance(test.op, ast.And) and any(tests_cuda(analysis, function, v) for v in test.values)
+    if isinstance(test, ast.Call):
+        return analysis.call_qualname(test) == "torch.cuda.is_available"
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        sides = (test.left, test.comparators[0])
+        return any(isinstance(s, ast.Constant) and s.value == "cuda" for s in sides) and any(
+            isinstance(s, ast.Attribute) and s.attr == "type" for s in sides)
+    if isinstance(test, ast.Attribute):
+        return test.attr == "is_cuda" or bool(_CUDA_FLAG.search(test.attr))
+    if isinstance(test, ast.Name):
+        return bool(_CUDA_FLAG.search(test.id)) or _assigned_cuda_availability(analysis, function, test.id)
+    return False
+
+
+def _assigned_cuda_availability(analysis: Analysis, function: FunctionInfo, name: str) -> bool:
+    """`name` is bound (here or at module level) to an expression asking `torch.cuda.is_available()`."""
+    for scope in (function, analysis.module_scope):
+        for stmt in scope.statements:
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+                if any(isinstance(n, ast.Call) and analysis.call_qualname(n) == "torch.cuda.is_available"
+                       for n in ast.walk(stmt.value)):
+                    return True
+    return False
+
+
+# ------------------------------------------ what a name was built from (for fixes and related info)
+def construction_of(analysis: Analysis, function: FunctionInfo, name: str, at: ast.AST | None,
+                    unwrap: tuple[str, ...] = (), hops: int = 3) -> ast.AST | None:
+    """The expression `name` was built from, as seen at `at` in `function`: its last binding
+    there (else at module level); for a parameter, what every caller in the file passes when
+    they all pass names built the same way; through the wrappers named in `unwrap`
+    (`DistributedDataParallel(model)` -> `model`'s construction).  None when unknown."""
+    if hops < 0:
+        return None
+    if name in function.params and not function.is_module:
+        assignment = analysis.roles_for(function).last_assignment(name, at) if at is not None else None
+        if assignment is None:
+            return _passed_by_every_caller(analysis, function, name, unwrap, hops)
+    else:
+        assignment = None
+        for scope in (function, analysis.module_scope):
+            roles = analysis.roles_for(scope)
+            assignment = roles.last_assignment(name, at) if scope is function and at is not None else (
+                (roles.assignments.get(name) or [None])[-1])
+            if assignment is not None:
+                break
+    if assignment is None or assignment.unpacked or assignment.value is None:
+        return None
+    value = assignment.value
+    if isinstance(value, ast.Call) and analysis.call_qualname(value) in unwrap and value.args:
+        wrapped = value.args[0]
+        if isinstance(wrapped, ast.Name):
+            owner = analysis.context(assignment.statement).function
+            return construction_of(analysis, owner, wrapped.id, assignment.statement, unwrap, hops - 1)
+        return wrapped if isinstance(wrapped, ast.Call) else None
+    return value
+
+
+def _passed_by_every_caller(analysis: Analysis, function: FunctionInfo, param: str,
+                            unwrap: tuple[str, ...], hops: int) -> ast.AST | None:
+    from torch_lsp.roles import constructed_kind
+
+    values = []
+    for site in analysis.callers(function):
+        passed = analysis.argument_for(site, function, param)
+        if not isinstance(passed, ast.Name):
+            return None
+        value = construction_of(analysis, analysis.context(site).function, passed.id, site, unwrap, hops - 1)
+        if value is None:
+            return None
+        values.append(value)
+    kinds = {constructed_kind(analysis, v) for v in values}
+    return values[0] if values and len(kinds) == 1 and None not in kinds else None
+
+
+def evaluation_after_training(analysis: Analysis) -> Iterator[tuple[FunctionInfo, ast.Call, "ModeSwitch"]]:
+    """(function, model call, the `eval()` before it) for an evaluation that follows training in
+    the same function: `model.eval()`, then a loop that runs the model and does not train,
+    before any `model.train()` — the functions `evaluation_model_calls` leaves out because
+    they compute gradients."""
+    for function in analysis.functions:
+        if function.is_method or not analysis.computes_gradients(function):
+            continue
+        roles = analysis.roles_for(function)
+        switches = analysis.mode_switches.get(function, ())
+        for switch in switches:
+            if switch.mode != "eval":
+                continue
+            start = _position(switch.call)
+            back = [_position(s.call) for s in switches if s.name == switch.name and s.mode == "train"
+                    and _position(s.call) > start]
+            end = min(back, default=(1 << 30, 0))
+            for call in function.calls:
+                if not start < _position(call) < end or roles.model_name(call) != switch.name:
+                    continue
+                context = analysis.context(call)
+                if context.grad_disabled:
+                    break  # the evaluation runs without autograd
+                loop = context.loop
+                if loop is None or analysis.backward_calls(loop) or analysis.optimizer_steps(loop):
+                    continue
+                yield function, call, switch
+                break
+
+
+# ---------------------------------------------- trainers written as classes (`self.model`)
+@dataclass(frozen=True)
+class TrainerModelCall:
+    """A run of `self.<model>` in a method of a class that is not itself a module."""
+
+    function: FunctionInfo
+    call: ast.Call
+    model: str  # "self.model"
+    eval_before: ast.Call | None  # `self.model.eval()` earlier in the method, not switched back
+
+
+def trainer_model_calls(analysis: Analysis) -> Iterator[TrainerModelCall]:
+    """The first run of each `self.<model>` per method of a trainer class (`self.model(x)`,
+    `self.net.forward(x)`), in methods that do not compute gradients.  A model attribute is
+    one the class builds as a module or names like one (`self.model = model`)."""
+    from torch_lsp.roles import MODEL_NAME, class_attribute_roles, local_module_classes
+
+    modules = set(local_module_classes(analysis).values())
+    for function in analysis.functions:
+        cls = function.class_node
+        if cls is None or cls in modules or not _plain_class(cls) or analysis.computes_gradients(function):
+            continue
+        built = class_attribute_roles(analysis, cls)["model"]
+        methods = {node.name for node in cls.body if isinstance(node, FunctionNode)}
+        seen: set[str] = set()
+        for call in function.calls:
+            attr = _self_model_attribute(call)
+            if attr is None or attr in seen or attr in methods or not (
+                    attr in built or (MODEL_NAME.match(attr) and not attr.startswith("_"))):
+                continue
+            seen.add(attr)
+            yield TrainerModelCall(function, call, f"self.{attr}", _self_eval_before(function, attr, call))
+
+
+def _plain_class(cls: ast.ClassDef) -> bool:
+    """A class of its own (no base, or `object`): a base we cannot see may be a module, or
+    manage the model's mode itself."""
+    return all(isinstance(b, ast.Name) and b.id == "object" for b in cls.bases) and not cls.keywords
+
+
+def self_model_switched(analysis: Analysis, cls: ast.ClassDef, attr: str) -> bool:
+    """Some method of the class calls `self.<attr>.eval()` or `.train(...)`: its mode is managed."""
+    for function in analysis.functions:
+        if function.class_node is cls and any(_self_switch(c, attr) for c in function.calls):
+            return True
+    return False
+
+
+def _self_model_attribute(call: ast.Call) -> str | None:
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr == "forward":
+        func = func.value
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        return func.attr
+    return None
+
+
+def _self_switch(call: ast.Call, attr: str) -> str | None:
+    """"eval"/"train" for `self.<attr>.eval()` / `self.<attr>.train(...)`."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in ("eval", "train")):
+        return None
+    target = func.value
+    if isinstance(target, ast.Attribute) and target.attr == attr and isinstance(target.value, ast.Name) \
+            and target.value.id == "self":
+        return _mode_of(call)
+    return None
+
+
+def _self_eval_before(function: FunctionInfo, attr: str, call: ast.Call) -> ast.Call | None:
+    last = None
+    for other in function.calls:
+        if _position(other) >= _position(call):
+            break
+        mode = _self_switch(other, attr)
+        if mode is not None:
+            last = other if mode == "eval" else None
+    return last

@@ -297,7 +297,7 @@ class CheckScheduler:
                 result = check_source(document.text, document.path, settings, shapes=shapes)
             lines = result.analysis.lines
             encoding = self.server.encoding
-            diagnostics = [to_diagnostic(finding, lines, encoding) for finding in result.findings]
+            diagnostics = [to_diagnostic(finding, lines, encoding, document.uri) for finding in result.findings]
             # The check's objects would otherwise be walked by the collector's young-generation
             # passes as soon as it resumes (about 13 ms for 2,000 lines, before this version is
             # published).  Frozen, they are left to the periodic full collection, which

@@ -8,6 +8,8 @@ columns, code-action edits character offsets into the version's text.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from lsprotocol import types as lsp
 
 from torch_lsp.checker import SYNTAX_ERROR_CODE
@@ -89,9 +91,11 @@ def too_large_diagnostic(text: str) -> lsp.Diagnostic:
     )
 
 
-def to_diagnostic(finding, lines: LineIndex, encoding: str) -> lsp.Diagnostic:
-    """An LSP diagnostic for a finding, its columns in the client's unit."""
+def to_diagnostic(finding, lines: LineIndex, encoding: str, uri: str | None = None) -> lsp.Diagnostic:
+    """An LSP diagnostic for a finding, its columns in the client's unit; with the document's
+    `uri`, what the finding depends on becomes its relatedInformation."""
     is_rule = finding.code != SYNTAX_ERROR_CODE
+    related = [to_related(r, lines, encoding, uri) for r in getattr(finding, "related", ())] if uri else []
     return lsp.Diagnostic(
         range=ast_range(finding.line, finding.col, finding.end_line, finding.end_col, lines, encoding),
         message=finding.message,
@@ -103,7 +107,18 @@ def to_diagnostic(finding, lines: LineIndex, encoding: str) -> lsp.Diagnostic:
             "fix": {"title": finding.fix.title, "safety": finding.fix.safety} if finding.fix else None,
             "detail": finding.data,
         },
+        related_information=related or None,
     )
+
+
+def to_related(related, lines: LineIndex, encoding: str, uri: str) -> lsp.DiagnosticRelatedInformation:
+    """A place in this document (columns converted) or in another file (columns as UTF-8 bytes:
+    that file's text is not at hand)."""
+    if related.path is None:
+        span = ast_range(related.line, related.col, related.end_line, related.end_col, lines, encoding)
+        return lsp.DiagnosticRelatedInformation(lsp.Location(uri, span), related.message)
+    span = lsp.Range(lsp.Position(related.line - 1, related.col), lsp.Position(related.end_line - 1, related.end_col))
+    return lsp.DiagnosticRelatedInformation(lsp.Location(Path(related.path).resolve().as_uri(), span), related.message)
 
 
 # ------------------------------------------------------------------ shapes

@@ -36,9 +36,13 @@ class Problem:
     severity: str
     message: str
     fix: FixInfo | None
+    # (path, line, column, end_line, end_column, message): what the finding depends on, 1-based.
+    related: tuple[tuple[str, int, int, int, int, str], ...] = ()
 
     def as_json(self) -> dict:
         fix = {"title": self.fix.title, "safety": self.fix.safety} if self.fix else None
+        extra = {"related": [dict(zip(("path", "line", "column", "end_line", "end_column", "message"), r))
+                             for r in self.related]} if self.related else {}
         return {
             "path": self.path,
             "line": self.line,
@@ -49,6 +53,7 @@ class Problem:
             "severity": self.severity,
             "message": self.message,
             "fix": fix,
+            **extra,
         }
 
 
@@ -66,9 +71,18 @@ def problems_of(result, shown_path: str) -> list[Problem]:
             severity=finding.severity,
             message=finding.message,
             fix=finding.fix,
+            related=tuple(_related_of(r, lines, shown_path) for r in finding.related),
         )
         for finding in result.findings
     ]
+
+
+def _related_of(related, lines, shown_path: str) -> tuple[str, int, int, int, int, str]:
+    """A related place with 1-based columns (characters in this file, UTF-8 bytes in another)."""
+    if related.path is None:
+        return (shown_path, related.line, lines.char_column(related.line, related.col) + 1, related.end_line,
+                lines.char_column(related.end_line, related.end_col) + 1, related.message)
+    return (related.path, related.line, related.col + 1, related.end_line, related.end_col + 1, related.message)
 
 
 # -- check output formats ---------------------------------------------------------------
@@ -173,6 +187,13 @@ def _sarif_result(problem: Problem, index: Mapping[str, int]) -> dict:
         result["ruleIndex"] = index[problem.code]
     if problem.fix:
         result["properties"]["fix"] = {"title": problem.fix.title, "safety": problem.fix.safety}
+    if problem.related:
+        result["relatedLocations"] = [
+            {"id": number, "message": {"text": message}, "physicalLocation": {
+                "artifactLocation": _sarif_artifact(path),
+                "region": {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column}}}
+            for number, (path, line, column, end_line, end_column, message) in enumerate(problem.related)
+        ]
     return result
 
 

@@ -455,14 +455,27 @@ def constructed_kind(analysis: "Analysis", value: ast.AST) -> str | None:
         return "model"
     if qualname in MODEL_WRAPPERS or last in ("DistributedDataParallel", "DataParallel", "FullyShardedDataParallel"):
         return "model"
-    if qualname.startswith(("torchvision.models.", "timm.")) and qualname not in ("timm.data",):
-        return "model"
+    if qualname.startswith(("torchvision.models.", "timm.models.", "timm.layers.")) or qualname == "timm.create_model":
+        return "model"  # not `timm.data.…` label mappers, transforms or loaders
+    if last == "from_pretrained" and not_a_model_loader(value):
+        return None
     if last in ("from_pretrained", "create_model", "build_model") or qualname == "torch.hub.load":
         return "model"
     if isinstance(value.func, ast.Name) and value.func.id in local_module_classes(analysis):
         cls = local_module_classes(analysis)[value.func.id]
         return "loss_module" if cls.name.endswith("Loss") else "model"
     return None
+
+
+_PREPROCESSOR_WORDS = ("Tokenizer", "Processor", "FeatureExtractor", "Config", "Scheduler", "Pipeline")
+
+
+def not_a_model_loader(call: ast.Call) -> bool:
+    """`AutoTokenizer.from_pretrained(...)`, `CLIPProcessor.from_pretrained(...)`: a
+    tokenizer or processor is called like a model but is not a module."""
+    owner = call.func.value if isinstance(call.func, ast.Attribute) else None
+    name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")
+    return any(word in name for word in _PREPROCESSOR_WORDS)
 
 
 _MODULE_CLASSES: FactKey[dict[str, ast.ClassDef]] = FactKey("local nn.Module classes")

@@ -28,6 +28,23 @@ class FixInfo:
     safety: str  # "safe" | "unsafe"
 
 
+@dataclass(frozen=True)
+class Related:
+    """A place a finding points to: `path` None for the same file; `ast` positions."""
+
+    path: str | None
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    message: str
+
+    @classmethod
+    def at(cls, node: ast.AST, message: str, path: str | None = None) -> "Related":
+        end_col = node.end_col_offset if node.end_col_offset is not None else node.col_offset
+        return cls(path, node.lineno, node.col_offset, node.end_lineno or node.lineno, end_col, message)
+
+
 @dataclass
 class Finding:
     code: str
@@ -40,6 +57,10 @@ class Finding:
     fix: FixInfo | None = None
     # Rule-specific detail a code action needs (kept JSON-friendly).
     data: dict = field(default_factory=dict)
+    # What the finding depends on, resolved elsewhere (the eval() call, the optimizer's
+    # construction, a decorator in another file): shown as LSP relatedInformation and in
+    # JSON/SARIF output.
+    related: list["Related"] = field(default_factory=list)
 
     @property
     def sort_key(self) -> tuple:

@@ -107,7 +107,10 @@ async def test_detach_append_and_explicit_item_alternative(profile, tmp_path):
 
 @pytest.mark.parametrize("profile", PROFILES + ["emacs"])
 async def test_fix_all_applies_every_safe_fix(profile, tmp_path):
-    text = TRAIN.replace("        optimizer.zero_grad()\n", "") + "\n\n" + EVALUATE.split("\n", 2)[2]
+    # The caller builds a torch.optim optimizer: `zero_grad` is known to exist, so that fix is safe.
+    caller = ("\n\ndef main(model, loader):\n    optimizer = torch.optim.SGD(model.parameters())\n"
+              "    for epoch in range(3):\n        train(model, loader, optimizer)\n        evaluate(model, loader)\n")
+    text = TRAIN.replace("        optimizer.zero_grad()\n", "") + caller + "\n\n" + EVALUATE.split("\n", 2)[2]
     async with session(profile, tmp_path) as editor:
         document = editor.open("both.py", text)
         codes = sorted(d.code for d in await editor.diagnostics(document))

@@ -24,8 +24,9 @@ def insert_zero_grad(analysis: "Analysis", finding: "Finding") -> list[FixOffer]
     if root_name(ast.parse(optimizer, mode="eval").body) in bound_in_loop(loop.node):
         return []
     text = f"{optimizer}.zero_grad(set_to_none=True)"
+    # Safe only on an optimizer known to have `zero_grad` (the rule says which).
     return [offer(analysis, finding, f"Insert `{text}` at the top of the loop",
-                  lambda rw: rw.insert_first(loop.node, text + "\n"))]
+                  lambda rw: rw.insert_first(loop.node, text + "\n"), safety=finding.data.get("safety"))]
 
 
 def _is_expression(text: str) -> bool:

@@ -21,6 +21,9 @@ def insert_train(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
     if loop is None or not model:
         return []
     text = f"{model}.train()"
+    if finding.data.get("inside_loop"):  # evaluated inside this loop: back to train every iteration
+        return [offer(analysis, finding, f"Insert `{text}` at the top of the loop",
+                      lambda rw: rw.insert_first(loop.node, text + "\n"))]
     epoch = _evaluating_epoch_loop(analysis, loop, model) if finding.data.get("inside_epoch") else None
     if epoch is not None:
         return [offer(analysis, finding, f"Insert `{text}` at the top of the epoch loop",

@@ -28,4 +28,5 @@ def insert_eval(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
             break
         anchor, where = loop.node, "before the loop"
     text = f"{model}.eval()"
-    return [offer(analysis, finding, f"Insert `{text}` {where}", lambda rw: rw.insert_before(anchor, text + "\n"))]
+    return [offer(analysis, finding, f"Insert `{text}` {where}", lambda rw: rw.insert_before(anchor, text + "\n"),
+                  safety=finding.data.get("safety"))]

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from torch_lsp.diagnostics.base import Finding
 
 
-@fixer("TL105", data=("device", "form"))
+@fixer("TL105", data=("device", "form", "safety"))
 def use_device_variable(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
     device, form = finding.data.get("device"), finding.data.get("form")
     found = keyword_at(analysis, finding) if form == "keyword" else None
@@ -33,8 +33,10 @@ def use_device_variable(analysis: "Analysis", finding: "Finding") -> list[FixOff
         return []
     if form == "cuda":
         shown = text_of(analysis, call)[len(text_of(analysis, call.func.value, limit=10**6)):]
+        # `.cuda(args.gpu)` may name another GPU than the device variable: never a safe fix.
         return [offer(analysis, finding, f"Replace `{shown}` with `.to({device})`",
-                      lambda rw: rw.change_call(call, lambda node: calls.cuda_to_device(node, device)))]
+                      lambda rw: rw.change_call(call, lambda node: calls.cuda_to_device(node, device)),
+                      safety=finding.data.get("safety"))]
     target = argument(call, 0, "device")
     if target is None:
         return []

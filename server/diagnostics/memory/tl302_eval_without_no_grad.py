@@ -6,9 +6,14 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from torch_lsp.analysis import Analysis, eval_switch_before, evaluation_model_calls, name_says_evaluation
+import ast
+
+from torch_lsp.analysis import (
+    Analysis, FunctionInfo, eval_switch_before, evaluation_after_training, evaluation_model_calls, name_says_evaluation,
+    named_for_evaluation, trainer_model_calls,
+)
 from torch_lsp.diagnostics import register
-from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.diagnostics.base import Finding, Related, Rule
 
 
 @register
@@ -17,7 +22,13 @@ class EvalWithoutNoGrad(Rule):
     ## What it does
     Flags a model called in an evaluation context — after `model.eval()` in the same
     function, or in a `validate`/`evaluate`/`predict`-style function that receives the
-    model — outside `torch.no_grad()` / `torch.inference_mode()`.
+    model — outside `torch.no_grad()` / `torch.inference_mode()`. A function decorated with a
+    project wrapper of those (`@smart_inference_mode()` defined in the file or imported from
+    the workspace) or a block inside a project context manager that enters them counts as
+    under `no_grad`. An evaluation that follows training in the same function
+    (`model.eval()`, then a loop that runs the model and does not train) is flagged too, and
+    so are trainers written as classes (`self.model.eval()` then `self.model(x)` in a loop,
+    or an `evaluate`-style method running `self.model`).
 
     ## Why is this bad
     `model.eval()` changes dropout and batch-norm, not autograd: without `no_grad` every
@@ -48,6 +59,7 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "safe"
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
+        reported: set[int] = set()
         for function, call, model in evaluation_model_calls(analysis):
             if analysis.context(call).grad_disabled:
                 continue
@@ -58,9 +70,32 @@ class EvalWithoutNoGrad(Rule):
             evaluation = over_data or name_says_evaluation(analysis, function, model)
             if not evaluation or analysis.only_called_without_grad(function):
                 continue
-            message = (
-                f"`{model}` is evaluated without `torch.no_grad()`, so every forward pass records the autograd "
-                f"graph and keeps activations for gradients nobody computes. Wrap the evaluation in "
-                f"`with torch.no_grad():` (or decorate the function with `@torch.no_grad()`)."
-            )
-            yield self.finding(call, message, "Wrap the evaluation in `torch.no_grad()`", data={"model": model})
+            reported.add(id(call))
+            yield self._report(call, model, _eval_call(analysis, function, call, model))
+        for function, call, switch in evaluation_after_training(analysis):
+            if id(call) not in reported and not analysis.only_called_without_grad(function):
+                yield self._report(call, switch.name, switch.call)
+        for run in trainer_model_calls(analysis):
+            context = analysis.context(run.call)
+            if context.grad_disabled or analysis.only_called_without_grad(run.function):
+                continue
+            if (run.eval_before is not None and context.loops) or named_for_evaluation(run.function):
+                yield self._report(run.call, run.model, run.eval_before)
+
+    def _report(self, call: ast.Call, model: str, eval_call: ast.Call | None) -> Finding:
+        message = (
+            f"`{model}` is evaluated without `torch.no_grad()`, so every forward pass records the autograd "
+            f"graph and keeps activations for gradients nobody computes. Wrap the evaluation in "
+            f"`with torch.no_grad():` (or decorate the function with `@torch.no_grad()`)."
+        )
+        finding = self.finding(call, message, "Wrap the evaluation in `torch.no_grad()`", data={"model": model})
+        if eval_call is not None:
+            finding.related.append(Related.at(eval_call, f"`{model}` is put in eval mode here"))
+        return finding
+
+
+def _eval_call(analysis: Analysis, function: FunctionInfo, call: ast.Call, model: str) -> ast.Call | None:
+    """The last `model.eval()` before `call` in the function."""
+    before = [s.call for s in analysis.switched(function, model, "eval")
+              if (s.call.lineno, s.call.col_offset) < (call.lineno, call.col_offset)]
+    return before[-1] if before else None

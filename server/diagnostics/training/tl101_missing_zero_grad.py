@@ -6,9 +6,10 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from torch_lsp.analysis import Analysis, LoopInfo
+from torch_lsp.analysis import Analysis, LoopInfo, construction_of
 from torch_lsp.diagnostics import register
-from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.diagnostics.base import FixInfo, Finding, Related, Rule
+from torch_lsp.roles import constructed_kind, self_attribute_values
 from torch_lsp.syntax_nodes import call_name, dotted, loop_header_span, receiver
 
 
@@ -57,7 +58,12 @@ class MissingZeroGrad(Rule):
     `.backward()` adds into `.grad`. Without `zero_grad()` every step uses the sum of all
     gradients so far, so updates grow and training diverges or silently degrades.
     Clearing is `optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None` or
-    `p.grad.zero_()` (the manual forms may get TL407).
+    `p.grad.zero_()` (the manual forms may get TL407). A `DistributedOptimizer` stepped with
+    a `dist_autograd` context is not flagged: its gradients live in the per-iteration
+    context and never accumulate (and it has no `zero_grad`). The fix is safe only when the
+    optimizer is known to be a `torch.optim` optimizer (constructed in the function, at
+    module level, or passed one by every caller in the file); otherwise it is offered as
+    unsafe.
 
     ## Example
     ```python
@@ -88,17 +94,51 @@ class MissingZeroGrad(Rule):
             steps = analysis.optimizer_steps(loop)
             if not backward or not steps or _clears_gradients(analysis, loop):
                 continue
+            if any(_distributed_autograd(analysis, call) for call in backward):
+                continue  # gradients go to a per-iteration dist_autograd context
             optimizer = _optimizer_expr(steps[0])
+            construction = _construction(analysis, loop, steps[0], optimizer)
+            if construction is not None and _is_distributed_optimizer(analysis, construction):
+                continue
             message = (
                 f"This training loop calls `{ast.unparse(backward[0].func)}()` and `{ast.unparse(steps[0])}` "
                 f"but never clears gradients, so they accumulate across steps. "
                 f"Call `{optimizer}.zero_grad(set_to_none=True)` at the start of each iteration."
             )
-            yield self.finding_at(
+            known = construction is not None and _known_optimizer(analysis, construction)
+            finding = self.finding_at(
                 loop_header_span(loop.node), message,
                 f"Insert `{optimizer}.zero_grad(set_to_none=True)` at the top of the loop",
-                data={"optimizer": optimizer},
+                data={"optimizer": optimizer, "safety": "safe" if known else "unsafe"},
             )
+            if finding.fix is not None and not known:
+                finding.fix = FixInfo(finding.fix.title, "unsafe")  # `zero_grad` may not exist on it
+            if construction is not None:
+                finding.related.append(Related.at(construction, f"`{optimizer}` is constructed here"))
+            yield finding
+
+
+def _distributed_autograd(analysis: Analysis, call: ast.Call) -> bool:
+    """`dist_autograd.backward(context_id, [loss])`."""
+    return analysis.call_qualname(call) == "torch.distributed.autograd.backward"
+
+
+def _is_distributed_optimizer(analysis: Analysis, value: ast.AST) -> bool:
+    return isinstance(value, ast.Call) and (call_name(value) or "").endswith("DistributedOptimizer")
+
+
+def _known_optimizer(analysis: Analysis, value: ast.AST) -> bool:
+    """A `torch.optim` optimizer (or a known optimizer factory), or a module: both have `zero_grad`."""
+    return constructed_kind(analysis, value) in ("optimizer", "model")
+
+
+def _construction(analysis: Analysis, loop: LoopInfo, step: ast.Call, optimizer: str) -> ast.AST | None:
+    """What the stepped optimizer was built from (`self.optimizer` from the class's methods)."""
+    function = loop.function
+    if optimizer.startswith("self.") and optimizer[5:].isidentifier() and function.class_node is not None:
+        values = self_attribute_values(analysis, function.class_node).get(optimizer[5:], [])
+        return values[0] if len(values) == 1 else None  # `self.optimizer = torch.optim.SGD(...)`
+    return construction_of(analysis, function, optimizer, step) if optimizer.isidentifier() else None
 
 
 def _optimizer_expr(step: ast.Call) -> str:

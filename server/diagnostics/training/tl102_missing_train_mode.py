@@ -9,8 +9,8 @@ from typing import Iterator
 
 from torch_lsp.analysis import Analysis, LoopInfo, switches_to_eval
 from torch_lsp.diagnostics import register
-from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.syntax_nodes import loop_header_span
+from torch_lsp.diagnostics.base import Finding, Related, Rule
+from torch_lsp.syntax_nodes import call_name, loop_header_span
 
 
 @register
@@ -24,7 +24,13 @@ class MissingTrainMode(Rule):
     ## Why is this bad
     After the first validation the model stays in eval mode: dropout is off and batch-norm
     uses (and stops updating) its running statistics, so the rest of training silently
-    trains a different network.
+    trains a different network. An evaluation that puts the model back with `model.train()`
+    on every path before it returns (a `validate()` ending in `model.train()`) is not
+    flagged; when the training function is called once per epoch, only the calls made
+    beside it in that epoch loop are considered. A periodic evaluation inside the training
+    loop itself (`for` or `while step < steps:` with `next(it)`), after the model runs, with
+    no `model.train()` in the loop, is flagged too (the fix puts `train()` at the top of
+    the loop).
 
     ## Example
     ```python
@@ -61,10 +67,15 @@ class MissingTrainMode(Rule):
                 model = roles.model_name(call)
                 if reported or model is None or analysis.context(call).grad_disabled:
                     continue
+                evaluation = _eval_inside_training(analysis, loop, call, model)
+                if evaluation is not None:
+                    reported = True
+                    yield self._inside_report(loop, model, evaluation)
+                    continue
                 evaluation = self._eval_before_training(analysis, loop, model)
                 if evaluation is None:
                     continue
-                where, inside_epoch = evaluation
+                where, inside_epoch, evaluating = evaluation
                 if self._train_on_path(analysis, loop, model, inside_epoch):
                     continue
                 message = (
@@ -73,10 +84,24 @@ class MissingTrainMode(Rule):
                     f"Call `{model}.train()` before the loop."
                 )
                 reported = True
-                yield self.finding_at(
+                finding = self.finding_at(
                     loop_header_span(loop.node), message, f"Insert `{model}.train()` before the loop",
                     data={"model": model, "inside_epoch": inside_epoch},
                 )
+                finding.related.append(Related.at(evaluating, f"`{model}` is put in eval mode here"))
+                yield finding
+
+    def _inside_report(self, loop: LoopInfo, model: str, evaluating: ast.Call) -> Finding:
+        message = (
+            f"`{model}` is put in eval mode by `{ast.unparse(evaluating.func)}()` (line {evaluating.lineno}) inside "
+            f"this training loop, and nothing in the loop calls `{model}.train()`, so every step after the first "
+            f"evaluation trains with dropout and batch-norm in eval mode. Call `{model}.train()` at the top of the loop."
+        )
+        finding = self.finding_at(loop_header_span(loop.node), message,
+                                  f"Insert `{model}.train()` at the top of the loop",
+                                  data={"model": model, "inside_epoch": False, "inside_loop": True})
+        finding.related.append(Related.at(evaluating, f"`{model}` is put in eval mode here"))
+        return finding
 
     def _eval_before_training(self, analysis: Analysis, loop: LoopInfo, model: str):
         """Where `model` can be switched to eval before the loop runs again, or None."""
@@ -84,8 +109,8 @@ class MissingTrainMode(Rule):
         ancestor = loop.parent
         while ancestor is not None:
             for call in ancestor.calls:
-                if switches_to_eval(analysis, call, model):
-                    return f"by `{ast.unparse(call.func)}()` (line {call.lineno}) inside the enclosing loop", True
+                if switches_to_eval(analysis, call, model) and not _callee_restores_train(analysis, call, model):
+                    return f"by `{ast.unparse(call.func)}()` (line {call.lineno}) inside the enclosing loop", True, call
             ancestor = ancestor.parent
         function = loop.function
         if function.is_module or analysis.switched(function, model, "eval"):
@@ -96,13 +121,16 @@ class MissingTrainMode(Rule):
         callers = analysis.callers(function)
         if callers and not any(analysis.context(c).loops for c in callers):
             return None
+        if callers:
+            # Called once per epoch: what the epoch loops call between training passes decides.
+            return _evaluated_beside(analysis, function, callers, model)
         for other, switches in analysis.mode_switches.items():
             if other is function:
                 continue
             for switch in switches:
-                if switch.name == model and switch.mode == "eval":
+                if switch.name == model and switch.mode == "eval" and not _restores_train(analysis, other, switch):
                     owner = "module level" if other.is_module else f"`{other.name}()`"
-                    return f"in {owner} (line {switch.call.lineno})", False
+                    return f"in {owner} (line {switch.call.lineno})", False, switch.call
         return None
 
     def _train_on_path(self, analysis: Analysis, loop: LoopInfo, model: str, inside_epoch: bool) -> bool:
@@ -125,9 +153,74 @@ class MissingTrainMode(Rule):
         return False
 
 
-def _switches_to_train(call: ast.Call, model: str) -> bool:
-    func = call.func
-    return (
-        isinstance(func, ast.Attribute) and func.attr == "train" and isinstance(func.value, ast.Name)
-        and func.value.id == model and not (call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value is False)
+def _eval_inside_training(analysis: Analysis, loop: LoopInfo, model_call: ast.Call, model: str) -> ast.Call | None:
+    """A periodic evaluation inside the training loop itself (`if step % 500 == 0: validate(model)`,
+    also in `while step < steps:` loops fed by `next(it)`): the eval switch comes after the
+    model runs in the body, and nothing in the loop switches back to train, so the next
+    iterations train in eval mode."""
+    if any(_switches_to_train(c, model) for c in loop.calls):
+        return None
+    for call in loop.calls:
+        if (call.lineno, call.col_offset) <= (model_call.lineno, model_call.col_offset):
+            continue
+        if switches_to_eval(analysis, call, model) and not _callee_restores_train(analysis, call, model):
+            return call
+    return None
+
+
+def _evaluated_beside(analysis: Analysis, function, callers: list[ast.Call], param: str):
+    """A call in a caller's loop that leaves the model passed for `param` in eval mode."""
+    for site in callers:
+        passed = analysis.argument_for(site, function, param)
+        if not isinstance(passed, ast.Name) or not analysis.context(site).loops:
+            continue
+        for call in analysis.context(site).loops[-1].calls:
+            if call is not site and switches_to_eval(analysis, call, passed.id) \
+                    and not _callee_restores_train(analysis, call, passed.id):
+                return f"by `{ast.unparse(call.func)}()` (line {call.lineno}) between training passes", False, call
+    return None
+
+
+def _restores_train(analysis: Analysis, function, switch) -> bool:
+    """`validate()` ends with `model.train()`: a later switch back to train mode at the top
+    level of the function (not under an `if`, a loop or a `try`), so it runs on every path."""
+    return any(
+        (other.call.lineno, other.call.col_offset) > (switch.call.lineno, switch.call.col_offset)
+        and _on_every_path(analysis, other.call)
+        for other in analysis.switched(function, switch.name, "train")
     )
+
+
+def _on_every_path(analysis: Analysis, call: ast.Call) -> bool:
+    parent = analysis.parents.get(analysis.statement_of(call))
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        if not isinstance(parent, (ast.With, ast.AsyncWith)):
+            return False
+        parent = analysis.parents.get(parent)
+    return True
+
+
+def _callee_restores_train(analysis: Analysis, call: ast.Call, model: str) -> bool:
+    """`validate(model)` whose body switches its parameter to eval and back to train."""
+    for function in analysis.function_named(call_name(call) or ""):
+        for param in function.params:
+            arg = analysis.argument_for(call, function, param)
+            if isinstance(arg, ast.Name) and arg.id == model:
+                evals = analysis.switched(function, param, "eval")
+                if evals and all(_restores_train(analysis, function, e) for e in evals):
+                    return True
+    return False
+
+
+def _switches_to_train(call: ast.Call, model: str) -> bool:
+    """`model.train()`, also at the end of a chain (`model.to(device).train()`)."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "train"):
+        return False
+    if call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value is False:
+        return False
+    target = func.value
+    while isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute) and target.func.attr in (
+            "to", "cuda", "cpu"):
+        target = target.func.value
+    return isinstance(target, ast.Name) and target.id == model

@@ -4,11 +4,18 @@ the model — when nothing puts that model in eval mode with `model.eval()`.
 """
 from __future__ import annotations
 
+import ast
 from typing import Iterator
 
-from torch_lsp.analysis import Analysis, eval_switch_before, evaluation_model_calls, in_eval_mode, name_says_evaluation
+from torch_lsp.analysis import (
+    Analysis, construction_of, eval_switch_before, evaluation_model_calls, in_eval_mode, name_says_evaluation,
+    named_for_evaluation, self_model_switched, trainer_model_calls,
+)
 from torch_lsp.diagnostics import register
-from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.diagnostics.base import FixInfo, Finding, Related, Rule
+from torch_lsp.mode_behaviour import constructed_class_is_mode_independent
+from torch_lsp.roles import MODEL_WRAPPERS, constructed_kind
+from torch_lsp.syntax_nodes import call_name
 
 
 @register
@@ -20,7 +27,15 @@ class MissingEvalMode(Rule):
     receives the model — when nothing puts that model in eval mode with `model.eval()`.
     Layers visited one by one through `model.named_children()` or `model.modules()` (weight
     conversion, calibration) are not evaluations; names that start with a verb
-    (`run_model`, `load_model`) are callbacks, not models.
+    (`run_model`, `load_model`) are callbacks, not models. Not flagged either: a model
+    built from a class of the project whose layers have no train/eval behaviour (no
+    dropout, no batch norm, checked through its submodule classes, also in imported
+    workspace files: `eval()` changes nothing), and a model loaded with
+    `from_pretrained()` (which returns it in eval mode). The fix is safe only on a model
+    known to be an `nn.Module` (built in view) in a function that does not go on to train;
+    otherwise it is offered as unsafe. Trainers written as classes are checked too: an
+    `evaluate`-style method, or one under `no_grad`, running `self.model` when no method of
+    the class switches that model's mode.
 
     ## Why is this bad
     In train mode dropout still drops activations and batch-norm normalises with the
@@ -57,8 +72,61 @@ class MissingEvalMode(Rule):
             )
             if not evaluation or in_eval_mode(analysis, function, call, model):
                 continue
+            built = construction_of(analysis, function, model, call, unwrap=tuple(MODEL_WRAPPERS))
+            if built is not None and (_loaded_pretrained(built) or
+                                      constructed_class_is_mode_independent(analysis, built) is not None):
+                continue
             message = (
                 f"`{model}` runs in an evaluation context but is never put in eval mode, so dropout and "
                 f"batch-norm behave as in training. Call `{model}.eval()` first."
             )
-            yield self.finding(call, message, f"Insert `{model}.eval()` before evaluating", data={"model": model})
+            # `.eval()` only on a known module, never where the function goes on to train.
+            known = built is not None and constructed_kind(analysis, built) == "model"
+            safety = "safe" if known and not _goes_on_to_train(analysis, function, model) else "unsafe"
+            finding = self.finding(call, message, f"Insert `{model}.eval()` before evaluating",
+                                   data={"model": model, "safety": safety})
+            if finding.fix is not None and safety == "unsafe":
+                finding.fix = FixInfo(finding.fix.title, safety)
+            if built is not None:
+                finding.related.append(Related.at(built, f"`{model}` is built here"))
+            yield finding
+        for run in trainer_model_calls(analysis):
+            evaluation = analysis.context(run.call).grad_disabled or named_for_evaluation(run.function)
+            if not evaluation or run.eval_before is not None:
+                continue
+            if self_model_switched(analysis, run.function.class_node, run.model[len("self."):]):
+                continue  # the class manages the model's mode (in another method)
+            message = (
+                f"`{run.model}` runs in an evaluation context but is never put in eval mode, so dropout and "
+                f"batch-norm behave as in training. Call `{run.model}.eval()` first."
+            )
+            # Nothing in the class switches the model back to train: an inserted eval() would leak.
+            finding = self.finding(run.call, message, f"Insert `{run.model}.eval()` before evaluating",
+                                   data={"model": run.model, "safety": "unsafe"})
+            if finding.fix is not None:
+                finding.fix = FixInfo(finding.fix.title, "unsafe")
+            yield finding
+
+
+def _goes_on_to_train(analysis: Analysis, function, model: str) -> bool:
+    """The function (or a local function it calls) steps an optimizer, backpropagates or puts
+    `model` back in train mode: an `eval()` inserted here would leak into training."""
+    if analysis.switched(function, model, "train"):
+        return True
+    scopes = [function] + [f for c in function.calls for f in analysis.function_named(call_name(c) or "")]
+    for scope in scopes:
+        roles = analysis.roles_for(scope)
+        if analysis.computes_gradients(scope) or any(roles.is_optimizer_step(c) for c in scope.calls):
+            return True
+    return False
+
+
+def _loaded_pretrained(value: ast.AST) -> bool:
+    """`AutoModel.from_pretrained(...)` (through `.to(...)`-style chains): loaded in eval mode."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        if value.func.attr == "from_pretrained":
+            return True
+        if value.func.attr == "train":
+            return False
+        value = value.func.value
+    return False

@@ -1,14 +1,16 @@
-"""TL105 hardcoded-device: flags `.cuda()`, `.to("cuda")` and `device="cuda"` in a file that also
-defines a device variable (`device = torch.device(...)`).
+"""TL105 hardcoded-device: flags `.cuda()`, `.to("cuda")` and `device="cuda"` where a device
+variable (`device = torch.device(...)`) is defined in the same function or at module level,
+unless a CUDA test guards the call.
 """
 from __future__ import annotations
 
 import ast
 from typing import Iterator
 
-from torch_lsp.analysis import Analysis
+from torch_lsp.analysis import Analysis, FunctionInfo, under_cuda_guard
 from torch_lsp.diagnostics import register
-from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.diagnostics.base import FixInfo, Finding, Related, Rule
+from torch_lsp.roles import DEVICE_NAME, constructed_kind
 from torch_lsp.syntax_nodes import call_name, keyword, method_span
 
 
@@ -16,8 +18,14 @@ from torch_lsp.syntax_nodes import call_name, keyword, method_span
 class HardcodedDevice(Rule):
     """
     ## What it does
-    Flags `.cuda()`, `.to("cuda")` and `device="cuda"` in a file that also defines a device
-    variable (`device = torch.device(...)`).
+    Flags `.cuda()`, `.cuda(args.gpu)`, `.to("cuda")` and `device="cuda"` where a device
+    variable (`device = torch.device(...)`) is defined in the same function (or is one of
+    its parameters) or at module level. A device variable local to another function does
+    not count, and a call under a
+    CUDA test (`if device.type == "cuda":`, `if torch.cuda.is_available():`, `if args.cuda:`,
+    `if cuda:` with `cuda = torch.cuda.is_available()`) is the device variable in disguise:
+    not flagged. The fix of `.cuda(<index variable>)` is unsafe (the index may differ from
+    the device variable's).
 
     ## Why is this bad
     The file already decides where tensors live; a hardcoded `"cuda"` ignores that choice,
@@ -42,57 +50,93 @@ class HardcodedDevice(Rule):
     fix_safety = "safe"
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        device = _defined_device_variable(analysis)
-        if device is None:
+        devices = _device_variables(analysis)
+        if not devices:
             return
         for call in analysis.calls:
-            if analysis.call_qualname(call) == "torch.device":
+            function = analysis.context(call).function
+            defined = devices.get(function) or devices.get(analysis.module_scope)
+            device = (devices[function].targets[0].id if function in devices else _device_parameter(function)) or (
+                defined.targets[0].id if defined is not None else None)
+            if defined is not None and defined.targets[0].id != device:
+                defined = None  # a parameter of the function is the device variable here
+            if device is None or analysis.call_qualname(call) == "torch.device":
                 continue
             name = call_name(call)
             if name == "cuda" and isinstance(call.func, ast.Attribute) and analysis.qualname(call.func) is None:
-                if _hardcoded_cuda_call(call):
-                    yield self._report(method_span(call), f"`.{ast.unparse(call)[len(ast.unparse(call.func.value)) + 1:]}`", device, "cuda")
+                if _hardcoded_cuda_call(analysis, call) and not under_cuda_guard(analysis, call):
+                    shown = f"`.{ast.unparse(call)[len(ast.unparse(call.func.value)) + 1:]}`"
+                    # `.cuda(args.gpu)`: the index may not be the device variable's: offered, not safe.
+                    safety = "safe" if _constant_index(call) else "unsafe"
+                    yield self._report(method_span(call), shown, device, defined, "cuda", safety)
             elif name == "to" and isinstance(call.func, ast.Attribute):
                 target = call.args[0] if call.args else getattr(keyword(call, "device"), "value", None)
-                if _is_cuda_string(target):
-                    yield self._report(method_span(call), f"`.to({ast.unparse(target)})`", device, "to")
+                if _is_cuda_string(target) and not under_cuda_guard(analysis, call):
+                    yield self._report(method_span(call), f"`.to({ast.unparse(target)})`", device, defined, "to")
             else:
                 kw = keyword(call, "device")
-                if kw is not None and _is_cuda_string(kw.value):
+                if kw is not None and _is_cuda_string(kw.value) and not under_cuda_guard(analysis, call):
                     span = (kw.lineno, kw.col_offset, kw.end_lineno, kw.end_col_offset)
-                    yield self._report(span, f"`device={ast.unparse(kw.value)}`", device, "keyword")
+                    yield self._report(span, f"`device={ast.unparse(kw.value)}`", device, defined, "keyword")
 
-    def _report(self, span, what: str, device: str, form: str) -> Finding:
+    def _report(self, span, what: str, device: str, defined: ast.AST | None, form: str,
+                safety: str = "safe") -> Finding:
         message = (
             f"{what} hardcodes the GPU although this file defines `{device}`; on a CPU-only machine or another "
             f"GPU the tensors end up on different devices. Use `{device}` instead."
         )
-        return self.finding_at(span, message, f"Use `{device}`", data={"device": device, "form": form})
+        finding = self.finding_at(span, message, f"Use `{device}`",
+                                  data={"device": device, "form": form, "safety": safety})
+        if defined is not None:
+            finding.related.append(Related.at(defined, f"`{device}` is defined here"))
+        if finding.fix is not None and safety != finding.fix.safety:
+            finding.fix = FixInfo(finding.fix.title, safety)
+        return finding
 
 
-def _hardcoded_cuda_call(call: ast.Call) -> bool:
+def _hardcoded_cuda_call(analysis: Analysis, call: ast.Call) -> bool:
     """`.cuda()` / `.cuda(0)` on a value — not `super().cuda(device)` in an override."""
     target = call.func.value
     if isinstance(target, ast.Call) and isinstance(target.func, ast.Name) and target.func.id == "super":
         return False
     if call.keywords and any(kw.arg in ("device", None) for kw in call.keywords):
         return False
+    if len(call.args) > 1:
+        return False
+    return all(isinstance(a, (ast.Constant, ast.Name, ast.Attribute)) and not _is_device_value(analysis, call, a)
+               for a in call.args)
+
+
+def _constant_index(call: ast.Call) -> bool:
     return all(isinstance(a, ast.Constant) and isinstance(a.value, int) for a in call.args)
+
+
+def _is_device_value(analysis: Analysis, call: ast.Call, node: ast.AST) -> bool:
+    """`.cuda(device)`, `.cuda(self.device)`: the device is chosen by a variable, not hardcoded."""
+    if isinstance(node, ast.Constant):
+        return not isinstance(node.value, int) or isinstance(node.value, bool)
+    if isinstance(node, ast.Name) and analysis.roles_for(call).is_device(node.id):
+        return True
+    last = node.id if isinstance(node, ast.Name) else node.attr
+    return bool(DEVICE_NAME.match(last))
 
 
 def _is_cuda_string(node: ast.AST | None) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.split(":")[0] == "cuda"
 
 
-def _defined_device_variable(analysis: Analysis) -> str | None:
-    """The name of a device variable the file defines (`device = torch.device(...)` or similar)."""
-    from torch_lsp.roles import DEVICE_NAME, constructed_kind
+def _device_parameter(function: FunctionInfo) -> str | None:
+    """`def train_epoch(model, loader, device):` the caller chose the device."""
+    return next((p for p in function.params if DEVICE_NAME.match(p)), None)
 
+
+def _device_variables(analysis: Analysis) -> dict[FunctionInfo, ast.Assign]:
+    """The device variable each function defines (`device = torch.device(...)` or similar),
+    first one wins; the module's is under `analysis.module_scope`."""
+    found: dict[FunctionInfo, ast.Assign] = {}
     for stmt in analysis.statements:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             name, value = stmt.targets[0].id, stmt.value
-            if constructed_kind(analysis, value) == "device":
-                return name
-            if DEVICE_NAME.match(name) and isinstance(value, ast.IfExp):
-                return name
-    return None
+            if constructed_kind(analysis, value) == "device" or (DEVICE_NAME.match(name) and isinstance(value, ast.IfExp)):
+                found.setdefault(analysis.context(stmt).function, stmt)
+    return found

@@ -30,7 +30,10 @@ class FactoryWithoutDevice(Rule):
     0-d CPU tensor to the GPU by itself. Neither is a tensor that only becomes a Python
     number (`torch.rand(1).item()`), a one-element draw compared only to decide a branch
     (`if torch.rand(1) < p:`), nor a mask compared only with plain numbers and used as an
-    index (`x[:, torch.rand(n) < self.config.keep]`).
+    index (`x[:, torch.rand(n) < self.config.keep]`), nor one whose only use is reading its
+    metadata (`torch.tensor([0.0]).dtype`). A tensor passed inside a tuple to a submodule
+    (`self.lstm(x, (h, c))`) meets that submodule's inputs, so it is flagged like one passed
+    directly.
 
     ## Why is this bad
     The new tensor is created on the CPU while the module's inputs live on the GPU, so the
@@ -128,6 +131,8 @@ def _meets_other_values(analysis: Analysis, function: FunctionInfo, call: ast.Ca
                         return True
                     if _climb(analysis, function, holder)[0]:  # `mask == 0` is still a CPU tensor: where does it go?
                         return True
+                while isinstance(holder, (ast.Tuple, ast.List)):  # `self.lstm(x, (h, c))`
+                    holder = analysis.parents.get(holder)
                 if isinstance(holder, ast.Call) and use is not holder.func and _combines_tensors(analysis, holder):
                     return True
     return False
@@ -148,6 +153,8 @@ def _climb(analysis: Analysis, function: FunctionInfo, start: ast.AST) -> tuple[
         elif isinstance(parent, ast.Attribute):
             holder = analysis.parents.get(parent)
             if parent.attr in ("item", "tolist") and isinstance(holder, ast.Call) and holder.func is parent:
+                return False, parent
+            if parent.attr in _METADATA:  # `torch.tensor([0.0]).dtype`: only its metadata is read
                 return False, parent
         elif isinstance(parent, ast.Call) and parent.func is not node:
             if isinstance(parent.func, ast.Name) and parent.func.id in ("int", "float", "bool") and node in parent.args:
@@ -179,6 +186,7 @@ def _plain_number(analysis: Analysis, function: FunctionInfo, expr: ast.AST) -> 
     return is_config_number(expr)
 
 
+_METADATA = {"dtype", "shape", "ndim", "layout", "is_cuda", "device"}
 _SIZED_FACTORIES = {"zeros", "ones", "empty", "full", "rand", "randn"}  # size first (`full` then its fill value)
 
 
@@ -233,13 +241,17 @@ def _only_a_truth_test(analysis: Analysis, call: ast.Call) -> bool:
     return isinstance(holder, (ast.If, ast.While, ast.IfExp, ast.Assert)) and holder.test is condition
 
 
-_COMBINING = {"cat", "stack", "where", "matmul", "bmm", "mm", "einsum", "add", "mul", "masked_fill", "gather"}
+_COMBINING = {"cat", "stack", "where", "matmul", "bmm", "mm", "einsum", "add", "mul", "masked_fill", "gather",
+              "embedding"}
 
 
 def _combines_tensors(analysis: Analysis, call: ast.Call) -> bool:
     """A submodule call (`self.emb(ids)`) or a torch op that mixes its tensor arguments."""
     func = call.func
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+    root = func.value if isinstance(func, ast.Attribute) else None
+    while isinstance(root, (ast.Attribute, ast.Subscript)):  # `self.transformer.wpe(pos)`, `self.blocks[0](x)`
+        root = root.value
+    if isinstance(root, ast.Name) and root.id == "self":
         return True
     qualname = analysis.call_qualname(call)
     if qualname is None:  # a tensor method: `scores.masked_fill(mask == 0, ...)` meets `scores`

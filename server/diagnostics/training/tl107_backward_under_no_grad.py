@@ -18,8 +18,9 @@ class BackwardUnderNoGrad(Rule):
     """
     ## What it does
     Flags `.backward()` called inside `torch.no_grad()` or `torch.inference_mode()`
-    (including a function decorated with them), unless `torch.enable_grad()` re-enables
-    autograd around it.
+    (including a function decorated with them, or with a project wrapper of them such as
+    `@smart_inference_mode()`, followed into the workspace), unless `torch.enable_grad()`
+    re-enables autograd around it.
 
     ## Why is this bad
     Nothing computed under `no_grad` is recorded in the graph, so the call fails with

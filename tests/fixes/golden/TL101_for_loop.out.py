@@ -11,3 +11,8 @@ def train(model, loader, optimizer):
         loss = F.cross_entropy(model(images), labels)
         loss.backward()
         optimizer.step()
+
+
+def main(model, loader):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    train(model, loader, optimizer)

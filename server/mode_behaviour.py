@@ -1,0 +1,149 @@
+"""Which model classes behave the same in train and eval mode.
+
+`model.eval()` only changes layers that read `self.training`: dropout, batch norm and
+the layers built on them.  A model made only of `Linear`, `LSTMCell`, activations and
+the like computes the same thing in both modes, so a missing `eval()` changes nothing
+(TL103 stays silent) — and inserting one into a function that goes on to train would be
+a change waiting to bite.
+
+`mode_independent(analysis, cls)` proves it or answers False: every call in the class
+(its constructor and its methods) must be a known mode-independent layer, a torch
+function, a builtin, a method call, or a class or function of the project (this file or
+an imported workspace file, followed recursively) that is itself mode-independent; its
+bases must be `nn.Module` or such classes; nothing may read `self.training`.
+Anything unknown (a `timm` block, a factory we cannot see) counts as mode-dependent.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import sys
+from typing import TYPE_CHECKING
+
+from torch_lsp.fact_cache import FactKey
+from torch_lsp.roles import ACTIVATION_MODULES, MODULE_BASES
+from torch_lsp.workspace_files import workspace_analysis
+
+if TYPE_CHECKING:
+    from torch_lsp.analysis import Analysis
+
+_MODE_DEPENDENT_WORDS = ("Dropout", "BatchNorm", "Transformer", "MultiheadAttention")
+_MODE_INDEPENDENT_LAYERS = {
+    "Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+    "ConvTranspose3d", "LSTMCell", "GRUCell", "RNNCell", "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm",
+    "RMSNorm", "Sequential", "ModuleList", "ModuleDict", "Parameter", "ParameterList", "ParameterDict", "Module",
+    "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "ZeroPad2d",
+    "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad2d", "Unfold", "Fold",
+} | {name for name in ACTIVATION_MODULES if "Dropout" not in name}
+_RECURRENT = {"RNN", "LSTM", "GRU"}  # mode-dependent only with `dropout=`
+_FREE_TORCH_NAMESPACES = ("torch.nn.init.", "torch.nn.utils.", "torch.distributions.")
+_MAX_DEPTH = 6
+
+_VERDICTS: FactKey[dict[str, bool]] = FactKey("classes and functions proven mode-independent")
+
+
+def mode_independent(analysis: "Analysis", node: ast.AST, depth: int = 0) -> bool:
+    """A class (or function building layers) whose result behaves the same in train and eval mode."""
+    cache = analysis.facts.get_or_compute(_VERDICTS, dict)
+    key = f"{getattr(node, 'name', '?')}:{getattr(node, 'lineno', 0)}"
+    if key not in cache:
+        cache[key] = False  # while being decided (recursion): not proven
+        cache[key] = depth < _MAX_DEPTH and _decide(analysis, node, depth)
+    return cache[key]
+
+
+def constructed_class_is_mode_independent(analysis: "Analysis", value: ast.AST) -> ast.AST | None:
+    """For `Net(...)` (through `.to(...)`-style chains): the class node when it is proven
+    mode-independent, else None."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in (
+            "to", "cuda", "cpu", "double", "float", "half", "train"):
+        value = value.func.value
+    if not isinstance(value, ast.Call):
+        return None
+    found = _definition(analysis, value.func)
+    if found is None or not isinstance(found[1], ast.ClassDef):
+        return None
+    owner, cls = found
+    return cls if mode_independent(owner, cls) else None
+
+
+def _decide(analysis: "Analysis", node: ast.AST, depth: int) -> bool:
+    if isinstance(node, ast.ClassDef) and not all(_module_base(analysis, base, depth) for base in node.bases):
+        return False
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Attribute) and inner.attr == "training":
+            return False
+        if isinstance(inner, ast.Call) and not _call_is_mode_independent(analysis, inner, depth):
+            return False
+    return True
+
+
+def _module_base(analysis: "Analysis", base: ast.AST, depth: int) -> bool:
+    qualname = analysis.qualname(base) or ""
+    if qualname in MODULE_BASES and "Lightning" not in qualname:
+        return True
+    found = _definition(analysis, base)
+    return found is not None and isinstance(found[1], ast.ClassDef) and mode_independent(found[0], found[1], depth + 1)
+
+
+def _call_is_mode_independent(analysis: "Analysis", call: ast.Call, depth: int) -> bool:
+    func = call.func
+    qualname = analysis.qualname(func)
+    if qualname is not None:
+        return _named_call_is_mode_independent(analysis, call, qualname, depth)
+    if isinstance(func, ast.Attribute):
+        return True  # a method: `self.lstm(x)`, `x.view(...)`, `super().__init__()`; layers are judged where built
+    if isinstance(func, ast.Name):
+        if func.id in dir(builtins):
+            return True
+        found = _definition(analysis, func)
+        return found is not None and mode_independent(found[0], found[1], depth + 1)
+    return False
+
+
+def _named_call_is_mode_independent(analysis: "Analysis", call: ast.Call, qualname: str, depth: int) -> bool:
+    if qualname.startswith(_FREE_TORCH_NAMESPACES):
+        return True
+    if qualname.startswith("torch.nn.functional."):
+        return "dropout" not in qualname
+    if qualname.startswith("torch.nn.") and qualname.count(".") == 2:
+        layer = qualname.rsplit(".", 1)[1]
+        if layer in _RECURRENT:
+            return not any(kw.arg == "dropout" for kw in call.keywords) and len(call.args) < 6
+        if any(word in layer for word in _MODE_DEPENDENT_WORDS):
+            return False
+        return layer in _MODE_INDEPENDENT_LAYERS or layer.endswith("Loss")
+    root = qualname.split(".")[0]
+    if root == "torch":
+        return not qualname.startswith("torch.nn.")  # tensor functions; other nn classes: unknown
+    if root in sys.stdlib_module_names or root in ("numpy", "math"):
+        return True
+    found = _definition(analysis, call.func)
+    return found is not None and mode_independent(found[0], found[1], depth + 1)
+
+
+def _definition(analysis: "Analysis", func: ast.AST) -> "tuple[Analysis, ast.AST] | None":
+    """The top-level class or function a name refers to: in this file, or imported from a
+    workspace file."""
+    if isinstance(func, ast.Name) and func.id not in analysis.imports:
+        return _top_level(analysis, func.id)
+    qualname = analysis.qualname(func)
+    if not qualname or "." not in qualname:
+        return None
+    module, name = qualname.rsplit(".", 1)
+    from torch_lsp.analysis import is_torch_ecosystem_module
+
+    if is_torch_ecosystem_module(module):
+        return None
+    other = workspace_analysis(module, analysis.path)
+    return _top_level(other, name) if other is not None else None
+
+
+def _top_level(analysis: "Analysis", name: str) -> "tuple[Analysis, ast.AST] | None":
+    if analysis.tree is None:
+        return None
+    for node in analysis.tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.name == name:
+            return analysis, node
+    return None

@@ -1,0 +1,63 @@
+"""The analysis of another file of the user's project, for facts that follow imports.
+
+`from utils.torch_utils import smart_inference_mode` in `segment/val.py`: the module is
+looked for beside the importer, then in the folders above it (scripts in a sub-folder put
+the project root on `sys.path`), and analysed once per (path, size, mtime) by the shapes
+engine's `WorkspaceResolver`.  Analysing that file may follow its own imports; a module
+already being analysed on this thread answers None, so files importing each other end.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import TYPE_CHECKING
+
+from torch_lsp.shapes.resolver import WorkspaceResolver
+
+if TYPE_CHECKING:
+    from torch_lsp.analysis import Analysis
+
+# Folders above the importer searched for an imported module.
+_ANCESTOR_LEVELS = 3
+# Imports followed from one file through others, at most.
+_MAX_CHAIN = 4
+
+
+class _ProjectFiles(WorkspaceResolver):
+    """A `WorkspaceResolver` that also looks in the folders above the importer."""
+
+    def find(self, module: str, importer_path: str | None) -> str | None:
+        found = super().find(module, importer_path)
+        if found is not None or not importer_path or importer_path in ("<stdin>", "-"):
+            return found
+        folder = os.path.dirname(os.path.abspath(importer_path))
+        parts = module.split(".")
+        for _ in range(_ANCESTOR_LEVELS):
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+            base = os.path.join(folder, *parts)
+            for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+                if os.path.isfile(candidate):
+                    return candidate
+        return None
+
+
+_PROJECT_FILES = _ProjectFiles()
+_IN_PROGRESS = threading.local()
+
+
+def workspace_analysis(module: str, importer_path: str | None) -> "Analysis | None":
+    """The analysis of the project file `module` names, seen from `importer_path`; None when
+    there is none, or while it is being analysed further up this chain of imports."""
+    busy: set[str] = getattr(_IN_PROGRESS, "modules", None) or set()
+    _IN_PROGRESS.modules = busy
+    key = f"{module}@{os.path.dirname(os.path.abspath(importer_path or '.'))}"
+    if key in busy or len(busy) >= _MAX_CHAIN:
+        return None
+    busy.add(key)
+    try:
+        return _PROJECT_FILES.analysis_of(module, importer_path)
+    finally:
+        busy.discard(key)
