@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.diagnostics import register
-from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.diagnostics.base import Finding, Related, Rule
 from torch_lsp.shapes import infer_shapes
 from torch_lsp.shapes.probe.session import probe_report_of
 
@@ -71,6 +71,5 @@ class ProbeFailure(Rule):
             if failure.line in proven:
                 continue
             finding = self.finding_at((failure.line, failure.col, failure.end_line, failure.end_col), failure.message)
-            if failure.related:
-                finding.data["related"] = [list(item) for item in failure.related]
+            finding.related = [Related(None, *where) for where in failure.related]
             yield finding

@@ -33,7 +33,8 @@ class ProbeFailure:
     end_line: int
     end_col: int
     message: str
-    related: tuple[tuple[int, str], ...] = ()  # (line, what happens there) in this file
+    # The traceback's other lines in this file: (line, col, end_line, end_col, what happens there).
+    related: tuple[tuple[int, int, int, int, str], ...] = ()
 
 
 @dataclass
@@ -123,7 +124,8 @@ def failure_of(target: ProbeTarget, answer: dict, path: str, tree: ast.Module, l
     message = f"The shape probe ran {what} and it raised {answer['error']}"
     if not message.endswith((".", ")")):
         message += "."
-    related = tuple((f["line"], f"called from `{f['function']}` here") for f in reversed(frames[:-1]))
+    related = tuple((*statement_span(tree, f["line"], lines), f"the probe's run passed here, in `{f['function']}`")
+                    for f in reversed(frames[:-1]))
     return ProbeFailure(*span, message, related)
 
 
