@@ -170,6 +170,17 @@ class Analysis:
                         stack.append(child)
 
     @cached_property
+    def assigned_values(self) -> dict[str, list[ast.AST]]:
+        """The values assigned to each plain name anywhere in the file (`name = value`)."""
+        values: dict[str, list[ast.AST]] = {}
+        for stmt in self.statements:
+            if isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    if isinstance(target, ast.Name):
+                        values.setdefault(target.id, []).append(stmt.value)
+        return values
+
+    @cached_property
     def uses_torch(self) -> bool:
         """The file imports PyTorch or a library built on it; other files get no findings."""
         roots = {name.split(".")[0] for name in self.imports.values()}
@@ -759,10 +770,7 @@ def _is_accelerator_device(analysis: "Analysis", call: ast.Call) -> bool:
 
 def _only_cpu(analysis: "Analysis", name: str) -> bool:
     """Every assignment of `name` in the file is the literal "cpu"."""
-    values = [
-        stmt.value for stmt in analysis.statements
-        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
-    ]
+    values = analysis.assigned_values.get(name, [])
     return bool(values) and all(_is_cpu(analysis, v) for v in values)
 
 

@@ -322,25 +322,26 @@ def _loops_over_loader(analysis: "Analysis", loader: ast.Call) -> list[ast.For]:
     if name is None:
         return []
     function = analysis.context(loader).function
-    loops = _loops_over_name(function.node, name)
+    loops = _loops_over_name(analysis, function.node, name)
     for site in function.calls:  # `train(model, train_loader)`: the loops of a function of this file
         for index, arg in enumerate(site.args):
             if isinstance(arg, ast.Name) and arg.id == name and isinstance(site.func, ast.Name):
                 for callee in analysis.function_named(site.func.id):
                     params = callee.params
                     if index < len(params):
-                        loops.extend(_loops_over_name(callee.node, params[index]))
+                        loops.extend(_loops_over_name(analysis, callee.node, params[index]))
     return loops
 
 
-def _loops_over_name(scope: ast.AST, name: str) -> list[ast.For]:
-    loops = []
-    for node in ast.walk(scope):
-        if isinstance(node, (ast.For, ast.AsyncFor)):
-            # `loader`, `enumerate(loader)`, `tqdm(loader)`, `zip(loader_a, loader_b)`
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.iter)):
-                loops.append(node)
-    return loops
+def _loops_over_name(analysis: "Analysis", scope: ast.AST, name: str) -> list[ast.For]:
+    """The `for` loops inside `scope` (nested functions included) whose iterable reads `name`:
+    `loader`, `enumerate(loader)`, `tqdm(loader)`, `zip(loader_a, loader_b)`."""
+    first, last = getattr(scope, "lineno", 0), getattr(scope, "end_lineno", None) or float("inf")
+    return [
+        loop.node for loop in analysis.loops
+        if isinstance(loop.node, (ast.For, ast.AsyncFor)) and first <= loop.node.lineno <= last
+        and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(loop.node.iter))
+    ]
 
 
 def _moves_to_gpu(analysis: "Analysis", call: ast.Call) -> bool:

@@ -74,7 +74,12 @@ def main(argv: list[str] | None = None) -> int:
     if not present:
         print("No source is present; nothing was checked.")
         return 0
+    rules = all_rules()
     tally = Counter(judged[key]["verdict"] for key in reported if key in judged)
+    by_code: dict[str, Counter] = {}
+    for key in reported:
+        if key in judged:
+            by_code.setdefault(key[3], Counter())[judged[key]["verdict"]] += 1
     unjudged = sorted(key for key in reported if key not in judged)
     false_again = sorted(key for key in reported if judged.get(key, {}).get("verdict") == "false")
     true_lost = sorted(key for key, v in judged.items()
@@ -83,8 +88,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"checked: {', '.join(present)}")
     print(f"findings: {len(reported)}, with a verdict: {total} "
           f"(true {tally['true']}, debatable {tally['debatable']}, false {tally['false']})")
-    if total:
-        print(f"precision (true / judged): {tally['true'] / total:.1%}")
+    for title, on in (("rules on by default", True), ("rules off by default (opt-in)", False)):
+        group = Counter()
+        for code, counts in by_code.items():
+            if code in rules and rules[code].enabled_by_default == on:
+                group.update(counts)
+        judged_here = sum(group.values())
+        if judged_here:
+            print(f"{title}: true {group['true']}, debatable {group['debatable']}, false {group['false']}; "
+                  f"precision (true / judged) {group['true'] / judged_here:.1%}")
+    print("per code (true/debatable/false): " + ", ".join(
+        f"{code} {c['true']}/{c['debatable']}/{c['false']}" for code, c in sorted(by_code.items())))
     for title, keys in (("judged false, reported again", false_again),
                         ("judged true, no longer reported", true_lost),
                         ("no verdict yet", unjudged)):

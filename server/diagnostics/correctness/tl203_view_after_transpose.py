@@ -62,6 +62,7 @@ class ViewAfterTranspose(Rule):
     """
 
     code = "TL203"
+    needs_shapes = True  # ranks and sizes come from the shape pass: sent in the second step
     name = "view-after-transpose"
     severity = "error"
     fix_safety = "safe"
