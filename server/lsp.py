@@ -51,7 +51,7 @@ from torch_lsp.protocol import (
     workspace_folders,
 )
 from torch_lsp.shapes import WorkspaceResolver, infer_shapes, set_default_resolver
-from torch_lsp.shapes.probe.results import hover_with_probe, probed_hint
+from torch_lsp.shapes.probe.results import hover_with_memory, hover_with_probe, probed_hint
 from torch_lsp.shapes.probe.session import ProbeSession, probe_report_of
 
 SERVER_NAME = "torch-lsp"
@@ -396,7 +396,9 @@ def create_server() -> TorchLanguageServer:
         probe = probe_report_of(checked.result.analysis)
         if probe is not None:
             binding = report.binding_at(answer.line, answer.col)
-            answer = dataclasses.replace(answer, markdown=hover_with_probe(answer.markdown, probe, binding))
+            markdown = hover_with_probe(answer.markdown, probe, binding)
+            markdown = hover_with_memory(markdown, probe, report.class_named_at(answer.line, answer.col))
+            answer = dataclasses.replace(answer, markdown=markdown)
         return to_hover(answer, lines, ls.encoding, ls.hover_formats)
 
     @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT, lsp.InlayHintOptions(resolve_provider=False))

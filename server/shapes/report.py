@@ -179,6 +179,13 @@ class ShapeReport:
         """The tensor binding whose name starts at this `ast` position, if any."""
         return next((b for b in self.bindings if b.line == line and b.col == col), None)
 
+    def class_named_at(self, line: int, col: int) -> str | None:
+        """The name of the class of this file whose `class` statement is at this position."""
+        for name, node in self.analysis.classes.items():
+            if node.lineno == line and node.col_offset <= col:
+                return name
+        return None
+
     def binding_after(self, line: int, end_col: int) -> ShapeBinding | None:
         """The tensor binding whose name ends at this `ast` position (where its hint sits)."""
         return next((b for b in self.bindings if b.line == line and b.end_col == end_col), None)

@@ -39,6 +39,7 @@ class Good(nn.Module):
 
 good = Good()(torch.randn(5, 3, 32, 32))
 bad = Spectral()(torch.randn(4, 64))
+optimizer = torch.optim.SGD(Good().parameters(), lr=0.1, momentum=0.9)
 """
 
 SPIN = """import torch
@@ -102,6 +103,12 @@ async def test_the_probe_reports_tl502_and_confirms_shapes(profile, tmp_path):
             text_document=lsp.TextDocumentIdentifier(uri=document.uri), position=position_of(MODELS, "h = self")))
         assert hover is not None and "h: Tensor[5, 8, 30, 30]" in hover.contents.value
         assert "confirmed by probe" in hover.contents.value
+        summary = await editor.client.text_document_hover_async(lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri=document.uri), position=position_of(MODELS, "Good(nn")))
+        text = summary.contents.value
+        assert "Memory for one training step" in text and "optimizer state (SGD)" in text
+        # Conv2d(3, 8, 3): 8*3*3*3 + 8 = 224 parameters of 4 bytes; SGD keeps one momentum buffer.
+        assert "| parameters | 896 B |" in text and "| optimizer state (SGD) | 896 B |" in text
 
 
 @pytest.mark.parametrize("profile", PROFILES)

@@ -91,12 +91,22 @@ def module_targets(path: str, source: str, report: "ShapeReport") -> list[ProbeT
             if inputs is None:
                 continue
             request = {"op": "probe", "path": path, "source": source, "roots": [node.name],
-                       "init": f"{node.name}()", "inputs": inputs, "memory": True}
+                       "init": f"{node.name}()", "inputs": inputs, "memory": True,
+                       "optimizer": constructed_optimizer(report.analysis)}
             if any(spec["batch_dim"] is not None for spec in inputs):
                 request["vary_batch"] = VARIED_BATCH
             targets[node.name] = ProbeTarget("module", f"{node.name}()", request, node.name, forward)
             break
     return list(targets.values())
+
+
+def constructed_optimizer(analysis) -> str | None:
+    """The `torch.optim` optimizer the file constructs (`Adam`, `SGD`, ...), for the memory
+    estimate's optimizer state; None when it builds none or several kinds."""
+    kinds = {qualname.rsplit(".", 1)[-1] for call in analysis.calls
+             if (qualname := analysis.call_qualname(call) or "").startswith("torch.optim.")
+             and qualname.count(".") == 2 and qualname.rsplit(".", 1)[-1][:1].isupper()}
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 def constructible_without_arguments(node: ast.ClassDef) -> bool:

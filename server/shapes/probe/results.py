@@ -67,6 +67,32 @@ def hover_with_probe(markdown: str, probe: ProbeReport | None, binding) -> str:
     return f"{markdown}\n\n*{note}*" if note else markdown
 
 
+def memory_table(estimate: dict) -> str:
+    """The probe's memory estimate of one module, as hover markdown."""
+    def size(count: int) -> str:
+        for unit in ("B", "KiB", "MiB", "GiB"):
+            if count < 1024 or unit == "GiB":
+                return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+            count /= 1024
+        return ""
+
+    optimizer = estimate.get("optimizer")
+    rows = [("parameters", estimate["parameters"]), ("gradients", estimate["gradients"]),
+            (f"optimizer state ({optimizer})" if optimizer else "optimizer state (none seen)",
+             estimate["optimizer_state"]),
+            ("activations saved for backward", estimate["activations"])]
+    total = sum(count for _, count in rows)
+    lines = [f"| {what} | {size(count)} |" for what, count in rows]
+    return ("**Memory for one training step** (shape probe, meta tensors: estimates, at the probed input size)\n\n"
+            "| | |\n|---|---|\n" + "\n".join(lines) + f"\n| **total** | **{size(total)}** |")
+
+
+def hover_with_memory(markdown: str, probe: ProbeReport | None, class_name: str | None) -> str:
+    """A module summary's hover with the probe's memory estimate, when it probed the class."""
+    estimate = probe.memory.get(class_name) if probe is not None and class_name else None
+    return f"{markdown}\n\n{memory_table(estimate)}" if estimate else markdown
+
+
 def probed_hint(hint, probe: ProbeReport | None, binding):
     """An inlay hint switched to the probed shape where the probe disagrees with the static
     one (the tooltip says so); else the hint as it is."""
