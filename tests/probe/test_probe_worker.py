@@ -301,3 +301,19 @@ def test_a_script_that_runs_reports_each_binding(client, workspace):
     lines = source.splitlines()
     assert by_line[lines.index("maps = conv(features)") + 1] == {"maps": [10, 64, 26, 26]}
     assert by_line[lines.index("logits = head(pooled.flatten(1))") + 1] == {"logits": [10, 10]}
+
+
+def test_cuda_falls_back_to_meta_with_a_note_where_there_is_no_gpu(workspace):
+    torch = require_torch()
+    client = ProbeClient(sys.executable, ProbeOptions(device="cuda", timeout=60), cwd=str(workspace))
+    try:
+        answer = client.probe(request(workspace, "models.py", "Conv", [2, 3, 32, 32], memory=True))
+    finally:
+        client.close()
+    assert answer["ok"], answer
+    if torch.cuda.is_available():  # a machine with a GPU: the tiny run is real, and measured
+        assert answer["device"] == "cuda" and answer["memory"]["measured_peak"] > 0
+    else:
+        assert answer["device"] == "meta"
+        assert answer["note"] == "CUDA is not available in the probe's Python, so the probe ran on meta tensors instead."
+    assert answer["output"] == [2, 10]

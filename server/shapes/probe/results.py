@@ -83,6 +83,8 @@ def memory_table(estimate: dict) -> str:
             ("activations saved for backward", estimate["activations"])]
     total = sum(count for _, count in rows)
     lines = [f"| {what} | {size(count)} |" for what, count in rows]
+    if "measured_peak" in estimate:
+        lines.append(f"| measured peak of one forward + backward (cuda) | {size(estimate['measured_peak'])} |")
     return ("**Memory for one training step** (shape probe, meta tensors: estimates, at the probed input size)\n\n"
             "| | |\n|---|---|\n" + "\n".join(lines) + f"\n| **total** | **{size(total)}** |")
 
@@ -187,6 +189,8 @@ def add_answer(report: ProbeReport, target: ProbeTarget, answer: dict, path: str
     """Fold one worker answer into the report."""
     if answer.get("torch"):
         report.torch_version = answer["torch"]
+    if answer.get("note") and answer["note"] not in report.notes:
+        report.notes.append(answer["note"])
     if not answer.get("ok"):
         if not add_failure(report, target, answer, path, tree, lines) and answer.get("error"):
             report.notes.append(f"{target.label} could not be probed: {answer['error']}")

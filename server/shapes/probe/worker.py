@@ -27,6 +27,9 @@ from pathlib import Path
 
 MAX_CAPTURED = 2000  # characters of user output returned with an answer
 SHAPE_ERRORS = (RuntimeError, ValueError, IndexError, AssertionError)
+# Errors of these kinds that say nothing about the model's shapes: what meta tensors cannot
+# do, a GPU or its driver, memory.
+NOT_SHAPES = ("meta", "cuda", "driver", "allocate", "out of memory")
 
 
 def load_program_module():
@@ -103,6 +106,10 @@ class Probe:
         self.request = request
         self.path = request["path"]
         self.device = request.get("device", "meta")
+        self.note = None
+        if self.device == "cuda" and not torch.cuda.is_available():
+            self.device = "meta"
+            self.note = "CUDA is not available in the probe's Python, so the probe ran on meta tensors instead."
 
     def namespace(self) -> dict:
         roots = set(self.request["roots"])
@@ -257,13 +264,38 @@ def memory_estimate(torch, model, inputs: list, optimizer: str | None) -> dict:
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
         model(*inputs)
     copies = OPTIMIZER_STATE_COPIES.get((optimizer or "none").lower(), 0)
-    return {
+    estimate = {
         "parameters": parameter_bytes,
         "gradients": gradient_bytes,
         "optimizer_state": copies * gradient_bytes,
         "activations": saved["bytes"],
         "optimizer": optimizer,
     }
+    if inputs and inputs[0].device.type == "cuda":
+        estimate["measured_peak"] = cuda_peak(torch, model, inputs)
+    return estimate
+
+
+def cuda_peak(torch, model, inputs: list) -> int:
+    """The measured peak of GPU memory over one forward and backward pass (a real run)."""
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    outputs = [t for t in tensors_in(torch, model(*inputs)) if t.requires_grad]
+    if outputs:
+        sum(t.float().sum() for t in outputs).backward()
+    torch.cuda.synchronize()
+    model.zero_grad(set_to_none=True)
+    return int(torch.cuda.max_memory_allocated())
+
+
+def tensors_in(torch, value) -> list:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for item in value for t in tensors_in(torch, item)]
+    if isinstance(value, dict):
+        return [t for item in value.values() for t in tensors_in(torch, item)]
+    return []
 
 
 def failure(error: BaseException, path: str) -> dict:
@@ -278,7 +310,7 @@ def failure(error: BaseException, path: str) -> dict:
         "ok": False,
         "error": message.splitlines()[0] if message else type(error).__name__,
         "kind": type(error).__name__,
-        "shape_error": isinstance(error, SHAPE_ERRORS) and "meta" not in str(error).lower(),
+        "shape_error": isinstance(error, SHAPE_ERRORS) and not any(word in str(error).lower() for word in NOT_SHAPES),
         "meta_unsupported": "meta" in str(error).lower() or isinstance(error, NotImplementedError),
         "frames": frames,
     }
@@ -296,6 +328,8 @@ def answer(torch, program_module, imports: WorkspaceImports, request: dict) -> d
                 raise
             result = failure(error, probe.path)
     result["id"] = request["id"]
+    if probe.note:
+        result["note"] = probe.note
     result["output_text"] = captured.getvalue()[:MAX_CAPTURED]
     return result
 
