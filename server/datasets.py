@@ -21,7 +21,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from torch_lsp.syntax_nodes import argument, call_name
+from torch_lsp.syntax_nodes import argument, call_name, is_self_attribute
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis, FunctionInfo
@@ -289,17 +289,15 @@ def _iterates_live_state(cls: ast.ClassDef) -> bool:
     handed_in = set()
     for stmt in ast.walk(init):
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id in params:
-            handed_in.update(t.attr for t in stmt.targets if _is_self_attr(t))
+            handed_in.update(t.attr for t in stmt.targets if is_self_attribute(t))
     for node in ast.walk(iterate):
         if isinstance(node, ast.Call):
-            func = node.func.value if isinstance(node.func, ast.Attribute) and _is_self_attr(node.func.value) else node.func
-            if _is_self_attr(func) and func.attr in handed_in:
+            func = node.func.value if isinstance(node.func, ast.Attribute) and is_self_attribute(node.func.value) else node.func
+            if is_self_attribute(func) and func.attr in handed_in:
                 return True
     return False
 
 
-def _is_self_attr(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 # ------------------------------------------------------------------ how the loader is used
@@ -350,8 +348,7 @@ def _moves_to_gpu(analysis: "Analysis", call: ast.Call) -> bool:
         return analysis.moves_batch_to_accelerator(call)
     if call.func.attr == "type" and len(call.args) == 1 and isinstance(call.args[0], ast.Name):
         name = call.args[0].id
-        return any(isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
-                   and "torch.cuda." in ast.unparse(stmt.value) for stmt in analysis.statements)
+        return any("torch.cuda." in ast.unparse(value) for value in analysis.assigned_values.get(name, ()))
     return False
 
 

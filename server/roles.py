@@ -669,7 +669,7 @@ def reaching_assignment(analysis: "Analysis", name: ast.Name) -> Assignment | No
 def dominates(analysis: "Analysis", earlier: ast.stmt, later: ast.stmt) -> bool:
     """`earlier` runs before `later` on every path through their function: it precedes
     `later`, or a statement enclosing `later`, in the same block."""
-    block = containing_block(analysis, earlier)
+    block = analysis.block_of(earlier)
     if block is None:
         return False
     position = _index_in(block, earlier)
@@ -680,19 +680,6 @@ def dominates(analysis: "Analysis", earlier: ast.stmt, later: ast.stmt) -> bool:
             return position < index
         node = analysis.parents.get(node)
     return False
-
-
-def containing_block(analysis: "Analysis", stmt: ast.stmt) -> list[ast.stmt] | None:
-    """The statement list that holds `stmt` (a body, an `else`, a `finally`), if known."""
-    parent = analysis.parents.get(stmt)
-    if parent is None:
-        body = getattr(analysis.tree, "body", [])
-        return body if _index_in(body, stmt) is not None else None
-    for field_name in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field_name, None)
-        if isinstance(block, list) and _index_in(block, stmt) is not None:
-            return block
-    return None
 
 
 def _index_in(block: list[ast.stmt], node: ast.AST) -> int | None:

@@ -46,13 +46,20 @@ class ManualZeroGrad(Rule):
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         if analysis.is_test_file:
             return
+        accumulates: dict[ast.ClassDef | None, bool] = {}  # per class: the scan reads the whole file
+
+        def zeros_needed(call: ast.Call) -> bool:
+            cls = analysis.context(call).function.class_node
+            if cls not in accumulates:
+                accumulates[cls] = self._accumulates_into_grad(analysis, cls)
+            return accumulates[cls]
+
         for call in analysis.iter_calls("zero_", "fill_", "zero_grad"):
-            if self._accumulates_into_grad(analysis, analysis.context(call).function.class_node):
-                continue
             name = call_name(call)
             if name == "zero_grad":
                 kw = keyword(call, "set_to_none")
-                if kw is not None and isinstance(kw.value, ast.Constant) and kw.value.value is False:
+                if kw is not None and isinstance(kw.value, ast.Constant) and kw.value.value is False \
+                        and not zeros_needed(call):
                     yield self.finding(call, f"`{ast.unparse(call)}` writes zeros into every gradient instead of "
                                              f"freeing it. Use `set_to_none=True` (the default).",
                                        "Use `set_to_none=True`")
@@ -63,6 +70,8 @@ class ManualZeroGrad(Rule):
             if not (isinstance(target, ast.Attribute) and target.attr == "grad"):
                 continue
             if name == "fill_" and not (call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value == 0):
+                continue
+            if zeros_needed(call):
                 continue
             message = (
                 f"`{ast.unparse(call)}` writes zeros into the gradient instead of freeing it. "

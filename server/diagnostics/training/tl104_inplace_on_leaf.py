@@ -10,6 +10,7 @@ from typing import Iterator
 from torch_lsp.analysis import Analysis, FunctionInfo
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.fact_cache import FactKey
 from torch_lsp.roles import class_attribute_roles, local_module_classes
 from torch_lsp.syntax_nodes import call_name, dotted, keyword
 
@@ -217,9 +218,16 @@ def _yields_parameters(source: ast.AST) -> bool:
     return isinstance(source, ast.Call) and call_name(source) == "parameters" and not source.args
 
 
+_FREEZES_PARAMETERS: FactKey[bool] = FactKey("the file turns gradients off somewhere")
+
+
 def _freezes_parameters(analysis: Analysis) -> bool:
     """The file turns gradients off somewhere (`requires_grad_(False)`, `.requires_grad = False`):
     an EMA copy updated in place may be one of those, so in-place updates are not sure errors."""
+    return analysis.facts.get_or_compute(_FREEZES_PARAMETERS, lambda: _scan_for_frozen_parameters(analysis))
+
+
+def _scan_for_frozen_parameters(analysis: Analysis) -> bool:
     for call in analysis.iter_calls("requires_grad_"):
         if call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value is False:
             return True

@@ -195,7 +195,8 @@ class ProbeClient:
     def not_started(self, hello: dict) -> dict:
         if hello.get("error", "").startswith(("ModuleNotFoundError", "ImportError")):
             return failed(f"torch is not installed in the probe's Python ({self.python}); install it there "
-                          "(`pip install torch`) or set `probe.python` to an interpreter that has it.",
+                          "(`pip install torch`) or point the probe at an interpreter that has it (the `probe.python` "
+                          "setting, or `--probe-python` on the command line).",
                           no_torch=True)
         return failed(hello.get("error") or f"the probe's Python ({self.python}) could not start the worker.")
 

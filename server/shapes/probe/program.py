@@ -58,19 +58,25 @@ def bound_names(stmt: ast.stmt) -> set[str]:
     return set()
 
 
+def calls_only(node: ast.AST, allowed_call) -> bool:
+    """`node` makes no call but those `allowed_call` accepts, and holds nothing that runs
+    later or elsewhere (a lambda, `await`, `yield`, a walrus)."""
+    for inner in ast.walk(node):
+        if isinstance(inner, (ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)):
+            return False
+        if isinstance(inner, ast.Call) and not allowed_call(inner):
+            return False
+    return True
+
+
 def is_pure_value(value: ast.AST | None, definitions: set[str]) -> bool:
     """A value computed without side effects: literals, names, arithmetic, and calls only to
     classes and functions of this file (kept with it) or to known pure constructors."""
-    if value is None:
-        return True
-    for node in ast.walk(value):
-        if isinstance(node, (ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)):
-            return False
-        if isinstance(node, ast.Call):
-            name = dotted_name(node.func)
-            if name is None or not (name in PURE_CALLS or name in definitions):
-                return False
-    return True
+    def allowed(call: ast.Call) -> bool:
+        name = dotted_name(call.func)
+        return name is not None and (name in PURE_CALLS or name in definitions)
+
+    return value is None or calls_only(value, allowed)
 
 
 def is_import_block(stmt: ast.Try) -> bool:
@@ -196,11 +202,8 @@ class ScriptStatements:
             return False
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
             return False  # a docstring
-        for node in ast.walk(stmt):
-            if isinstance(node, (ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)):
-                return False
-            if isinstance(node, ast.Call) and not self.allowed_call(node):
-                return False
+        if not calls_only(stmt, self.allowed_call):
+            return False
         known = self.built | set(self.aliases) | self.definitions | BUILTIN_NAMES
         return names_read(stmt) <= known
 
