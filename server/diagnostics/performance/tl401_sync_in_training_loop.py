@@ -24,6 +24,25 @@ def _guarded_by_modulo(analysis: Analysis, node: ast.AST) -> bool:
     return False
 
 
+def _in_branch_that_leaves(analysis: Analysis, node: ast.AST, loop: ast.AST) -> bool:
+    """Inside the loop, an enclosing branch ends by leaving it (`raise`, `return`, `break`,
+    `sys.exit(...)`): `if not math.isfinite(loss.item()): print(loss.item()); sys.exit(1)`
+    runs that branch at most once, not every step."""
+    for if_stmt, in_body in analysis.context(node).guards:
+        inside = loop.lineno < if_stmt.lineno <= (loop.end_lineno or loop.lineno)
+        branch = if_stmt.body if in_body else if_stmt.orelse
+        if inside and branch and _leaves(branch[-1]):
+            return True
+    return False
+
+
+def _leaves(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, (ast.Raise, ast.Return, ast.Break)):
+        return True
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+        and call_name(stmt.value) in ("exit", "_exit", "quit")
+
+
 def _tests_modulo(test: ast.AST) -> bool:
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         return any(_tests_modulo(v) for v in test.values)
@@ -52,7 +71,8 @@ class SyncInTrainingLoop(Rule):
     ## What it does
     Flags `.item()`, `.cpu()`, `.numpy()` and `.tolist()` on a tensor in every iteration of
     a training loop (not under a periodic `if step % N == 0:`, alone or or-ed with one-off
-    tests such as `step == 0`), in code that runs on a GPU (moved there by the code, or by
+    tests such as `step == 0`, nor in a branch that leaves the loop, such as a NaN check
+    that stops training), in code that runs on a GPU (moved there by the code, or by
     `fabric.setup`/`accelerator.prepare`); not in test files. A loop whose backward or
     optimizer step sits in a helper function it calls counts as a training loop.
 
@@ -92,7 +112,7 @@ class SyncInTrainingLoop(Rule):
             if isinstance(target, ast.Call) and call_name(target) in _SYNC_METHODS:
                 continue  # `x.cpu().tolist()`: reported on the first sync of the chain
             loop = self._step_loop(analysis, call)
-            if loop is None or _guarded_by_modulo(analysis, call):
+            if loop is None or _guarded_by_modulo(analysis, call) or _in_branch_that_leaves(analysis, call, loop.node):
                 continue
             if call_name(call) != "item" and not self._is_device_tensor(analysis, target, call):
                 continue
