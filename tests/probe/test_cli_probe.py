@@ -99,3 +99,54 @@ def test_probe_and_fix_do_not_combine(tmp_path):
     (tmp_path / "models.py").write_text(MODELS)
     done = run_cli("check", "--probe", "--fix", "models.py", cwd=tmp_path)
     assert done.returncode == 2 and "does not combine with --fix" in done.stderr
+
+
+CONFIGURED = '''from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+
+
+@dataclass
+class Config:
+    width: int = 32
+    classes: int = 10
+
+
+class Head(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.proj = nn.Linear(config.width, config.classes)
+
+    def forward(self, x):
+        spectrum = torch.fft.rfft(x).abs()
+        return self.proj(spectrum)
+
+
+def main(args):
+    config = Config(width=48, classes=7)
+    {mutation}
+    model = Head(config)
+    print(model(torch.randn(4, 48)).shape)
+'''
+
+
+def test_check_probe_builds_the_model_from_the_config_the_file_builds(tmp_path):
+    require_torch()
+    (tmp_path / "head.py").write_text(CONFIGURED.format(mutation="pass"))
+    probed = run_cli("check", "--probe", "--probe-python", sys.executable, "--format", "json", "head.py",
+                     cwd=tmp_path, timeout=180)
+    problems = [p for p in json.loads(probed.stdout) if p["code"] == "TL502"]
+    assert [(p["line"], p["message"]) for p in problems] == [(20, (
+        "The shape probe ran `Head(Config(width=48, classes=7))` on a [4, 48] input and it raised "
+        "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x25 and 48x7)"))]
+
+
+def test_a_config_the_probe_cannot_rebuild_is_not_guessed(tmp_path):
+    require_torch()
+    # Changed after it is built, or read from the command line: the probe would not run what the user runs.
+    for mutation in ("config.width = args.width", "config = Config(width=args.width)"):
+        (tmp_path / "head.py").write_text(CONFIGURED.format(mutation=mutation))
+        probed = run_cli("check", "--probe", "--probe-python", sys.executable, "--format", "json", "head.py",
+                         cwd=tmp_path, timeout=180)
+        assert not [p for p in json.loads(probed.stdout) if p["code"] == "TL502"], mutation

@@ -19,7 +19,8 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from torch_lsp.shapes.probe.program import script_statements
+from torch_lsp.shapes.probe.construction import construction_expression
+from torch_lsp.shapes.probe.program import names_read, script_statements
 from torch_lsp.shapes.values import Instance, Tensor
 
 if TYPE_CHECKING:
@@ -83,21 +84,34 @@ def module_targets(path: str, source: str, report: "ShapeReport") -> list[ProbeT
         if not params or forward.args.vararg or forward.args.kwonlyargs:
             continue
         for frame in engine.frames_by_function.get(forward, ()):
-            instance = frame.self_value
-            if not isinstance(instance, Instance) or instance.label != f"{node.name}()" and not (
-                    instance.standalone and constructible_without_arguments(node)):
+            init = initializer(node, frame.self_value, report.analysis)
+            if init is None:
                 continue
             inputs = concrete_inputs(frame, params, symbolic_batch=frame.standalone)
             if inputs is None:
                 continue
-            request = {"op": "probe", "path": path, "source": source, "roots": [node.name],
-                       "init": f"{node.name}()", "inputs": inputs, "memory": True,
+            request = {"op": "probe", "path": path, "source": source,
+                       "roots": sorted({node.name} | names_read(ast.parse(init, mode="eval"))),
+                       "init": init, "inputs": inputs, "memory": True,
                        "optimizer": constructed_optimizer(report.analysis)}
             if any(spec["batch_dim"] is not None for spec in inputs):
                 request["vary_batch"] = VARIED_BATCH
-            targets[node.name] = ProbeTarget("module", f"{node.name}()", request, node.name, forward)
+            targets[node.name] = ProbeTarget("module", init, request, node.name, forward)
             break
     return list(targets.values())
+
+
+def initializer(node: ast.ClassDef, instance, analysis) -> str | None:
+    """The expression that builds the instance this frame ran on: `Net()` when the class
+    needs no arguments, else how the file builds it (`GPT(GPTConfig(n_layer=2))`), when the
+    engine built this instance from that concrete construction."""
+    if not isinstance(instance, Instance):
+        return None
+    if instance.label == f"{node.name}()" or (instance.standalone and constructible_without_arguments(node)):
+        return f"{node.name}()"
+    if instance.standalone:
+        return None
+    return construction_expression(node.name, analysis)
 
 
 def constructed_optimizer(analysis) -> str | None:
