@@ -9,9 +9,14 @@ whatever finds files:
   `<folder>/model/__init__.py` under the importing file's folder and the workspace
   roots, and caches each file's analysis by (path, size, mtime).  Cheap enough for the
   keystroke path once warm: a cache hit is one `stat`.
-- A language server may back it with jedi instead (`goto` on the import, off the
-  keystroke path), and answer from a cache filled in the background; returning None
-  for a module it has not resolved yet is always allowed (the class is then unknown).
+- Returning None for a module it cannot or has not yet resolved is always allowed (the
+  class is then unknown, and the rules that need it stay silent).
+
+jedi is not used for this (it was a dependency once): its first `goto` on an import took
+1.24 s here and about 37 MB, and on nine public training code bases every model class the
+rules could not classify came from the project's own files, which this resolver finds by
+path.  A module of an installed package is a file on the interpreter's `sys.path`: a
+path lookup, like this one, would find it without jedi.
 """
 from __future__ import annotations
 
