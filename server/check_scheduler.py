@@ -49,6 +49,7 @@ from torch_lsp.checker import add_probe_findings, add_shape_findings, check_sour
 from torch_lsp.documents import CheckCache, CheckedVersion, OpenDocument, release_versions
 from torch_lsp.protocol import is_too_large, to_diagnostic, too_large_diagnostic
 from torch_lsp.shapes import infer_shapes
+from torch_lsp.shapes.probe.session import PROBE_REPORT
 
 if TYPE_CHECKING:
     from torch_lsp.lsp import TorchLanguageServer
@@ -240,6 +241,13 @@ class CheckScheduler:
                 self._in_background(self._probe_pass(document, checked, settings))
 
     # -- checked -> probed ---------------------------------------------------------
+    def probe_again(self, document: OpenDocument, checked: CheckedVersion) -> None:
+        """Probe a checked version once more (the user gave a class an input shape)."""
+        settings, _ = self.server.settings.settings_for(document.path, checked.generation)
+        if settings.probe_enabled and checked.result is not None and self._is_current(document, checked):
+            checked.result.analysis.facts.pop(PROBE_REPORT)
+            self._in_background(self._probe_pass(document, checked, settings))
+
     async def _probe_pass(self, document: OpenDocument, checked: CheckedVersion, settings) -> None:
         """Run the version's models in the probe and add TL502 to the checked version."""
         probes = self.server.probes
@@ -259,6 +267,8 @@ class CheckScheduler:
             self.server.log_failure(f"Probing {document.uri} failed; the other diagnostics stay.")
             return
         self.server.show_probe_notes(result.analysis)
+        if self.server.client_supports("workspace.code_lens.refresh_support"):
+            self.server.workspace_code_lens_refresh(None)  # "Probe: [B, 784] → [B, 10]"
         changed = diagnostics != checked.diagnostics
         checked.result, checked.diagnostics = result, diagnostics
         if changed and self._is_current(document, checked):

@@ -74,7 +74,9 @@ def add_probe_findings(result: CheckResult, settings: Settings | None = None) ->
         is_selected=lambda code: _needs(code, "needs_probe") and settings.is_selected(code, analysis.path),
         severity_of=settings.severity_of,
     )
-    return CheckResult(analysis, sorted(result.findings + extra, key=lambda f: f.sort_key))
+    # A version probed again (on a new input shape) replaces what the last probe found.
+    kept = [f for f in result.findings if not _needs(f.code, "needs_probe")]
+    return CheckResult(analysis, sorted(kept + extra, key=lambda f: f.sort_key))
 
 
 def _check(source: str, path: str | None, settings: Settings, shapes: bool) -> CheckResult:

@@ -148,6 +148,23 @@ def add_probe_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--probe-python", metavar="PYTHON",
                         help="the interpreter the probe runs in (default: probe.python, the folder's .venv, "
                              "else this one); it needs torch")
+    parser.add_argument("--probe-input", metavar="CLASS=SHAPE", action="append", default=[],
+                        type=probe_input_argument,
+                        help="the input shape to probe a module class with, where the file does not say it: "
+                             "`Net=[B, 3, 32, 32]` (a leading name is the batch; several inputs separated by "
+                             "`;`; `long [B, 16]` for token ids); repeat for several classes")
+
+
+def probe_input_argument(text: str) -> tuple[str, list[dict]]:
+    from torch_lsp.shapes.probe.given_inputs import InputShapeError, parse_input_shapes
+
+    class_name, equals, shapes = text.partition("=")
+    if not equals or not class_name.strip().isidentifier():
+        raise argparse.ArgumentTypeError(f"`{text}` is not CLASS=SHAPE, for example `Net=[B, 3, 32, 32]`")
+    try:
+        return class_name.strip(), parse_input_shapes(shapes)
+    except InputShapeError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -217,9 +234,9 @@ def run_shapes(args: argparse.Namespace) -> int:
 
 
 def probe_session(args: argparse.Namespace):
-    from torch_lsp.shapes.probe.session import ProbeSession
+    from torch_lsp.shapes.probe.session import FixedInputs, ProbeSession
 
-    return ProbeSession(os.getcwd(), editor_python=sys.executable)
+    return ProbeSession(os.getcwd(), editor_python=sys.executable, given=FixedInputs(dict(args.probe_input)))
 
 
 def probe_options(args: argparse.Namespace, settings):

@@ -26,6 +26,7 @@ import uuid
 
 from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from torch_lsp import __version__
@@ -43,6 +44,7 @@ from torch_lsp.protocol import (
     editor_section,
     fix_request_of,
     to_code_action,
+    to_code_lens,
     to_hover,
     to_inlay_hint,
     unresolved_fix_action,
@@ -51,6 +53,8 @@ from torch_lsp.protocol import (
     workspace_folders,
 )
 from torch_lsp.shapes import WorkspaceResolver, infer_shapes, set_default_resolver
+from torch_lsp.shapes.probe.given_inputs import GivenInputs, InputShapeError, parse_input_shapes, render_input_shapes
+from torch_lsp.shapes.probe.lenses import PROBE_COMMAND, probe_lenses, suggested_inputs
 from torch_lsp.shapes.probe.results import hover_with_memory, hover_with_probe, probed_hint
 from torch_lsp.shapes.probe.session import ProbeSession, probe_report_of
 
@@ -72,7 +76,7 @@ class TorchLanguageServer(LanguageServer):
         self.session_token = uuid.uuid4().hex[:8]
         self.init_options: dict = {}
         # The probe runs in the interpreter the editor started us with, unless set otherwise.
-        self.probes = ProbeSession(editor_python=sys.executable)
+        self.probes = ProbeSession(editor_python=sys.executable, given=GivenInputs())
         self.shown_probe_notes: set[str] = set()
 
     # -- what the client can do ---------------------------------------------
@@ -425,6 +429,28 @@ def create_server() -> TorchLanguageServer:
             hints = [probed_hint(hint, probe, report.binding_after(hint.line, hint.col)) for hint in hints]
         return [to_inlay_hint(hint, lines, ls.encoding) for hint in hints]
 
+    @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS, lsp.CodeLensOptions(resolve_provider=False))
+    async def code_lenses(ls: TorchLanguageServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
+        """"Probe shapes…" over each module class, when the probe is enabled."""
+        document = ls.documents.get(params.text_document.uri)
+        if document is None:
+            return []
+        settings, _ = ls.settings.settings_for(document.path, ls.settings.generation)
+        if not settings.probe_enabled:
+            return []
+        checked = await ls.scheduler.checked(document)
+        if checked is None or checked.result is None:
+            return []
+        analysis = checked.result.analysis
+        lenses = probe_lenses(analysis, ls.probes.given.for_file(document.path), probe_report_of(analysis))
+        return [to_code_lens(lens, document.uri, analysis.lines, ls.encoding) for lens in lenses]
+
+    @server.command(PROBE_COMMAND)
+    async def probe_shapes(ls: TorchLanguageServer, *arguments) -> dict | None:
+        """Arguments: the document URI, a module class name and, optionally, the input shape
+        (`[B, 3, 32, 32]`); without one the server offers the shapes it can suggest."""
+        return await ask_and_probe(ls, list(arguments))
+
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: TorchLanguageServer, params: lsp.DidChangeConfigurationParams) -> None:
         # Checks and pulls that arrive while the new settings are fetched wait for them.
@@ -445,6 +471,53 @@ def create_server() -> TorchLanguageServer:
             ls.settings_changed()
 
     return server
+
+
+async def ask_and_probe(ls: TorchLanguageServer, arguments: list) -> dict | None:
+    """The "Probe shapes…" command: get an input shape for a class (given, or picked from
+    suggestions), remember it and check the document again, which probes the class on it."""
+    uri, class_name = (arguments + [None, None])[:2]
+    text = arguments[2] if len(arguments) > 2 else None
+    document = ls.documents.get(uri) if isinstance(uri, str) else None
+    if document is None or not isinstance(class_name, str):
+        raise JsonRpcInvalidParams(f"{PROBE_COMMAND} takes an open document's URI and a module class name")
+    settings, _ = ls.settings.settings_for(document.path, ls.settings.generation)
+    if not settings.probe_enabled:
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Info, message=(
+            "torch-lsp: the shape probe is off; turn on `probe.enabled` (it runs your model classes in "
+            "your own Python) to probe shapes.")))
+        return None
+    if not isinstance(text, str) or not text.strip():
+        text = await pick_suggested_input(ls, document, class_name)
+        if text is None:
+            return None
+    try:
+        inputs = parse_input_shapes(text)
+    except InputShapeError as error:
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"torch-lsp: {error}"))
+        return None
+    ls.probes.given.remember(document.path or uri, class_name, inputs)
+    checked = await ls.scheduler.checked(document)
+    if checked is not None:
+        ls.scheduler.probe_again(document, checked)
+    return {"class": class_name, "inputs": render_input_shapes(inputs)}
+
+
+async def pick_suggested_input(ls: TorchLanguageServer, document: OpenDocument, class_name: str) -> str | None:
+    """Offer the shapes the class's first layers suggest (`window/showMessageRequest`);
+    where there are none, say how to give one."""
+    _, found = await ls.shape_report(document.uri)
+    suggestions = suggested_inputs(found[1], class_name) if found is not None else []
+    if not suggestions or not ls.client_supports("window.show_message.message_action_item"):
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Info, message=(
+            f"torch-lsp: give `{class_name}`'s input shape as the command's third argument "
+            f"(`[B, 3, 32, 32]`; a leading name is the batch), or state it in a comment on `forward`: "
+            f"`def forward(self, x):  # x: [B, 3, 32, 32]`.")))
+        return None
+    answer = await ls.window_show_message_request_async(lsp.ShowMessageRequestParams(
+        type=lsp.MessageType.Info, message=f"torch-lsp: probe `{class_name}` on which input shape?",
+        actions=[lsp.MessageActionItem(title=text) for text in suggestions]))
+    return answer.title if answer is not None else None
 
 
 def register_watchers(ls: TorchLanguageServer) -> None:

@@ -16,6 +16,7 @@ from torch_lsp.checker import SYNTAX_ERROR_CODE
 from torch_lsp.codeactions import FIX_ALL, FIX_ALL_TITLE, Action, FixOffer, TextEdit
 from torch_lsp.documents import OpenDocument, path_from_uri
 from torch_lsp.reporting import rule_url
+from torch_lsp.shapes.probe.lenses import PROBE_COMMAND
 from torch_lsp.text import LineIndex
 
 SETTINGS_SECTION = "torch-lsp"
@@ -145,6 +146,14 @@ def to_inlay_hint(hint, lines: LineIndex, encoding: str) -> lsp.InlayHint:
         label=hint.label, kind=lsp.InlayHintKind.Type,
         tooltip=hint.tooltip or None,
     )
+
+
+def to_code_lens(lens, uri: str, lines: LineIndex, encoding: str) -> lsp.CodeLens:
+    """An LSP code lens over a module class that runs the probe command for it."""
+    position = lsp.Position(line=lens.line - 1, character=lines.client_column(lens.line, lens.col, encoding))
+    return lsp.CodeLens(range=lsp.Range(start=position, end=position),
+                        command=lsp.Command(title=lens.title, command=PROBE_COMMAND,
+                                            arguments=[uri, lens.class_name, None, lens.current]))
 
 
 # ------------------------------------------------------------------ code actions

@@ -45,6 +45,16 @@ def _record_inlay_hint_refresh(client: LanguageClient, params: None) -> None:
     client.inlay_hint_refreshes += 1
 
 
+def _record_code_lens_refresh(client: LanguageClient, params: None) -> None:
+    client.code_lens_refreshes += 1
+
+
+def _pick_first_action(client: LanguageClient, params: lsp.ShowMessageRequestParams) -> lsp.MessageActionItem | None:
+    """A user who takes the first choice the server offers."""
+    client.message_requests.append(params)
+    return params.actions[0] if params.actions else None
+
+
 def make_client() -> LanguageClient:
     """pytest-lsp's test client, also keeping every publish (with its version), every
     dynamic registration the server asks for, and answering inlay-hint refreshes (the
@@ -53,10 +63,14 @@ def make_client() -> LanguageClient:
     client.published = defaultdict(list)
     client.registrations = []
     client.inlay_hint_refreshes = 0
+    client.code_lens_refreshes = 0
+    client.message_requests = []
     features = dict(DEFAULT_CLIENT_FEATURES)
     features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = _record_publish
     features[lsp.CLIENT_REGISTER_CAPABILITY] = _record_registration
     features[lsp.WORKSPACE_INLAY_HINT_REFRESH] = _record_inlay_hint_refresh
+    features[lsp.WORKSPACE_CODE_LENS_REFRESH] = _record_code_lens_refresh
+    features[lsp.WINDOW_SHOW_MESSAGE_REQUEST] = _pick_first_action
     register_lsp_features(client, features)
     return client
 

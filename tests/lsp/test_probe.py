@@ -137,3 +137,89 @@ async def test_a_hanging_probe_never_stops_the_server(profile, tmp_path):
         edited = SPIN.replace("while True:\n            pass", "return x")
         editor.change(document, edited)
         assert not any(d.code == "TL502" for d in await editor.diagnostics(document))
+
+
+UNCALLED = """import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.fc = nn.Linear(8 * 16 * 16, 10)
+
+    def forward(self, x):
+        h = torch.relu(self.conv(x))
+        h = nn.functional.max_pool2d(h, 2)
+        return self.fc(h.flatten(1))
+"""
+
+
+async def code_lenses(editor: Session, document) -> list[lsp.CodeLens]:
+    return await editor.client.text_document_code_lens_async(
+        lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=document.uri)))
+
+
+async def probe_shapes(editor: Session, *arguments):
+    return await editor.client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command="torch-lsp.probeShapes", arguments=list(arguments)))
+
+
+async def lens_title(editor: Session, document, expected: str) -> None:
+    titles: list[str] = []
+
+    async def until_titled():
+        while expected not in titles:
+            titles[:] = [lens.command.title for lens in await code_lenses(editor, document)]
+            await asyncio.sleep(0.2)
+    try:
+        await asyncio.wait_for(until_titled(), 120)
+    except asyncio.TimeoutError:
+        raise AssertionError(f"no code lens titled {expected!r}; saw {titles}") from None
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_probe_shapes_asks_for_an_input_remembers_it_and_probes_the_class(profile, tmp_path):
+    require_torch()
+    cache = tmp_path / "cache"
+    (tmp_path / "project").mkdir()
+    async with session(profile, tmp_path / "project", env={"XDG_CACHE_HOME": str(cache)},
+                       configuration=probe_settings()) as editor:
+        document = editor.open("net.py", UNCALLED)
+        await editor.diagnostics(document)
+        (lens,) = await code_lenses(editor, document)
+        assert lens.command.title == "Probe shapes…" and lens.range.start == position_of(UNCALLED, "class Net")
+        assert lens.command.command == "torch-lsp.probeShapes"
+        assert list(lens.command.arguments[:2]) == [document.uri, "Net"]
+        # The input the user types runs the class: 28x28 images do not fit the classifier.
+        answer = await probe_shapes(editor, document.uri, "Net", "[B, 3, 28, 28]")
+        assert answer == {"class": "Net", "inputs": "[B, 3, 28, 28]"}
+        (failure,) = [d for d in await probed_diagnostics(editor, document, "TL502") if d.code == "TL502"]
+        assert failure.range.start == position_of(UNCALLED, "return self.fc")
+        assert failure.message == ("The shape probe ran `Net()` on a [2, 3, 28, 28] input and it raised "
+                                   "RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x1568 and 2048x10)")
+        # A new input replaces it; the lens shows what ran, the batch named as the user named it.
+        await probe_shapes(editor, document.uri, "Net", "[B, 3, 32, 32]")
+        await lens_title(editor, document, "Probe: [B, 3, 32, 32] → [B, 10]")
+        assert not any(d.code == "TL502" for d in await editor.diagnostics(document))
+    remembered = (cache / "torch-lsp" / "probe-inputs.json").read_text()
+    assert "net.py::Net" in remembered and '"dims": ["B", 3, 32, 32]' in remembered
+
+
+@pytest.mark.parametrize("profile", PROFILES[:1])
+async def test_probe_shapes_without_an_input_offers_what_the_first_layer_needs(profile, tmp_path):
+    require_torch()
+    (tmp_path / "project").mkdir()
+    async with session(profile, tmp_path / "project", env={"XDG_CACHE_HOME": str(tmp_path / "cache")},
+                       configuration=probe_settings()) as editor:
+        document = editor.open("net.py", UNCALLED)
+        await editor.diagnostics(document)
+        answer = await probe_shapes(editor, document.uri, "Net")
+        (asked,) = editor.client.message_requests
+        assert [action.title for action in asked.actions] == ["[B, 3, 32, 32]", "[B, 3, 224, 224]"]
+        assert answer == {"class": "Net", "inputs": "[B, 3, 32, 32]"}  # the test's user takes the first
+        await lens_title(editor, document, "Probe: [B, 3, 32, 32] → [B, 10]")
+        # Not a shape: one clear message, nothing remembered, the server still answers.
+        assert await probe_shapes(editor, document.uri, "Net", "[B, C]") is None
+        await lens_title(editor, document, "Probe: [B, 3, 32, 32] → [B, 10]")

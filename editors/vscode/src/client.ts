@@ -14,6 +14,8 @@ import { serveCommand, ServerLaunch } from "./launch";
 import { SECTION } from "./settings";
 
 export const CLIENT_NAME = "torch-lsp";
+/** The server's "Probe shapes…" code lens command: [uri, class name, input shape?, remembered shape?]. */
+export const PROBE_COMMAND = "torch-lsp.probeShapes";
 
 export interface ClientSetup {
     readonly launch: ServerLaunch;
@@ -40,6 +42,16 @@ export function createClient(setup: ClientSetup): LanguageClient {
         middleware: {
             workspace: {
                 configuration: (params, token, next) => answerConfiguration(params, token, next, setup.settingsFor),
+            },
+            executeCommand: async (command, args, next) => {
+                if (command === PROBE_COMMAND && !args[2]) {
+                    const shape = await askInputShape(String(args[1]), args[3]);
+                    if (shape === undefined) {
+                        return undefined; // dismissed
+                    }
+                    return next(command, [args[0], args[1], shape]);
+                }
+                return next(command, args);
             },
         },
     };
@@ -69,4 +81,17 @@ async function answerConfiguration(
         return fromVsCode; // an error: pass it on
     }
     return own.map((answer, index) => answer ?? fromVsCode[index]);
+}
+
+/**
+ * Asks for the input shape to probe a module class with ("Probe shapes…" lens): the
+ * server's other clients pick from suggestions; here the user types any shape.
+ */
+async function askInputShape(className: string, remembered: unknown): Promise<string | undefined> {
+    return vscode.window.showInputBox({
+        title: `Probe ${className}`,
+        prompt: "Input shape: a leading name is the batch; several inputs separated by ';'; 'long [B, 16]' for token ids",
+        value: typeof remembered === "string" ? remembered : "[B, 3, 32, 32]",
+        validateInput: (text) => (/^[\s\w\[\]();,x×]+$/.test(text) ? undefined : "Write a shape such as [B, 3, 32, 32]"),
+    });
 }

@@ -19,6 +19,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from torch_lsp.roles import local_module_classes
 from torch_lsp.shapes.probe.construction import construction_expression
 from torch_lsp.shapes.probe.program import names_read, script_statements
 from torch_lsp.shapes.values import Instance, Tensor
@@ -76,8 +77,7 @@ def module_targets(path: str, source: str, report: "ShapeReport") -> list[ProbeT
     engine = report.engine
     targets: dict[str, ProbeTarget] = {}
     for node in report.analysis.classes.values():
-        forward = next((s for s in node.body if isinstance(s, ast.FunctionDef)
-                        and s.name == "forward"), None)
+        forward = forward_of(node)
         if forward is None or node.name in targets:
             continue
         params = [a.arg for a in forward.args.args[1:]]
@@ -132,7 +132,49 @@ def constructible_without_arguments(node: ast.ClassDef) -> bool:
     return required <= 0 and all(d is not None for d in args.kw_defaults)
 
 
-def probe_targets(path: str, source: str, report: "ShapeReport") -> list[ProbeTarget]:
-    # Module targets first: when the script meets the same error, theirs says more (the input).
+def given_target(path: str, source: str, report: "ShapeReport", node: ast.ClassDef,
+                 given: list[dict]) -> ProbeTarget | None:
+    """A request for a class on the input shapes the user gave ("Probe shapes…"): built the
+    way the file builds it, or with no arguments; a leading named dim is the batch."""
+    forward = forward_of(node)
+    if forward is None:
+        return None
+    if constructible_without_arguments(node):
+        init = f"{node.name}()"
+    else:
+        init = construction_expression(node.name, report.analysis)
+        if init is None:
+            return None
+    inputs = []
+    for spec in given:
+        dims = list(spec["dims"])
+        batch_dim = 0 if dims and isinstance(dims[0], str) else None
+        if batch_dim is not None:
+            dims[0] = PROBED_BATCH
+        inputs.append({"shape": dims, "dtype": spec["dtype"], "batch_dim": batch_dim})
+    request = {"op": "probe", "path": path, "source": source,
+               "roots": sorted({node.name} | names_read(ast.parse(init, mode="eval"))),
+               "init": init, "inputs": inputs, "memory": True,
+               "optimizer": constructed_optimizer(report.analysis)}
+    if any(spec["batch_dim"] is not None for spec in inputs):
+        request["vary_batch"] = VARIED_BATCH
+    return ProbeTarget("module", init, request, node.name, forward)
+
+
+def forward_of(node: ast.ClassDef) -> ast.FunctionDef | None:
+    return next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "forward"), None)
+
+
+def probe_targets(path: str, source: str, report: "ShapeReport",
+                  given: dict[str, list[dict]] | None = None) -> list[ProbeTarget]:
+    """Module targets first (when the script meets the same error, theirs says more: the
+    input); for a class the user gave inputs for, theirs replace the file's."""
+    targets = {t.class_name: t for t in module_targets(path, source, report)}
+    module_classes = local_module_classes(report.analysis)
+    for class_name, inputs in (given or {}).items():
+        node = module_classes.get(class_name)
+        target = given_target(path, source, report, node, inputs) if node is not None else None
+        if target is not None:
+            targets[class_name] = target
     script = script_target(path, source)
-    return module_targets(path, source, report) + ([script] if script else [])
+    return list(targets.values()) + ([script] if script else [])

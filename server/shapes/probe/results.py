@@ -46,6 +46,8 @@ class ProbeReport:
     notes: list[str] = field(default_factory=list)
     torch_version: str | None = None
     probed: list[str] = field(default_factory=list)  # labels of the targets that ran
+    # Per probed class: its input and output as shown to the user (`[B, 784]`, `[B, 10]`).
+    outputs: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def note_for(self, line: int, name: str, static_dims: list) -> str | None:
         """"confirmed by probe", the probed shape where it differs, or None (not probed)."""
@@ -216,3 +218,27 @@ def add_answer(report: ProbeReport, target: ProbeTarget, answer: dict, path: str
             report.varies[(line, name)] = [a != b for a, b in zip(outputs[0], other[0])]
     if answer.get("memory"):
         report.memory[target.class_name] = answer["memory"]
+    report.outputs[target.class_name] = (
+        describe_shapes([spec["shape"] if spec.get("batch_dim") is None else
+                         ["B" if i == spec["batch_dim"] else d for i, d in enumerate(spec["shape"])]
+                         for spec in target.request.get("inputs", ())]),
+        describe_shapes([batch_named(answer.get("output"), (answer.get("varied") or {}).get("output"))]))
+
+
+def batch_named(output, varied_output):
+    """The output shape with each dim that changed with the batch shown as `B`."""
+    if not isinstance(output, list) or not all(isinstance(d, int) for d in output):
+        return output
+    if isinstance(varied_output, list) and len(varied_output) == len(output):
+        return ["B" if a != b else a for a, b in zip(output, varied_output)]
+    return output
+
+
+def describe_shapes(shapes: list) -> str:
+    def one(shape) -> str:
+        if isinstance(shape, list) and all(isinstance(d, (int, str)) for d in shape):
+            return "[" + ", ".join(map(str, shape)) + "]"
+        if isinstance(shape, list):
+            return "(" + ", ".join(one(s) for s in shape) + ")"
+        return "?" if shape is None else str(shape)
+    return "; ".join(one(s) for s in shapes)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from torch_lsp.fact_cache import FactKey
 from torch_lsp.shapes.probe.client import ProbeClient, ProbeOptions, probe_python
+from torch_lsp.shapes.probe.given_inputs import GivenInputs
 from torch_lsp.shapes.probe.plan import ProbeTarget, probe_targets
 from torch_lsp.shapes.probe.results import ProbeReport, add_answer
 
@@ -27,15 +28,28 @@ CPU_FALLBACK_FRACTION = 4  # rerun on the CPU only models under a quarter of the
 MAX_CACHED_ANSWERS = 256
 
 
+class FixedInputs:
+    """Input shapes given once for every file (`--probe-input Net=[B, 784]` on the CLI)."""
+
+    def __init__(self, by_class: dict[str, list[dict]]):
+        self.by_class = by_class
+
+    def for_file(self, path: str | None) -> dict[str, list[dict]]:
+        return self.by_class
+
+
 def probe_report_of(analysis: "Analysis") -> ProbeReport | None:
     """The probe's report for this version, when a front end probed it."""
     return analysis.facts.peek(PROBE_REPORT)
 
 
 class ProbeSession:
-    def __init__(self, workspace: str | None = None, editor_python: str | None = None):
+    def __init__(self, workspace: str | None = None, editor_python: str | None = None,
+                 given: "GivenInputs | FixedInputs | None" = None):
         self.workspace = workspace
         self.editor_python = editor_python
+        # Input shapes the user gave per class: remembered in the editor, `--probe-input` on the CLI.
+        self.given = given if given is not None else FixedInputs({})
         self.clients: dict[tuple, ProbeClient] = {}
         self.answers: dict[str, dict] = {}
         self.lock = threading.Lock()
@@ -61,13 +75,13 @@ class ProbeSession:
         targets = self.plan(analysis, shapes)
         return self.fold(analysis, targets, self.ask(targets, options, folders))
 
-    @staticmethod
-    def plan(analysis: "Analysis", shapes: "ShapeReport") -> list[ProbeTarget]:
+    def plan(self, analysis: "Analysis", shapes: "ShapeReport") -> list[ProbeTarget]:
         """What to probe: reads the analysis and its shapes (the server runs it on the
         analysis thread, where versions are released)."""
         if analysis.tree is None or not analysis.uses_torch:
             return []
-        return probe_targets(analysis.path or "<unsaved>", analysis.source, shapes)
+        return probe_targets(analysis.path or "<unsaved>", analysis.source, shapes,
+                             self.given.for_file(analysis.path))
 
     def ask(self, targets: list[ProbeTarget], options: ProbeOptions, folders: list[str] | None) -> list[dict]:
         """The worker's answers (seconds on a cold start; touches no analysis)."""
