@@ -150,3 +150,36 @@ def test_a_config_the_probe_cannot_rebuild_is_not_guessed(tmp_path):
         probed = run_cli("check", "--probe", "--probe-python", sys.executable, "--format", "json", "head.py",
                          cwd=tmp_path, timeout=180)
         assert not [p for p in json.loads(probed.stdout) if p["code"] == "TL502"], mutation
+
+
+UNCALLED = '''import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.fc = nn.Linear(8 * 16 * 16, 10)
+
+    def forward(self, x):
+        h = torch.relu(self.conv(x))
+        h = nn.functional.max_pool2d(h, 2)
+        return self.fc(h.flatten(1))
+'''
+
+
+def test_probe_input_runs_a_class_the_file_never_calls(tmp_path):
+    require_torch()
+    (tmp_path / "net.py").write_text(UNCALLED)
+    args = ("check", "--probe", "--probe-python", sys.executable, "--format", "json")
+    silent = run_cli(*args, "net.py", cwd=tmp_path, timeout=180)
+    assert json.loads(silent.stdout) == []  # no input known: nothing probed, nothing guessed
+    wrong = run_cli(*args, "--probe-input", "Net=[B, 3, 28, 28]", "net.py", cwd=tmp_path, timeout=180)
+    (problem,) = json.loads(wrong.stdout)
+    assert (problem["code"], problem["line"]) == ("TL502", 14)
+    assert "on a [2, 3, 28, 28] input" in problem["message"]
+    right = run_cli(*args, "--probe-input", "Net=[B, 3, 32, 32]", "net.py", cwd=tmp_path, timeout=180)
+    assert json.loads(right.stdout) == []
+    bad = run_cli(*args, "--probe-input", "Net=[B, C]", "net.py", cwd=tmp_path)
+    assert bad.returncode == 2 and "`C` in `[B, C]` is not a size" in bad.stderr
