@@ -144,16 +144,23 @@ class Probe:
         with self.torch.device(device):
             return eval(compile(self.request["init"], self.path, "eval"), namespace)
 
-    def forward(self, model, device: str, batch: int | None = None) -> dict:
-        """Output shapes of the model and of every submodule (forward hooks)."""
+    def forward(self, model, device: str, batch: int | None = None, saved: "SavedActivations | None" = None) -> dict:
+        """Output shapes of the model and of every submodule (forward hooks).  With `saved`,
+        the pass builds the autograd graph and counts what it saves for backward (the memory
+        estimate), so one forward serves both: on meta tensors a batch-norm layer in training
+        mode costs milliseconds per call, and a ResNet has twenty."""
         seen: dict[str, list] = {}
         handles = []
         for name, sub in model.named_modules():
             if name:
                 handles.append(sub.register_forward_hook(self.recorder(seen, name, type(sub).__name__)))
         try:
-            with self.torch.no_grad():
-                output = model(*self.inputs(device, batch))
+            if saved is not None:
+                with self.torch.autograd.graph.saved_tensors_hooks(saved.pack, saved.unpack):
+                    output = model(*self.inputs(device, batch))
+            else:
+                with self.torch.no_grad():
+                    output = model(*self.inputs(device, batch))
         finally:
             for handle in handles:
                 handle.remove()
@@ -183,13 +190,14 @@ class Probe:
 
     def run_on(self, namespace: dict, device: str) -> dict:
         model = self.build(namespace, device)
-        result = {"device": device, **self.forward(model, device)}
+        saved = SavedActivations(model) if self.request.get("memory") else None
+        result = {"device": device, **self.forward(model, device, saved=saved)}
         batches = self.request.get("vary_batch")
         if batches:
             result["varied"] = self.forward(model, device, batches)
-        if self.request.get("memory"):
+        if saved is not None:
             result["memory"] = memory_estimate(self.torch, model, self.inputs(device, None),
-                                               self.request.get("optimizer"))
+                                               self.request.get("optimizer"), saved.bytes)
         return result
 
 
@@ -242,33 +250,40 @@ def shapes_of(torch, value):
 OPTIMIZER_STATE_COPIES = {"adam": 2, "adamw": 2, "sgd": 1, "rmsprop": 1, "adagrad": 1, "none": 0}
 
 
-def memory_estimate(torch, model, inputs: list, optimizer: str | None) -> dict:
-    """Bytes for parameters, their gradients, the optimizer's state and the activations a
-    forward pass saves for backward (counted through saved-tensor hooks), on meta tensors."""
-    parameters = list(model.parameters())
-    parameter_ids = {id(p) for p in parameters}
-    parameter_bytes = sum(p.numel() * p.element_size() for p in parameters)
-    gradient_bytes = sum(p.numel() * p.element_size() for p in parameters if p.requires_grad)
-    saved = {"bytes": 0}
-    counted: set[int] = set()
+class SavedActivations:
+    """Counts the bytes a forward pass saves for backward, through saved-tensor hooks.  A
+    tensor saved by two operations (ReLU's output, read again by the next Linear) is stored
+    once, and so is a view of it (`weight.t()`); parameters are counted apart."""
 
-    def pack(tensor):
-        # A tensor saved by two operations (ReLU's output, read again by the next Linear)
-        # is stored once, and so is a view of it (`weight.t()`); parameters are counted above.
+    def __init__(self, model):
+        self.parameter_ids = {id(p) for p in model.parameters()}
+        self.counted: set[int] = set()
+        self.bytes = 0
+
+    def pack(self, tensor):
         owner = tensor._base if tensor._base is not None else tensor
-        if id(owner) not in parameter_ids and id(owner) not in counted:
-            counted.add(id(owner))
-            saved["bytes"] += owner.numel() * owner.element_size()
+        if id(owner) not in self.parameter_ids and id(owner) not in self.counted:
+            self.counted.add(id(owner))
+            self.bytes += owner.numel() * owner.element_size()
         return tensor
 
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-        model(*inputs)
+    @staticmethod
+    def unpack(tensor):
+        return tensor
+
+
+def memory_estimate(torch, model, inputs: list, optimizer: str | None, activation_bytes: int) -> dict:
+    """Bytes for parameters, their gradients, the optimizer's state and the activations a
+    forward pass saved for backward (`SavedActivations`), on meta tensors."""
+    parameters = list(model.parameters())
+    parameter_bytes = sum(p.numel() * p.element_size() for p in parameters)
+    gradient_bytes = sum(p.numel() * p.element_size() for p in parameters if p.requires_grad)
     copies = OPTIMIZER_STATE_COPIES.get((optimizer or "none").lower(), 0)
     estimate = {
         "parameters": parameter_bytes,
         "gradients": gradient_bytes,
         "optimizer_state": copies * gradient_bytes,
-        "activations": saved["bytes"],
+        "activations": activation_bytes,
         "optimizer": optimizer,
     }
     if inputs and inputs[0].device.type == "cuda":
