@@ -24,6 +24,24 @@ def _guarded_by_modulo(analysis: Analysis, node: ast.AST) -> bool:
     return False
 
 
+def _after_explicit_synchronize(analysis: Analysis, call: ast.Call, loop) -> bool:
+    """`torch.cuda.synchronize()` as a statement of the loop's own body (run on every
+    iteration) before the statement holding `call`: the host already waits for the GPU
+    there, so the sync costs nothing more (the stall is the explicit one, chosen on purpose)."""
+    stmt = analysis.statement_of(call)
+    while stmt is not None and analysis.parents.get(stmt) is not loop.node:
+        stmt = analysis.parents.get(stmt)
+    if stmt is None or not any(s is stmt for s in loop.node.body):
+        return False
+    for earlier in loop.node.body:
+        if earlier is stmt:
+            return False
+        if isinstance(earlier, ast.Expr) and isinstance(earlier.value, ast.Call) \
+                and analysis.call_qualname(earlier.value) == "torch.cuda.synchronize":
+            return True
+    return False
+
+
 def _in_branch_that_leaves(analysis: Analysis, node: ast.AST, loop: ast.AST) -> bool:
     """Inside the loop, an enclosing branch ends by leaving it (`raise`, `return`, `break`,
     `sys.exit(...)`): `if not math.isfinite(loss.item()): print(loss.item()); sys.exit(1)`
@@ -72,7 +90,8 @@ class SyncInTrainingLoop(Rule):
     Flags `.item()`, `.cpu()`, `.numpy()` and `.tolist()` on a tensor in every iteration of
     a training loop (not under a periodic `if step % N == 0:`, alone or or-ed with one-off
     tests such as `step == 0`, nor in a branch that leaves the loop, such as a NaN check
-    that stops training), in code that runs on a GPU (moved there by the code, or by
+    that stops training, nor after an explicit `torch.cuda.synchronize()` earlier in the same
+    iteration, where the host already waits), in code that runs on a GPU (moved there by the code, or by
     `fabric.setup`/`accelerator.prepare`); not in test files. A loop whose backward or
     optimizer step sits in a helper function it calls counts as a training loop.
 
@@ -114,6 +133,8 @@ class SyncInTrainingLoop(Rule):
             loop = self._step_loop(analysis, call)
             if loop is None or _guarded_by_modulo(analysis, call) or _in_branch_that_leaves(analysis, call, loop.node):
                 continue
+            if _after_explicit_synchronize(analysis, call, loop):
+                continue  # the step already waits for the GPU there; this sync adds no stall
             if call_name(call) != "item" and not self._is_device_tensor(analysis, target, call):
                 continue
             text = ast.unparse(call)

@@ -17,7 +17,10 @@ class CatInLoop(Rule):
     ## What it does
     Flags an accumulator grown with `torch.cat` / `torch.stack` inside a loop:
     `acc = torch.cat([acc, x])`, also written `acc = x if acc is None else torch.cat([acc, x])`
-    (the fix does not rewrite that form).
+    (the fix does not rewrite that form). Not flagged in a loop known to be short: over
+    `range(n)` with a literal `n` of at most 16, or over the rows of one tensor or of one
+    batch (`for img in batch["A"]`, with `batch = next(iter(loader))`), such as a grid of
+    sample images built once per logging interval.
 
     ## Why is this bad
     Every iteration copies everything gathered so far, so the loop costs quadratic time and
@@ -62,6 +65,8 @@ class CatInLoop(Rule):
                 continue
             if not self._pure_accumulator(analysis, stmt, target.id):
                 continue
+            if _short_loop(analysis, analysis.context(stmt).loop):
+                continue  # a handful of pieces: the copies cost nothing worth a rewrite
             join = ast.unparse(call.func)
             message = (
                 f"`{target.id} = {join}([...{target.id}...])` copies everything gathered so far on every "
@@ -91,3 +96,58 @@ def _first_time_or_join(value: ast.AST, call: ast.Call) -> bool:
     test = value.test
     return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot))
             and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None)
+
+
+SHORT_RANGE = 16  # `range(10)`: ten pieces; the quadratic copies are negligible
+
+
+def _short_loop(analysis: Analysis, loop) -> bool:
+    """A `for` loop whose length is known to be small: a literal range, or the rows of one
+    tensor or one batch (already in memory, so its length is one batch size, not a dataset)."""
+    node = loop.node if loop is not None else None
+    if not isinstance(node, ast.For):
+        return False
+    iterable = node.iter
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id in ("zip", "enumerate"):
+        parts = iterable.args[:1] if iterable.func.id == "enumerate" else iterable.args
+        return bool(parts) and all(_short_sequence(analysis, part, node) for part in parts)
+    return _short_sequence(analysis, iterable, node)
+
+
+def _short_sequence(analysis: Analysis, expr: ast.AST, at: ast.AST) -> bool:
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "range":
+        bounds = [a.value for a in expr.args if isinstance(a, ast.Constant) and isinstance(a.value, int)]
+        if len(bounds) != len(expr.args) or not 1 <= len(bounds) <= 2:
+            return False
+        return (bounds[-1] - (bounds[0] if len(bounds) == 2 else 0)) <= SHORT_RANGE
+    return _one_tensor_or_batch(analysis, expr, at, depth=0)
+
+
+def _one_tensor_or_batch(analysis: Analysis, expr: ast.AST, at: ast.AST, depth: int) -> bool:
+    """A torch call's result, one batch drawn with `next(...)`, or a subscript, `.data`,
+    `.cpu()`/`.detach()` of one, directly or through a name assigned once before `at`."""
+    if depth > 4:
+        return False
+    while True:
+        if isinstance(expr, ast.Subscript):
+            expr = expr.value
+        elif isinstance(expr, ast.Attribute) and expr.attr == "data":
+            expr = expr.value
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in (
+                "cpu", "detach", "float", "to", "cuda"):
+            expr = expr.func.value
+        else:
+            break
+    if isinstance(expr, ast.Call):
+        if isinstance(expr.func, ast.Name) and expr.func.id == "next":
+            return True  # one batch of a loader or iterator
+        qualname = analysis.call_qualname(expr) or ""
+        # A tensor function (`torch.cumsum`, `torch.randn`): `torch.<lowercase>`, not a
+        # DataLoader, a module or `torch.load`'s checkpoint.
+        return qualname.count(".") == 1 and qualname.startswith("torch.") and qualname[6:7].islower() \
+            and qualname != "torch.load"
+    if isinstance(expr, ast.Name):
+        assignment = analysis.roles_for(at).last_assignment(expr.id, at)
+        value = getattr(assignment, "value", None)
+        return value is not None and _one_tensor_or_batch(analysis, value, at, depth + 1)
+    return False
