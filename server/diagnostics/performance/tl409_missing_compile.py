@@ -1,6 +1,7 @@
 """TL409 missing-compile: flags a file that trains a model without ever calling `torch.compile`."""
 from __future__ import annotations
 
+import ast
 from typing import Iterator
 
 from torch_lsp.analysis import Analysis
@@ -13,7 +14,9 @@ from torch_lsp.syntax_nodes import call_name
 class MissingCompile(Rule):
     """
     ## What it does
-    Flags a file that trains a model without ever calling `torch.compile`. Off by default:
+    Flags a file that trains a model (backward and optimizer steps in a loop) without ever
+    calling `torch.compile`. Not in test files, nor for a loop of a literal few steps
+    (`for _ in range(10)`, a demo the compile warm-up would not pay back). Off by default:
     enable it with `extend-select = ["TL409"]`.
 
     ## Why is this bad
@@ -42,11 +45,14 @@ class MissingCompile(Rule):
     enabled_by_default = False
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        if any(analysis.call_qualname(c) == "torch.compile" or call_name(c) == "compile" for c in analysis.calls):
-            return
+        if analysis.is_test_file or any(
+                analysis.call_qualname(c) == "torch.compile" or call_name(c) == "compile" for c in analysis.calls):
+            return  # a test runs a few steps to check behaviour, not to be fast
         for loop in analysis.training_loops:
-            if not analysis.is_step_loop(loop):
-                continue
+            if not analysis.is_step_loop(loop) or not analysis.optimizer_steps(loop, direct=True):
+                continue  # a smoke test's one backward pass trains nothing
+            if _few_steps(loop):
+                continue  # `for _ in range(10)`: the compile warm-up would not be paid back
             roles = analysis.roles_for(loop.function)
             for call in loop.calls:
                 model = roles.model_name(call)
@@ -54,3 +60,22 @@ class MissingCompile(Rule):
                     yield self.finding(call, f"`{model}` is trained without `torch.compile`. Try "
                                              f"`{model} = torch.compile({model})` for faster steps.")
                     return
+
+
+FEW_STEPS = 100
+
+
+def _few_steps(loop) -> bool:
+    """The step loop runs a literal, small number of times (`range(10)`) and no loop
+    around it repeats it: a demo of an API, not a training run."""
+    node = loop.node
+    if loop.parent is not None or not isinstance(node, ast.For):
+        return False
+    iterable = node.iter
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate":
+        iterable = iterable.args[0] if iterable.args else iterable
+    if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"):
+        return False
+    bounds = [a.value for a in iterable.args if isinstance(a, ast.Constant) and isinstance(a.value, int)]
+    return len(bounds) == len(iterable.args) and 1 <= len(bounds) <= 2 and bounds[-1] - (
+        bounds[0] if len(bounds) == 2 else 0) <= FEW_STEPS
