@@ -75,6 +75,21 @@ def test_each_fix_parses_removes_its_finding_and_stays_in_place(path: Path):
 
 
 @pytest.mark.parametrize("path", FILES, ids=_id)
+def test_every_fix_a_finding_promises_is_offered_with_that_safety(path: Path):
+    """What a diagnostic says (`fix (safe): ...` in the CLI, the lightbulb in an editor) is
+    what the code action gives: never a promised fix that the fixer then declines."""
+    source = path.read_text(encoding="utf-8")
+    result = check_source(source, str(path))
+    for finding in result.findings:
+        if finding.fix is None:
+            continue
+        offers = fix_offers(result.analysis, finding)
+        where = f"{finding.code} line {finding.line} promises {finding.fix.title!r}"
+        assert offers, f"{where}, but no fix is offered"
+        assert offers[0].safety == finding.fix.safety, f"{where} as {finding.fix.safety}, offered {offers[0].safety}"
+
+
+@pytest.mark.parametrize("path", FILES, ids=_id)
 def test_fix_all_is_complete_and_idempotent(path: Path):
     source = path.read_text(encoding="utf-8")
     first = fix_all(source, str(path), unsafe=True)

@@ -5,7 +5,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from torch_lsp.codeactions.locate import call_at, on_lines_of_its_own, text_of
-from torch_lsp.codeactions.names import bound_in, contains, root_name
+from torch_lsp.codeactions.names import bound_in, contains
 from torch_lsp.codeactions.registry import FixOffer, fixer, offer
 
 if TYPE_CHECKING:
@@ -19,22 +19,25 @@ def step_scheduler_after_optimizer(analysis: "Analysis", finding: "Finding") -> 
     stmt = analysis.statement_of(call) if call is not None else None
     if not (isinstance(stmt, ast.Expr) and stmt.value is call):
         return []
-    step = _first_optimizer_step(analysis, call)
+    step = _reported_optimizer_step(analysis, call, finding) or _first_optimizer_step(analysis, call)
     moved = _movable_unit(analysis, stmt, step) if step is not None else None
     anchor = _later_sibling_holding(analysis, moved, step) if moved is not None else None
-    scheduler = root_name(call.func)
+    scheduler = _receiver_path(call.func)
     if anchor is None or scheduler is None or not on_lines_of_its_own(analysis, moved):
         return []
     if not on_lines_of_its_own(analysis, anchor):
         return []
     between = _statements_between(analysis, moved, anchor)
-    if any(scheduler in _names(s) for s in between):
+    if any(_mentions(s, scheduler) for s in between):
         return []  # something between reads the scheduler (the learning rate it logs would change)
     if moved is not stmt and _names(moved.test) & bound_in(between):
         return []  # the guard's value may change on the way
     step_text, optimizer_text = text_of(analysis, call), text_of(analysis, step)
+    # A trainer's scheduler (`self.sched`) may be read by any method called between
+    # (`self.log_lr()`): moving it is offered, but not as safe.
+    safety = "unsafe" if len(scheduler) > 1 else None
     return [offer(analysis, finding, f"Move `{step_text}` after `{optimizer_text}`",
-                  lambda rw: rw.move(moved, anchor, "after"))]
+                  lambda rw: rw.move(moved, anchor, "after"), safety=safety)]
 
 
 def _movable_unit(analysis: "Analysis", stmt: ast.stmt, step: ast.Call) -> ast.stmt | None:
@@ -71,6 +74,38 @@ def _first_optimizer_step(analysis: "Analysis", call: ast.Call) -> ast.Call | No
         return None
     steps = [c for c in loop.calls if roles.is_optimizer_step(c)]
     return min(steps, key=lambda c: (c.lineno, c.col_offset)) if steps else None
+
+
+def _reported_optimizer_step(analysis: "Analysis", call: ast.Call, finding: "Finding") -> ast.Call | None:
+    """The optimizer step the rule found (`self.opt.step()` on a trainer), by its line."""
+    loop = analysis.context(call).loop
+    line = finding.data.get("optimizer_step_line")
+    if loop is None or not isinstance(line, int):
+        return None
+    steps = [c for c in loop.calls if c.lineno == line and isinstance(c.func, ast.Attribute) and c.func.attr == "step"]
+    return steps[0] if len(steps) == 1 else None
+
+
+def _receiver_path(func: ast.AST) -> tuple[str, ...] | None:
+    """`scheduler.step` -> ("scheduler",); `self.sched.step` -> ("self", "sched")."""
+    if not isinstance(func, ast.Attribute):
+        return None
+    parts: list[str] = []
+    node = func.value
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return (node.id, *reversed(parts))
+
+
+def _mentions(stmt: ast.stmt, path: tuple[str, ...]) -> bool:
+    """Whether `stmt` reads the object at `path` (`self.sched`, not just any `self.…`)."""
+    for node in ast.walk(stmt):
+        if isinstance(node, (ast.Name, ast.Attribute)) and _receiver_path(ast.Attribute(value=node, attr="")) == path:
+            return True
+    return False
 
 
 def _statements_between(analysis: "Analysis", first: ast.stmt, last: ast.stmt) -> list[ast.stmt]:

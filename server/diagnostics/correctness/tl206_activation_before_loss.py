@@ -73,7 +73,7 @@ class ActivationBeforeLoss(Rule):
             if found is None and prediction is not None and loss == "cross_entropy":
                 head = softmax_head_output(analysis, prediction)
                 if head is not None:
-                    yield self.finding(call, self._head_message(analysis, call, prediction, *head), "Pass the logits")
+                    yield self.finding(call, self._head_message(analysis, call, prediction, *head))  # no automatic fix
                 continue
             if found is None:
                 continue

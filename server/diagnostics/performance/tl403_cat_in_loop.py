@@ -72,8 +72,9 @@ class CatInLoop(Rule):
                 f"`{target.id} = {join}([...{target.id}...])` copies everything gathered so far on every "
                 f"iteration (quadratic time). Append the pieces to a list and call `{join}` once after the loop."
             )
-            yield self.finding(call, message, f"Collect into a list and call `{join}` once after the loop",
-                               data={"accumulator": target.id})
+            # The `x if acc is None else torch.cat(...)` form has no automatic fix.
+            title = f"Collect into a list and call `{join}` once after the loop" if stmt.value is call else None
+            yield self.finding(call, message, title, data={"accumulator": target.id})
 
 
     def _pure_accumulator(self, analysis: Analysis, stmt: ast.stmt, name: str) -> bool:

@@ -8,7 +8,7 @@ from typing import Iterator
 
 from torch_lsp.analysis import Analysis
 from torch_lsp.diagnostics import register
-from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.diagnostics.base import Finding, FixInfo, Rule
 
 
 @register
@@ -17,6 +17,8 @@ class SchedulerBeforeOptimizer(Rule):
     ## What it does
     Flags `scheduler.step()` that, within one loop body, comes before the first
     `optimizer.step()`; also on a trainer's attributes (`self.sched.step()`), not in test files.
+    The fix moves the scheduler step after the optimizer step; on a trainer's attribute it is
+    unsafe (a method called in between may read the scheduler).
 
     ## Why is this bad
     Since PyTorch 1.1 the scheduler must step after the optimizer; stepping it first skips
@@ -64,7 +66,12 @@ class SchedulerBeforeOptimizer(Rule):
                         f"`{ast.unparse(call)}` runs before `{ast.unparse(first_step)}` in this loop, so the first "
                         f"learning-rate value of the schedule is skipped. Step the scheduler after the optimizer."
                     )
-                    yield self.finding(
+                    finding = self.finding(
                         call, message, f"Move `{ast.unparse(call)}` after `{ast.unparse(first_step)}`",
                         data={"optimizer_step_line": first_step.lineno},
                     )
+                    if finding.fix is not None and isinstance(call.func, ast.Attribute) \
+                            and isinstance(call.func.value, ast.Attribute):
+                        # A trainer's scheduler may be read by any method called on the way.
+                        finding.fix = FixInfo(finding.fix.title, "unsafe")
+                    yield finding
