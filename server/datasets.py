@@ -17,11 +17,11 @@ answers, for one `DataLoader(...)` call:
 from __future__ import annotations
 
 import ast
-import os
 import re
 from typing import TYPE_CHECKING
 
 from torch_lsp.syntax_nodes import argument, call_name, is_self_attribute
+from torch_lsp.workspace_files import workspace_analysis
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis, FunctionInfo
@@ -34,7 +34,6 @@ _CHEAP_CALLS = {"len", "int", "float", "min", "max", "range", "slice", "tuple", 
                 "long", "view", "reshape", "clone", "unsqueeze", "squeeze", "detach", "contiguous",
                 "tensor", "as_tensor", "from_numpy", "rand", "randn", "randint", "zeros", "ones", "full",
                 "arange", "manual_seed", "Generator", "stack", "item"}
-_ANCESTOR_LEVELS = 6
 # `self.model(x)`, `net(x)`, `model.forward(x)`: a call that runs a model on the batch.
 _MODEL_CALLEE = re.compile(r"(?i)(model|net|encoder|forward)")
 
@@ -216,7 +215,7 @@ def _dataset_class(analysis: "Analysis", call: ast.Call) -> ast.ClassDef | None:
 
 
 def _workspace_class(module: str, class_name: str, importer: str | None, hops: int) -> ast.ClassDef | None:
-    other = _workspace_analysis(module, importer)
+    other = workspace_analysis(module, importer)
     if other is None:
         return None
     for node in other.tree.body:
@@ -227,32 +226,6 @@ def _workspace_class(module: str, class_name: str, importer: str | None, hops: i
         module, _, name = reexport.rpartition(".")
         return _workspace_class(module, name, other.path, hops - 1)
     return None
-
-
-_RESOLVERS: dict[tuple[str, ...], object] = {}
-
-
-def _workspace_analysis(module: str, importer: str | None) -> "Analysis | None":
-    """The file `module` names: beside the importer, in a parent folder, or in a `src/` there."""
-    if not importer or importer in ("<stdin>", "-") or module.split(".")[0] in ("torch", "torchvision"):
-        return None
-    from torch_lsp.shapes import WorkspaceResolver
-
-    folder = os.path.dirname(os.path.abspath(importer))
-    roots = []
-    for _ in range(_ANCESTOR_LEVELS):
-        roots.extend((folder, os.path.join(folder, "src")))
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
-    key = tuple(roots)
-    resolver = _RESOLVERS.get(key)
-    if resolver is None:
-        if len(_RESOLVERS) > 64:
-            _RESOLVERS.clear()
-        resolver = _RESOLVERS[key] = WorkspaceResolver(roots)
-    return resolver.analysis_of(module, importer)
 
 
 def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef]:

@@ -17,14 +17,16 @@ from torch_lsp.shapes.resolver import WorkspaceResolver
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
 
-# Folders above the importer searched for an imported module.
-_ANCESTOR_LEVELS = 3
+# Folders above the importer searched for an imported module (a script deep in
+# `projects/x/tools/` importing the repository's package).
+_ANCESTOR_LEVELS = 6
 # Imports followed from one file through others, at most.
 _MAX_CHAIN = 4
 
 
 class _ProjectFiles(WorkspaceResolver):
-    """A `WorkspaceResolver` that also looks in the folders above the importer."""
+    """A `WorkspaceResolver` that also looks in the folders above the importer and in a
+    `src/` folder beside each (the `src` layout puts the package there)."""
 
     def find(self, module: str, importer_path: str | None) -> str | None:
         found = super().find(module, importer_path)
@@ -32,15 +34,16 @@ class _ProjectFiles(WorkspaceResolver):
             return found
         folder = os.path.dirname(os.path.abspath(importer_path))
         parts = module.split(".")
-        for _ in range(_ANCESTOR_LEVELS):
+        for _ in range(_ANCESTOR_LEVELS + 1):
+            for root in (folder, os.path.join(folder, "src")):
+                base = os.path.join(root, *parts)
+                for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+                    if os.path.isfile(candidate) and os.path.abspath(candidate) != os.path.abspath(importer_path):
+                        return candidate
             parent = os.path.dirname(folder)
             if parent == folder:
                 break
             folder = parent
-            base = os.path.join(folder, *parts)
-            for candidate in (base + ".py", os.path.join(base, "__init__.py")):
-                if os.path.isfile(candidate):
-                    return candidate
         return None
 
 
@@ -50,7 +53,10 @@ _IN_PROGRESS = threading.local()
 
 def workspace_analysis(module: str, importer_path: str | None) -> "Analysis | None":
     """The analysis of the project file `module` names, seen from `importer_path`; None when
-    there is none, or while it is being analysed further up this chain of imports."""
+    there is none, for PyTorch's own modules, or while it is being analysed further up this
+    chain of imports."""
+    if module.split(".")[0] in ("torch", "torchvision"):
+        return None
     busy: set[str] = getattr(_IN_PROGRESS, "modules", None) or set()
     _IN_PROGRESS.modules = busy
     key = f"{module}@{os.path.dirname(os.path.abspath(importer_path or '.'))}"
