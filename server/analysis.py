@@ -160,10 +160,13 @@ class Analysis:
                         root = alias.name.split(".")[0]
                         self.imports[root] = root
             elif isinstance(node, ast.ImportFrom):
-                if node.module and not node.level:
+                # A relative import keeps its dots (`from .utils import f` -> ".utils.f"):
+                # the workspace resolver finds it from the importing file's folder.
+                prefix = "." * node.level + (f"{node.module}." if node.module else "")
+                if node.module or node.level:
                     for alias in node.names:
                         if alias.name != "*":
-                            self.imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                            self.imports[alias.asname or alias.name] = prefix + alias.name
             else:
                 for name in ("body", "orelse", "finalbody", "handlers", "cases"):
                     for child in getattr(node, name, ()):

@@ -30,7 +30,7 @@ class _ProjectFiles(WorkspaceResolver):
 
     def find(self, module: str, importer_path: str | None) -> str | None:
         found = super().find(module, importer_path)
-        if found is not None or not importer_path or importer_path in ("<stdin>", "-"):
+        if found is not None or module.startswith(".") or not importer_path or importer_path in ("<stdin>", "-"):
             return found
         folder = os.path.dirname(os.path.abspath(importer_path))
         parts = module.split(".")

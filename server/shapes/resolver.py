@@ -67,6 +67,8 @@ class WorkspaceResolver:
         return analysis
 
     def find(self, module: str, importer_path: str | None) -> str | None:
+        if module.startswith("."):
+            return relative_module_file(module, importer_path)
         parts = module.split(".")
         folders = []
         if importer_path and importer_path not in ("<stdin>", "-"):
@@ -79,3 +81,22 @@ class WorkspaceResolver:
                                                   os.path.abspath(candidate) != os.path.abspath(importer_path)):
                     return candidate
         return None
+
+
+def relative_module_file(module: str, importer_path: str | None) -> str | None:
+    """The file of a relative import (`.utils`, `..models.gpt`) seen from the importing file:
+    one dot is the importer's package folder, each further dot the folder above."""
+    if not importer_path or importer_path in ("<stdin>", "-"):
+        return None
+    level = len(module) - len(module.lstrip("."))
+    folder = os.path.dirname(os.path.abspath(importer_path))
+    for _ in range(level - 1):
+        folder = os.path.dirname(folder)
+    rest = [part for part in module[level:].split(".") if part]
+    if not rest:
+        return None  # `from . import name`: the name is a module, resolved with its own dots
+    base = os.path.join(folder, *rest)
+    for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(candidate) and os.path.abspath(candidate) != os.path.abspath(importer_path):
+            return candidate
+    return None

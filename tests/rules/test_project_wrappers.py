@@ -99,3 +99,20 @@ def test_files_importing_each_other_terminate(tmp_path):
     (tmp_path / "b.py").write_text("import torch\nfrom a import wrap\n\n@wrap\ndef deco(fn):\n    return fn\n")
     analysis = analyze((tmp_path / "a.py").read_text(), str(tmp_path / "a.py"))
     assert not [f for f in analysis.functions if f.name == "f"][0].no_grad_decorated
+
+
+def test_a_wrapper_imported_relatively_is_followed(tmp_path):
+    # `from ..utils.torch_utils import ...` inside a package, and `from .` beside it.
+    package = tmp_path / "project"
+    (package / "utils").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "utils" / "__init__.py").write_text("")
+    (package / "utils" / "torch_utils.py").write_text(TORCH_UTILS)
+    (package / "segment").mkdir()
+    (package / "segment" / "__init__.py").write_text("")
+    script = package / "segment" / "val.py"
+    script.write_text(VAL.replace("from utils.torch_utils import", "from ..utils.torch_utils import"))
+    assert _codes(script, "TL302", "TL107") == [("TL107", 27), ("TL302", 15)]
+    (package / "segment" / "torch_utils.py").write_text(TORCH_UTILS)
+    script.write_text(VAL.replace("from utils.torch_utils import", "from .torch_utils import"))
+    assert _codes(script, "TL302", "TL107") == [("TL107", 27), ("TL302", 15)]
