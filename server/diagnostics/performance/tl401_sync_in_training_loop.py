@@ -28,10 +28,8 @@ def _after_explicit_synchronize(analysis: Analysis, call: ast.Call, loop) -> boo
     """`torch.cuda.synchronize()` as a statement of the loop's own body (run on every
     iteration) before the statement holding `call`: the host already waits for the GPU
     there, so the sync costs nothing more (the stall is the explicit one, chosen on purpose)."""
-    stmt = analysis.statement_of(call)
-    while stmt is not None and analysis.parents.get(stmt) is not loop.node:
-        stmt = analysis.parents.get(stmt)
-    if stmt is None or not any(s is stmt for s in loop.node.body):
+    stmt = _body_statement(analysis, call, loop.node)
+    if stmt is None:
         return False
     for earlier in loop.node.body:
         if earlier is stmt:
@@ -40,6 +38,44 @@ def _after_explicit_synchronize(analysis: Analysis, call: ast.Call, loop) -> boo
                 and analysis.call_qualname(earlier.value) == "torch.cuda.synchronize":
             return True
     return False
+
+
+def _body_statement(analysis: Analysis, node: ast.AST, loop: ast.AST) -> ast.stmt | None:
+    """The statement of the loop's own body that holds `node`."""
+    stmt = analysis.statement_of(node)
+    while stmt is not None and analysis.parents.get(stmt) is not loop:
+        stmt = analysis.parents.get(stmt)
+    return stmt if stmt is not None and any(s is stmt for s in loop.body) else None
+
+
+_FINITENESS_TESTS = {"isfinite", "isnan", "isinf"}
+
+
+def _feeds_finiteness_guard(analysis: Analysis, call: ast.Call, loop: ast.AST) -> bool:
+    """The value checked by a NaN guard that stops training: `if not math.isfinite(loss.item()):
+    ... sys.exit(1)`, or `loss_value = loss.item()` followed in the same block by such a guard
+    on `loss_value` (the guard needs the value on the host every step, by design)."""
+    def guards(test: ast.AST, value: ast.AST) -> bool:
+        for node in ast.walk(test):
+            if isinstance(node, ast.Call) and call_name(node) in _FINITENESS_TESTS and node.args and (
+                    node.args[0] is value or (isinstance(value, str) and isinstance(node.args[0], ast.Name)
+                                              and node.args[0].id == value)):
+                return True
+        return False
+
+    def leaves(if_stmt: ast.If) -> bool:
+        return bool(if_stmt.body) and _leaves(if_stmt.body[-1])
+
+    stmt = analysis.statement_of(call)
+    if isinstance(stmt, ast.If) and leaves(stmt) and guards(stmt.test, call):
+        return True
+    if not (isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)):
+        return False
+    name = stmt.targets[0].id
+    block = analysis.block_of(stmt) or []
+    later = block[block.index(stmt) + 1:] if stmt in block else []
+    return any(isinstance(s, ast.If) and leaves(s) and guards(s.test, name) for s in later)
 
 
 def _in_branch_that_leaves(analysis: Analysis, node: ast.AST, loop: ast.AST) -> bool:
@@ -89,9 +125,10 @@ class SyncInTrainingLoop(Rule):
     ## What it does
     Flags `.item()`, `.cpu()`, `.numpy()` and `.tolist()` on a tensor in every iteration of
     a training loop (not under a periodic `if step % N == 0:`, alone or or-ed with one-off
-    tests such as `step == 0`, nor in a branch that leaves the loop, such as a NaN check
-    that stops training, nor after an explicit `torch.cuda.synchronize()` earlier in the same
-    iteration, where the host already waits), in code that runs on a GPU (moved there by the code, or by
+    tests such as `step == 0`, nor in a branch that leaves the loop, nor the value a NaN check
+    that stops training reads (`if not math.isfinite(loss_value): sys.exit(1)`), nor after an
+    explicit `torch.cuda.synchronize()` earlier in the same iteration, where the host already
+    waits), in code that runs on a GPU (moved there by the code, or by
     `fabric.setup`/`accelerator.prepare`); not in test files. A loop whose backward or
     optimizer step sits in a helper function it calls counts as a training loop.
 
@@ -135,6 +172,8 @@ class SyncInTrainingLoop(Rule):
                 continue
             if _after_explicit_synchronize(analysis, call, loop):
                 continue  # the step already waits for the GPU there; this sync adds no stall
+            if _feeds_finiteness_guard(analysis, call, loop.node):
+                continue  # a NaN check that stops training needs the value on the host each step
             if call_name(call) != "item" and not self._is_device_tensor(analysis, target, call):
                 continue
             text = ast.unparse(call)
