@@ -36,9 +36,10 @@ NOT_TENSOR_RESULTS = {
 # Reductions only a tensor (or an ndarray) has: evidence even on a receiver nothing else knows.
 TENSOR_REDUCTIONS = {"sum", "mean", "any", "all", "amax", "amin", "argmax", "argmin", "norm", "std", "var",
                      "abs", "isnan", "isinf", "isfinite"}
-_TORCH_NAMESPACES = ("torch.", "torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.")
-_NOT_TENSOR_NAMESPACES = ("torch.cuda.", "torch.compiler.", "torch._dynamo.", "torch.jit.", "torch.distributed.",
-                          "torch.backends.", "torch.nn.init.", "torch.autograd.", "torch.utils.", "torch.nn.utils.")
+# Where a lower-case function returns a tensor: `torch.*` itself and the op namespaces (not
+# `torch.accelerator.is_available()`, `torch.cuda.device_count()`, `torch.compiler.is_compiling()`).
+_OP_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.")
+_NOT_TENSOR_PREFIXES = ("is_", "get_", "set_", "use_", "are_", "has_")
 _MAX_DEPTH = 12
 
 
@@ -46,8 +47,9 @@ def is_tensor(analysis: "Analysis", report: "ShapeReport", node: ast.AST, depth:
     """`node` surely evaluates to a tensor; unknown is False."""
     if depth > _MAX_DEPTH:
         return False
-    if isinstance(report.value_of(node), Tensor):
-        return True
+    value = report.value_of(node)
+    if isinstance(value, Tensor) and not value.claimed:
+        return True  # (a shape a comment claims, `# target_size: [T, H, W]`, may describe a list)
     deeper = depth + 1
     if isinstance(node, ast.Name):
         return _name_is_tensor(analysis, report, node, deeper)
@@ -94,8 +96,8 @@ def _call_is_tensor(analysis: "Analysis", report: "ShapeReport", call: ast.Call,
         return False
     qualname = analysis.call_qualname(call)
     if qualname is not None:
-        return qualname.startswith(_TORCH_NAMESPACES) and not qualname.startswith(_NOT_TENSOR_NAMESPACES) \
-            and qualname.count(".") <= 3 and name[:1].islower()
+        in_torch = (qualname.startswith("torch.") and qualname.count(".") == 1) or qualname.startswith(_OP_NAMESPACES)
+        return in_torch and name[:1].islower() and not name.startswith(_NOT_TENSOR_PREFIXES)
     if not isinstance(call.func, ast.Attribute):
         return False
     owner = call.func.value

@@ -206,7 +206,7 @@ def _is_mask(analysis: Analysis, report: "ShapeReport", node: ast.AST, depth: in
     if isinstance(node, ast.Call) and call_name(node) in MASK_FUNCTIONS:
         return is_tensor(analysis, report, node)
     value = report.value_of(node)
-    return isinstance(value, Tensor) and value.dtype == "bool"
+    return isinstance(value, Tensor) and value.dtype == "bool" and not value.claimed
 
 
 def _builtin(analysis: Analysis, name: str) -> bool:
