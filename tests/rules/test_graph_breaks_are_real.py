@@ -67,11 +67,13 @@ def _compiled_runnable(module, name: str):
     """The uncompiled callable behind the fixture's compiled function or module `name`, or
     None when the fixture does not compile it."""
     value = getattr(module, name)
-    if isinstance(value, type):  # a class: the module-level instance passed to torch.compile
+    if isinstance(value, type):  # a class: the module-level instance compiled
         for candidate in vars(module).values():
-            original = getattr(candidate, "_orig_mod", None)
+            original = getattr(candidate, "_orig_mod", None)  # torch.compile(instance)
             if type(original) is value:
                 return original
+            if type(candidate) is value and getattr(candidate, "_compiled_call_impl", None) is not None:
+                return candidate.forward  # instance.compile(): the module's own forward, uncompiled
         return None
     if getattr(value, "_torchdynamo_disable", False):
         return None  # `@torch.compiler.disable`: kept out of the compiler
@@ -127,10 +129,12 @@ CAPTURED = textwrap.dedent("""\
 
     torch._dynamo.config.capture_scalar_outputs = True
     torch._dynamo.config.capture_dynamic_output_shape_ops = True
+    torch._dynamo.config.reorderable_logging_functions.add(print)
 
 
     @torch.compile
     def scalar_out(x):
+        print("scaling")
         return x * x.sum().item()
 
 
@@ -156,20 +160,21 @@ def test_capture_settings_silence_what_they_make_traceable(tmp_path):
     path = tmp_path / "captured.py"
     path.write_text(CAPTURED, encoding="utf-8")
     reported = {f.line for f in _findings(CAPTURED, str(path))}
-    assert reported == {22}  # only the `if` on a tensor value
+    assert reported == {24}  # only the `if` on a tensor value
     spec = importlib.util.spec_from_file_location("tl601_captured", path)
     module = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(module)  # turns the two capture settings on
+        spec.loader.exec_module(module)  # turns the capture settings on
         for name in ("scalar_out", "masked"):
             torch._dynamo.reset()
             explanation = torch._dynamo.explain(module.__dict__[name]._torchdynamo_orig_callable)(
                 torch.randn(8, 4))
             assert explanation.break_reasons == [], name
-        assert _break_lines_in(module.still_breaks._torchdynamo_orig_callable, path) == {22}
+        assert _break_lines_in(module.still_breaks._torchdynamo_orig_callable, path) == {24}
     finally:
         torch._dynamo.config.capture_scalar_outputs = False
         torch._dynamo.config.capture_dynamic_output_shape_ops = False
+        torch._dynamo.config.reorderable_logging_functions.discard(print)
         sys.modules.pop("tl601_captured", None)
 
 

@@ -49,6 +49,7 @@ _CAPTURE_SCALARS = "capture_scalar_outputs"
 _CAPTURE_SHAPES = "capture_dynamic_output_shape_ops"
 _MOVE_OUT = "or move it out of the compiled code"
 _MAX_MASK_DEPTH = 8
+_REORDERABLE_PRINT = "reorderable_logging_functions.add(print)"
 
 
 @register
@@ -117,7 +118,7 @@ def _breaks(analysis: Analysis, report: "ShapeReport", function: CompiledFunctio
     shapes_captured = function.fullgraph or _CAPTURE_SHAPES in captured
     for node in traced_nodes(function.node, analysis):
         if isinstance(node, ast.Call):
-            found = _call_break(analysis, report, node, where, scalars_captured, shapes_captured)
+            found = _call_break(analysis, report, node, where, scalars_captured, shapes_captured, captured)
             if found:
                 yield node, found
         elif isinstance(node, (ast.If, ast.While, ast.IfExp)) and is_tensor(analysis, report, node.test):
@@ -130,7 +131,7 @@ def _breaks(analysis: Analysis, report: "ShapeReport", function: CompiledFunctio
 
 
 def _call_break(analysis: Analysis, report: "ShapeReport", call: ast.Call, where: str,
-                scalars_captured: bool, shapes_captured: bool) -> str | None:
+                scalars_captured: bool, shapes_captured: bool, captured: set[str]) -> str | None:
     name = call_name(call)
     method = isinstance(call.func, ast.Attribute)
     qualname = analysis.call_qualname(call)
@@ -144,7 +145,8 @@ def _call_break(analysis: Analysis, report: "ShapeReport", call: ast.Call, where
             and len(call.args) == 1 and not scalars_captured and is_tensor(analysis, report, call.args[0]):
         return (f"`{name}(...)` of a tensor {where} is `.item()`: a graph break. Keep it a tensor, set "
                 f"`torch._dynamo.config.{_CAPTURE_SCALARS} = True`, {_MOVE_OUT}.")
-    if isinstance(call.func, ast.Name) and name == "print" and _builtin(analysis, name):
+    if isinstance(call.func, ast.Name) and name == "print" and _builtin(analysis, name) \
+            and _REORDERABLE_PRINT not in captured:
         return (f"`print(...)` {where} cannot be traced: a graph break (an error under `fullgraph=True`). "
                 f"Remove it, {_MOVE_OUT}, or allow it with "
                 f"`torch._dynamo.config.reorderable_logging_functions.add(print)`.")
@@ -215,8 +217,15 @@ def _builtin(analysis: Analysis, name: str) -> bool:
 
 
 def _captured_by_config(analysis: Analysis) -> set[str]:
-    """Dynamo capture settings this file turns on (`torch._dynamo.config.X = True`)."""
+    """Dynamo capture settings this file turns on (`torch._dynamo.config.X = True`, and
+    `...config.reorderable_logging_functions.add(print)`, which lets print run after the graph)."""
     found = set()
+    for call in analysis.calls:
+        func = call.func
+        if call_name(call) == "add" and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute) \
+                and func.value.attr == "reorderable_logging_functions" \
+                and any(isinstance(a, ast.Name) and a.id == "print" for a in call.args):
+            found.add(_REORDERABLE_PRINT)
     for stmt in analysis.statements:
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and stmt.value.value is True:
             for target in stmt.targets:
