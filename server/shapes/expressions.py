@@ -342,7 +342,8 @@ class ExpressionRules:
             return UNKNOWN
         origin = self.scope.source_origin(node)
         if isinstance(op, ast.MatMult):
-            mixed = mixed_product(f"`{self.scope.text(node)}`", a, b)
+            mixed = mixed_product(f"`{self.scope.text(node)}`", a, b) if left.__class__ is right.__class__ is Tensor \
+                else None  # a Python number is no matrix: `@` on one raises a TypeError instead
             if mixed is not None:
                 self.fail(node, mixed, "dtype")
             try:

@@ -55,7 +55,7 @@ def dim_rejected(site, what: str, x: Tensor, dim: int | None, extra: int = 0) ->
     size = max(x.rank, 1) + extra
     if -size <= dim < size:
         return False
-    site.fail(f"{what} uses dim {dim} of {describe(x)}, whose dims run from {-size} to {size - 1}")
+    site.fail(f"{what} uses dim {dim}, but for {describe(x)} a dim must be from {-size} to {size - 1}")
     return True
 
 
