@@ -169,16 +169,15 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
-class Tagger(nn.Module):
-    def __init__(self, vocab, hidden, tags):
+class Encoder(nn.Module):
+    def __init__(self, features, hidden):
         super().__init__()
-        self.embed = nn.Embedding(vocab, hidden)
-        self.lstm = nn.LSTM(hidden, hidden, batch_first=True, bidirectional=True)
-        self.tag = nn.Linear(hidden, tags)
+        self.rnn = nn.GRU(features, hidden, bidirectional=True)
+        self.proj = nn.Linear(hidden, hidden)
 
-    def forward(self, tokens):
-        out, _ = self.lstm(self.embed(tokens))
-        return self.tag(out)
+    def forward(self, x):
+        states, _ = self.rnn(x)
+        return self.proj(states)
 
 
 logits = torch.randn(4, 10)
@@ -192,14 +191,14 @@ async def test_errors_for_every_size_and_of_dtypes_reach_the_editor(profile, tmp
     """TL501 where no call site fixes `hidden` (2*hidden features are never hidden), TL503 for
     a floating-point class-index target: errors, on their lines, in both client profiles."""
     async with session(profile, tmp_path) as editor:
-        document = editor.open("tagger.py", DEFINITE_ERRORS)
+        document = editor.open("encoder.py", DEFINITE_ERRORS)
         if editor.pulls:
             items = (await editor.pull(document)).items
         else:
             await wait_until(lambda: len(editor.client.published[document.uri]) >= 2, "the shape pass's publish")
             items = editor.client.published[document.uri][-1].diagnostics
         found = {(d.code, d.range.start.line) for d in items if d.code in ("TL501", "TL503")}
-        assert found == {("TL501", 14), ("TL503", 19)}
+        assert found == {("TL501", 13), ("TL503", 18)}
         (dtype,) = [d for d in items if d.code == "TL503"]
         assert dtype.severity == lsp.DiagnosticSeverity.Error
         assert "floating-point target [4]" in dtype.message
