@@ -17,8 +17,9 @@ One entry point, computed once per document version and cached on its `Analysis`
                               a call's output, a function's signature, or, on an
                               `nn.Module` subclass name, a torchinfo-like summary.
     report.inlay_hints()   -> [InlayHint(line, col, label, tooltip)]  (`: [B, nh, T, hs]`)
-    report.mismatches      -> [ShapeMismatch(line, col, end_line, end_col, message)]
-                              definite contradictions only (TL501)
+    report.mismatches      -> [ShapeMismatch(line, col, end_line, end_col, message, kind)]
+                              definite contradictions only: kind "shape" (TL501),
+                              "dtype" (TL503)
     report.tensor_at(node) -> Tensor | None   the shape of any expression of the file
                               (rules use it: TL202 asks for the rank and dim 0)
     report.class_summary(name) -> str | None

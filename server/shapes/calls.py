@@ -456,8 +456,8 @@ class CallSite:
     def _layer_text(self, layer: Layer) -> str:
         return f"{self.callee}: {layer.kind.describe(layer)}"
 
-    def fail(self, message: str) -> None:
-        self.frame.fail(self.node, message)
+    def fail(self, message: str, kind: str = "shape") -> None:
+        self.frame.fail(self.node, message, kind)
 
     def require(self, value: Value, needed: Tensor) -> Tensor:
         """The input must have `needed`'s trailing dims (`x: [*, 128]` because it feeds Linear(128, ...))."""

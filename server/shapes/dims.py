@@ -181,11 +181,15 @@ class Dim:
                                                          and isinstance(monomial[0], Symbol))
 
     def differs_from(self, other: "Dim") -> bool:
-        """True when the two sizes are surely different (their difference is a non-zero integer)."""
+        """True when the two sizes are surely different: their difference is a non-zero integer
+        (`n` and `n+1`), or one is a multiple of the other other than itself (`2*hidden` and
+        `hidden`: sizes are positive, so they differ whatever `hidden` is)."""
         if self is other or self.terms == other.terms:
             return False
         difference = (self - other).as_int()
-        return difference is not None and difference != 0
+        if difference is not None:
+            return difference != 0
+        return _proportional(self, other) or _proportional(other, self)
 
     # -- arithmetic -------------------------------------------------------------------
     def __add__(self, other: "Dim") -> "Dim":
@@ -401,6 +405,16 @@ def assuming_divisible(dim: Dim) -> Dim:
             if changed:
                 break
     return dim
+
+
+def _proportional(larger: Dim, smaller: Dim) -> bool:
+    """`larger` is a constant multiple (2 or more) of `smaller`, a sum of products of symbols with
+    positive coefficients (so positive itself: `hidden`, `n_head*head_dim`, `d+1`)."""
+    if not smaller.terms or any(c <= 0 or not all(isinstance(atom, Symbol) for atom in m) for m, c in smaller.terms):
+        return False
+    ratio = larger.divide_exactly(smaller)
+    value = ratio.as_int() if ratio is not None else None
+    return value is not None and value >= 2
 
 
 def _power(base: Dim, exponent: int | None) -> Dim | None:

@@ -9,6 +9,7 @@ from torch_lsp.shapes import functions as fn
 from torch_lsp.shapes import layers, ops
 from torch_lsp.shapes.dims import Dim, binary
 from torch_lsp.shapes.limits import MAX_UNROLL
+from torch_lsp.shapes.layers.requirements import float_indices, mixed_product
 from torch_lsp.shapes.ops import ShapeError, describe
 from torch_lsp.shapes.pyvalues import ELLIPSIS_VALUE, RangeValue, SliceValue, SuperValue
 from torch_lsp.shapes.syntax import is_property, positional_params, statements_of
@@ -245,6 +246,11 @@ class ExpressionRules:
         return self._indexed(tensor, items, node)
 
     def _indexed(self, tensor: Tensor, items: list, node: ast.Subscript) -> Value:
+        for item in items:
+            problem = float_indices(f"`{self.scope.text(node)}`", item)
+            if problem is not None:
+                self.fail(node, problem, "dtype")
+                return UNKNOWN
         try:
             return ops.index(tensor, items, self.scope.source_origin(node))
         except ops.IndexPastSize as error:
@@ -336,6 +342,10 @@ class ExpressionRules:
             return UNKNOWN
         origin = self.scope.source_origin(node)
         if isinstance(op, ast.MatMult):
+            mixed = mixed_product(f"`{self.scope.text(node)}`", a, b) if left.__class__ is right.__class__ is Tensor \
+                else None  # a Python number is no matrix: `@` on one raises a TypeError instead
+            if mixed is not None:
+                self.fail(node, mixed, "dtype")
             try:
                 return ops.matmul(a, b, origin)
             except ShapeError:

@@ -31,6 +31,7 @@ class Mismatch:
     node: ast.AST
     message: str
     frame: "Frame"
+    kind: str = "shape"  # "shape" (TL501) | "dtype" (TL503)
 
 
 class Frame(ExpressionRules, CallRules):
@@ -163,10 +164,10 @@ class Frame(ExpressionRules, CallRules):
         old = values.get(node)
         values[node] = value if old is None or old is value else join(old, value)
 
-    def fail(self, node: ast.AST, message: str) -> None:
+    def fail(self, node: ast.AST, message: str, kind: str = "shape") -> None:
         if self.try_depth or self.claimed_inputs:
             return  # the code handles the error itself, or a size is only claimed by a comment
-        self.engine.mismatches.append(Mismatch(node, message, self))
+        self.engine.mismatches.append(Mismatch(node, message, self, kind))
 
     # -- statements ----------------------------------------------------------------------
     def block(self, body: Iterable[ast.stmt], env: dict[str, Value] | None) -> dict[str, Value] | None:

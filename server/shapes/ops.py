@@ -434,7 +434,8 @@ def expand(tensor: Tensor, sizes: Sequence[Dim | None | str], origin: Origin | N
                 return UNKNOWN_TENSOR  # -1 for a new leading dim raises; not a size mismatch
             result.append(old)
             continue
-        if old is not None and size is not None and not is_one(old) and surely_differ(old, size):  # type: ignore[arg-type]
+        # A symbolic size may be 1 at run time, and a 1 expands to anything: only a known one proves it.
+        if old is not None and size is not None and old.is_int and not is_one(old) and surely_differ(old, size):  # type: ignore[arg-type]
             raise ShapeError("expand")
         result.append(size)  # type: ignore[arg-type]
     return Tensor(tuple(result), False, tensor.dtype, origin)

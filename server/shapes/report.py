@@ -58,13 +58,14 @@ class InlayHint:
 
 @dataclass(frozen=True)
 class ShapeMismatch:
-    """A definite shape contradiction: this line raises at run time."""
+    """A definite contradiction: this line raises at run time."""
 
     line: int
     col: int
     end_line: int
     end_col: int
     message: str
+    kind: str = "shape"  # "shape": sizes or ranks the op rejects (TL501); "dtype": a dtype it rejects (TL503)
 
 
 @dataclass(frozen=True)
@@ -202,21 +203,22 @@ class ShapeReport:
     # -- mismatches ----------------------------------------------------------------------
     @cached_property
     def mismatches(self) -> list[ShapeMismatch]:
-        seen: set[tuple[int, int]] = set()
+        seen: set[tuple[int, int, str]] = set()
         found = []
         for mismatch in self.engine.mismatches:
             located = self._locate(mismatch.frame, mismatch.node)
             if located is None:
                 continue
             node, prefix = located
-            key = (node.lineno, node.col_offset)
+            key = (node.lineno, node.col_offset, mismatch.kind)
             if key in seen:
                 continue
             seen.add(key)
             message = prefix + mismatch.message
             suffix = _context_suffix(mismatch.frame) if not prefix else ""
             found.append(ShapeMismatch(node.lineno, node.col_offset, node.end_lineno or node.lineno,
-                                       node.end_col_offset or node.col_offset, _sentence(message + suffix)))
+                                       node.end_col_offset or node.col_offset, _sentence(message + suffix),
+                                       mismatch.kind))
         found.sort(key=lambda m: (m.line, m.col))
         return found
 

@@ -162,3 +162,45 @@ async def test_pull_client_without_refresh_gets_everything_in_one_answer(tmp_pat
         document = editor.open("mismatch.py", MISMATCH)
         report = await editor.pull(document)
         assert [d.code for d in report.items].count("TL501") == 1
+
+
+DEFINITE_ERRORS = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Encoder(nn.Module):
+    def __init__(self, features, hidden):
+        super().__init__()
+        self.rnn = nn.GRU(features, hidden, bidirectional=True)
+        self.proj = nn.Linear(hidden, hidden)
+
+    def forward(self, x):
+        states, _ = self.rnn(x)
+        return self.proj(states)
+
+
+logits = torch.randn(4, 10)
+labels = torch.randint(0, 10, (4,)).float()
+loss = F.cross_entropy(logits, labels)
+"""
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_errors_for_every_size_and_of_dtypes_reach_the_editor(profile, tmp_path):
+    """TL501 where no call site fixes `hidden` (2*hidden features are never hidden), TL503 for
+    a floating-point class-index target: errors, on their lines, in both client profiles."""
+    async with session(profile, tmp_path) as editor:
+        document = editor.open("encoder.py", DEFINITE_ERRORS)
+        if editor.pulls:
+            items = (await editor.pull(document)).items
+        else:
+            await wait_until(lambda: len(editor.client.published[document.uri]) >= 2, "the shape pass's publish")
+            items = editor.client.published[document.uri][-1].diagnostics
+        found = {(d.code, d.range.start.line) for d in items if d.code in ("TL501", "TL503")}
+        assert found == {("TL501", 13), ("TL503", 18)}
+        (dtype,) = [d for d in items if d.code == "TL503"]
+        assert dtype.severity == lsp.DiagnosticSeverity.Error
+        assert "floating-point target [4]" in dtype.message
+        (shape,) = [d for d in items if d.code == "TL501"]
+        assert "2*hidden" in shape.message

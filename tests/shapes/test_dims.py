@@ -40,12 +40,19 @@ def test_equal_sizes_have_equal_forms():
     assert d("(H-3)//2+1") != d("(H+1)//2-1")  # equal for every H, but not known to be: never claimed
 
 
-def test_surely_different_only_by_a_constant():
+def test_surely_different_by_a_constant_or_a_multiple():
     assert d("n+1").differs_from(d("n"))
     assert d("8").differs_from(d("16"))
     assert not d("n").differs_from(d("m"))  # may be equal
-    assert not d("2*n").differs_from(d("n"))  # equal when... never, but not proven by a constant difference
     assert not d("n").differs_from(d("n"))
+    # sizes are positive: 2*hidden is never hidden, 4*d never d, whatever the symbols are
+    assert d("2*n").differs_from(d("n")) and d("n").differs_from(d("2*n"))
+    assert d("4*d").differs_from(d("d")) and d("2*d").differs_from(d("4*d"))
+    assert d("2*a*b").differs_from(d("a*b")) and d("2*d+2").differs_from(d("d+1"))
+    assert not d("2*d-2").differs_from(d("d-1"))  # both 0 when d is 1
+    assert not d("d*h").differs_from(d("d"))  # equal when h is 1
+    assert not d("2*(H//2)").differs_from(d("H"))  # equal for every even H
+    assert not d("3*d").differs_from(d("2*d"))  # true, but not a multiple: not claimed
 
 
 def test_evaluation_and_substitution():

@@ -4,4 +4,5 @@ named after its code.  Importing the package registers its rules.
 from torch_lsp.diagnostics.shapes import (  # noqa: F401 - importing a rule's module registers it
     tl501_shape_mismatch,
     tl502_probe_failure,
+    tl503_dtype_mismatch,
 )

@@ -2,7 +2,9 @@
 incompatible: a `Linear`, `Conv*`, `Embedding`, RNN or norm layer given the wrong feature or
 channel size, `@`/`matmul`/`bmm` with different inner sizes, arithmetic between shapes that
 cannot broadcast, `torch.cat`/`torch.stack` on tensors whose other dims differ, a
-`view`/`reshape` to a different number of elements, and an index past a known size.
+`view`/`reshape` to a different number of elements, an index past a known size, an input of a
+rank the op rejects, a `dim` out of range, pooling or convolution with nothing left to output,
+and a class-index loss target (or class weights) that does not fit its input.
 """
 from __future__ import annotations
 
@@ -24,9 +26,16 @@ class ShapeMismatch(Rule):
     channel size, `@`/`matmul`/`bmm` with different inner sizes, arithmetic between
     shapes that cannot broadcast, `torch.cat`/`torch.stack` on tensors whose other
     dims differ, a `view`/`reshape` to a different number of elements, and an index
-    past a known size. Shapes come from factories, layers, shape comments,
-    annotations and the call sites of the file; only definite contradictions are
-    reported, never guesses.
+    past a known size. Also what an operation requires of its input: its rank
+    (`max_pool2d` takes 3-d or 4-d, `Dropout2d` at least 2-d), a `dim` within it
+    (`log_softmax(x, dim=4)` on a 4-d tensor, `flatten` with the start after the end),
+    pooling padding at most half the kernel, a pooling or convolution output of at
+    least one element, and for `nll_loss`/`cross_entropy` a target with the input's
+    batch size, one dim fewer and its other sizes, and one class weight per class.
+    Shapes come from factories, layers, shape comments, annotations and the call sites
+    of the file; only definite contradictions are reported, never guesses. Some hold
+    for every size, with no call site at all: `2*hidden` features (a bidirectional
+    LSTM's output) are never the `hidden` a `Linear(hidden, ...)` takes.
 
     ## Why is this bad
     Each of these raises a `RuntimeError` the first time the line runs, often minutes
@@ -57,4 +66,6 @@ class ShapeMismatch(Rule):
     def check(self, analysis: "Analysis") -> Iterator[Finding]:
         report = infer_shapes(analysis)
         for mismatch in report.mismatches:
+            if mismatch.kind != "shape":
+                continue
             yield self.finding_at((mismatch.line, mismatch.col, mismatch.end_line, mismatch.end_col), mismatch.message)

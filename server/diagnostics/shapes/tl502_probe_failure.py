@@ -23,8 +23,8 @@ class ProbeFailure(Rule):
     the input shapes it inferred from a call site, and the file's top-level tensor code the
     same way, in a separate, sandboxed process of your own interpreter (`probe.enabled` in
     the editor, `--probe` on the command line). The message carries the runtime error, as
-    your own run would print it. Where TL501 already proves the error statically, only
-    TL501 is reported.
+    your own run would print it. Where TL501 or TL503 already proves the error statically,
+    only that finding is reported.
 
     ## Why is this bad
     The static shape pass reports only what it can prove; some operations it cannot follow
@@ -64,8 +64,8 @@ class ProbeFailure(Rule):
         report = probe_report_of(analysis)
         if report is None:
             return
-        # Where the static pass already proves the error (TL501), it says more: both shapes
-        # and where they come from.
+        # Where the static pass already proves the error (TL501, TL503), it says more: both
+        # shapes or dtypes and where they come from.
         proven = {mismatch.line for mismatch in infer_shapes(analysis).mismatches}
         for failure in report.failures:
             if failure.line in proven:

@@ -4,13 +4,16 @@ from __future__ import annotations
 from torch_lsp.shapes.dims import Dim
 from torch_lsp.shapes.ops import WILDCARD
 from torch_lsp.shapes.values import (
-    Bool, Int, ListValue, Num, Opaque, SizeOf, Str, Tensor, TorchRef, TupleValue, Value, scalar_tensor,
+    NONE, Bool, Int, ListValue, Num, Opaque, SizeOf, Str, Tensor, TorchRef, TupleValue, Value, scalar_tensor,
 )
 
 DTYPES = {
     "bool": "bool", "long": "long", "int64": "long", "int": "long", "int32": "long", "int16": "long",
     "int8": "long", "short": "long", "float": "float", "float32": "float", "float64": "float", "double": "float",
     "half": "float", "float16": "float", "bfloat16": "float",
+    # legacy tensor types, `x.type(torch.LongTensor)`
+    "LongTensor": "long", "IntTensor": "long", "ShortTensor": "long", "BoolTensor": "bool", "FloatTensor": "float",
+    "DoubleTensor": "float", "HalfTensor": "float", "BFloat16Tensor": "float",
 }
 
 
@@ -97,4 +100,13 @@ def dtype_of(value: Value | None) -> str | None:
     if isinstance(value, Str):
         return DTYPES.get(value.value)
     return None
+
+
+def dtype_given(call, default: str | None) -> str | None:
+    """The dtype a factory makes: `default` without a `dtype=` argument, the one named by it,
+    and unknown (None) when it names one this pass does not know (`dtype=self.dtype`)."""
+    value = call.kwargs.get("dtype")
+    if value is None or value is NONE:
+        return default
+    return dtype_of(value)
 

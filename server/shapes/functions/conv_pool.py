@@ -10,6 +10,7 @@ from torch_lsp.shapes.layers import param_of
 from torch_lsp.shapes.layers.conv_pool import (
     conv_output, conv_transpose_output, pool_output, spatial, spatial_input,
 )
+from torch_lsp.shapes.layers.requirements import conv_rejected, pool_rejected, rank_rejected
 from torch_lsp.shapes.ops import ONE, describe, surely_differ
 from torch_lsp.shapes.values import NONE, UNKNOWN, Int, Str, Tensor, TupleValue, Value
 
@@ -20,6 +21,8 @@ def _f_conv(count: int, transposed: bool):
         if not isinstance(x, Tensor) or not isinstance(weight, Tensor) or weight.rank != count + 2:
             return UNKNOWN
         groups = dim_of(call.arg(6 if transposed else 6, "groups", Int(ONE)))
+        if rank_rejected(call.site, f"`{call.site.callee}`", x, (count + 1, count + 2)):
+            return UNKNOWN
         shaped = spatial_input(x, count)
         if shaped is None or groups is None:
             return UNKNOWN
@@ -40,6 +43,8 @@ def _f_conv(count: int, transposed: bool):
                 return spatial(x, count, out, [None] * count, call.origin())
             new = [conv_transpose_output(s, k, st, p, d, e) for s, k, st, p, d, e in
                    zip(sizes, kernel, stride, padding, dilation, output_padding)]
+            if conv_rejected(call.site, f"`{call.site.callee}`", x, sizes, new):
+                return UNKNOWN
         else:
             dilation = _spatial_arg(call, 5, "dilation", count, ONE)
             if padding == "same":
@@ -48,6 +53,8 @@ def _f_conv(count: int, transposed: bool):
                 return spatial(x, count, out, [None] * count, call.origin())
             else:
                 new = [conv_output(s, k, st, p, d) for s, k, st, p, d in zip(sizes, kernel, stride, padding, dilation)]
+        if conv_rejected(call.site, f"`{call.site.callee}`", x, sizes, new):
+            return UNKNOWN
         return spatial(x, count, out, new, call.origin())
     return rule
 
@@ -76,6 +83,9 @@ function("conv_transpose3d", within=(FUNCTIONAL,))(_f_conv(3, transposed=True))
 
 def _f_pool(count: int, average: bool):
     def rule(call: Call) -> Value:
+        x = call.arg(0, "input")
+        if isinstance(x, Tensor) and rank_rejected(call.site, f"`{call.site.callee}`", x, (count + 1, count + 2)):
+            return UNKNOWN
         pooled = _pooled_input(call, count)
         if pooled is None:
             return UNKNOWN
@@ -93,6 +103,8 @@ def _f_pool(count: int, average: bool):
         else:
             new = [pool_output(s, k, st, p, d, ceil_mode)
                    for s, k, st, p, d in zip(sizes, kernel, stride, padding, dilation)]
+            if pool_rejected(call.site, f"`{call.site.callee}`", x, sizes, kernel, stride, padding, dilation, new):
+                return UNKNOWN
         result = spatial(x, count, channels, new, call.origin())
         if not average and bool_of(call.arg(6, "return_indices")):
             return TupleValue((result, result.with_dims(result.dims, dtype="long")))
@@ -112,6 +124,7 @@ def _pooled_input(call: Call, count: int) -> tuple[Tensor, Dim | None, list[Dim 
 
 
 def _f_adaptive(count: int):
+    # No rank check: an output of size 1 takes a mean, which accepts any rank on some versions.
     def rule(call: Call) -> Value:
         pooled = _pooled_input(call, count)
         if pooled is None:

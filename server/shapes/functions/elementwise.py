@@ -6,7 +6,7 @@ from torch_lsp.shapes import ops
 from torch_lsp.shapes.functions.arguments import dtype_of, tensor_of
 from torch_lsp.shapes.functions.registry import TORCH, Call, function, method
 from torch_lsp.shapes.ops import ShapeError, describe
-from torch_lsp.shapes.values import UNKNOWN, Tensor, Value
+from torch_lsp.shapes.values import UNKNOWN, Bool, Opaque, Str, Tensor, TorchRef, Value
 
 
 @method(
@@ -14,7 +14,7 @@ from torch_lsp.shapes.values import UNKNOWN, Tensor, Value
     "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "relu", "sign", "floor", "ceil", "round", "trunc",
     "frac", "reciprocal", "square", "erf", "erfc", "erfinv", "clamp", "clip", "clamp_min", "clamp_max",
     "nan_to_num", "logit", "detach", "clone", "contiguous", "cpu", "cuda", "requires_grad_", "pin_memory",
-    "softmax", "log_softmax", "cumsum", "cumprod", "logcumsumexp", "flip", "fliplr", "flipud", "roll", "tril",
+    "cumsum", "cumprod", "logcumsumexp", "flip", "fliplr", "flipud", "roll", "tril",
     "triu", "relu_", "sigmoid_", "tanh_", "exp_", "log_", "abs_", "neg_", "sqrt_", "clamp_", "clip_", "fill_",
     "zero_", "normal_", "uniform_", "bernoulli", "bernoulli_", "copy_", "detach_",
     "share_memory_", "record_stream", "softplus", "gelu", "silu", "mish", "hardtanh", "elu", "leaky_relu",
@@ -23,7 +23,7 @@ from torch_lsp.shapes.values import UNKNOWN, Tensor, Value
     "masked_scatter", "put_", "lerp", "lerp_", "nan_to_num_", "add_", "sub_", "mul_", "div_", "pow_",
     "float_power", "sgn", "deg2rad", "rad2deg", "digamma", "lgamma", "polygamma", "i0", "sinc", "heaviside",
     "clone_", "retain_grad", "coalesce", "exponential_", "geometric_", "log_normal_", "cauchy_", "random_",
-    "softmin", "dropout", "requires_grad", "align_to", "rename", "refine_names", "data_ptr_like",
+    "dropout", "requires_grad", "align_to", "rename", "refine_names", "data_ptr_like",
     also_torch=True,
 )
 # in-place forms of the broadcasting operations below: the result is `x` itself
@@ -48,13 +48,29 @@ method("bool")(_cast("bool"))
 
 @method("to", "type")
 def _to(call: Call, x: Tensor) -> Value:
+    """`x.to(torch.float16)`, `x.to(other)`, `x.to(device)`: a dtype this pass cannot read
+    (`x.to(self.dtype)`, `x.type(kind)`) makes the result's dtype unknown."""
     for value in list(call.args) + [call.kwargs.get("dtype")]:
         if isinstance(value, Tensor):
             return x.with_dims(x.dims, dtype=value.dtype)
         kind = dtype_of(value)
         if kind is not None:
             return x.with_dims(x.dims, dtype=kind)
+    if "dtype" in call.kwargs or any(not _surely_no_dtype(value) for value in call.args):
+        return x.with_dims(x.dims, dtype=None)
     return x
+
+
+def _surely_no_dtype(value: Value) -> bool:
+    """A `to()` argument that is a device or a flag, never a dtype: a string (`"cuda"`), a bool,
+    `torch.device(...)`, or a name that says device (`device`, `self.device`, `args.dev`)."""
+    if isinstance(value, (Str, Bool)):
+        return True
+    if isinstance(value, TorchRef):
+        return value.qualname.rsplit(".", 1)[-1] == "device"
+    if isinstance(value, Opaque):
+        return "dev" in value.name.rsplit(".", 1)[-1].lower()
+    return False
 
 
 @method("type_as")

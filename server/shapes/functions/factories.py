@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torch_lsp.shapes.dims import Dim
-from torch_lsp.shapes.functions.arguments import dim_of, dtype_of, items_of, sizes_from
+from torch_lsp.shapes.functions.arguments import dim_of, dtype_given, dtype_of, items_of, sizes_from
 from torch_lsp.shapes.functions.registry import TORCH, Call, function, method
 from torch_lsp.shapes.ops import ONE, WILDCARD
 from torch_lsp.shapes.values import UNKNOWN, Bool, Int, Num, SizeOf, Tensor, Value
@@ -15,7 +15,7 @@ def _new_factory(fill_position: int | None):
         sizes = sizes_from([size]) if size is not None and fill_position is not None else _sizes_args_until(call)
         if sizes is None or WILDCARD in sizes:
             return UNKNOWN
-        dtype = dtype_of(call.kwargs.get("dtype")) or x.dtype
+        dtype = dtype_given(call, x.dtype)
         return Tensor(tuple(sizes), False, dtype, call.origin())
     return rule
 
@@ -47,7 +47,7 @@ def _factory(dtype: str | None, fill: bool = False):
             sizes = sizes_from([call.args[0]])
         if sizes is None or WILDCARD in sizes:
             return UNKNOWN
-        kind = dtype_of(call.kwargs.get("dtype")) or dtype
+        kind = dtype_given(call, dtype)
         return Tensor(tuple(sizes), False, kind, call.origin())
     return rule
 
@@ -62,7 +62,7 @@ def _like(call: Call) -> Value:
     source = call.arg(0, "input")
     if not isinstance(source, Tensor):
         return UNKNOWN
-    return source.with_dims(source.dims, dtype=dtype_of(call.kwargs.get("dtype")) or source.dtype,
+    return source.with_dims(source.dims, dtype=dtype_given(call, source.dtype),
                             origin=source.origin)
 
 
@@ -74,7 +74,7 @@ def _randint(call: Call) -> Value:
     sizes = sizes_from([size]) if size is not None else None
     if sizes is None or WILDCARD in sizes:
         return UNKNOWN
-    return Tensor(tuple(sizes), False, dtype_of(call.kwargs.get("dtype")) or "long", call.origin())
+    return Tensor(tuple(sizes), False, dtype_given(call, "long"), call.origin())
 
 
 @function("randperm", within=(TORCH,))
@@ -93,7 +93,7 @@ def _arange(call: Call) -> Value:
         dtype = "float" if any(isinstance(v, Num) for v in values) else None
         return Tensor((None,), False, dtype, call.origin()) if values else UNKNOWN
     dims = [v.dim for v in values]  # type: ignore[union-attr]
-    kind = dtype_of(call.kwargs.get("dtype")) or "long"
+    kind = dtype_given(call, "long")
     if len(dims) == 1:
         return Tensor((dims[0],), False, kind, call.origin())
     start, end = dims[0], dims[1]
@@ -118,16 +118,15 @@ def _linspace(call: Call) -> Value:
 @function("eye", within=(TORCH,))
 def _eye(call: Call) -> Value:
     n, m = dim_of(call.arg(0, "n")), call.arg(1, "m")
-    return Tensor((n, dim_of(m) if m is not None else n), False, dtype_of(call.kwargs.get("dtype")) or "float",
+    return Tensor((n, dim_of(m) if m is not None else n), False, dtype_given(call, "float"),
                   call.origin())
 
 
 @function("tensor", "as_tensor", within=(TORCH,))
 def _tensor(call: Call) -> Value:
     result = literal_tensor(call, call.arg(0, "data"))
-    kind = dtype_of(call.kwargs.get("dtype"))
-    if isinstance(result, Tensor) and kind is not None:
-        return result.with_dims(result.dims, dtype=kind)
+    if isinstance(result, Tensor):
+        return result.with_dims(result.dims, dtype=dtype_given(call, result.dtype))
     return result
 
 

@@ -7,12 +7,17 @@ from torch_lsp.shapes.dims import Dim
 from torch_lsp.shapes.functions.arguments import bool_of, int_of
 from torch_lsp.shapes.functions.registry import Call, method
 from torch_lsp.shapes.functions.view import shaped_like_argument
+from torch_lsp.shapes.layers.requirements import float_indices
 from torch_lsp.shapes.ops import ONE, ShapeError
 from torch_lsp.shapes.values import UNKNOWN, Tensor, Value
 
 
 @method("gather", also_torch=True)
 def _gather(call: Call, x: Tensor) -> Value:
+    problem = float_indices(f"`{call.site.callee}`", call.arg(1, "index"))
+    if problem is not None:
+        call.fail(problem, "dtype")
+        return UNKNOWN
     return shaped_like_argument(call, x, 1, "index")
 
 
@@ -31,6 +36,10 @@ def _take_along_dim(call: Call, x: Tensor) -> Value:
 @method("index_select", also_torch=True)
 def _index_select(call: Call, x: Tensor) -> Value:
     dim, index = int_of(call.arg(0, "dim")), call.arg(1, "index")
+    problem = float_indices(f"`{call.site.callee}`", index)
+    if problem is not None:
+        call.fail(problem, "dtype")
+        return UNKNOWN
     if dim is None or not isinstance(index, Tensor) or index.rank not in (0, 1):
         return UNKNOWN
     size = index.dims[0] if index.rank == 1 else ONE

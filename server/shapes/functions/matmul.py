@@ -4,6 +4,7 @@ from __future__ import annotations
 from torch_lsp.shapes import ops
 from torch_lsp.shapes.functions.arguments import items_of
 from torch_lsp.shapes.functions.registry import TORCH, Call, function, method
+from torch_lsp.shapes.layers.requirements import mixed_product
 from torch_lsp.shapes.ops import ShapeError, describe
 from torch_lsp.shapes.values import UNKNOWN, UNKNOWN_TENSOR, Opaque, Str, Tensor, Value, scalar_tensor
 
@@ -30,6 +31,9 @@ def surely_tensor(value: Value | None) -> Value | None:
 
 def matmul_of(call: Call, a: Tensor, b: Tensor, kind: str) -> Value:
     rule = {"matmul": ops.matmul, "mm": ops.mm, "bmm": ops.bmm}[kind]
+    mixed = mixed_product(f"`{call.site.callee}`", a, b)
+    if mixed is not None:
+        call.fail(mixed, "dtype")
     try:
         return rule(a, b, call.origin())
     except ShapeError as error:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from torch_lsp.shapes import ops
 from torch_lsp.shapes.dims import Dim
-from torch_lsp.shapes.functions.arguments import dim_of, int_of, sizes_from, tensor_of
+from torch_lsp.shapes.functions.arguments import bool_of, dim_of, int_of, sizes_from, tensor_of
 from torch_lsp.shapes.functions.elementwise import broadcast_operands, same_shape
-from torch_lsp.shapes.functions.registry import FUNCTIONAL, SPECIAL, TORCH, Call, function, tensor_first
+from torch_lsp.shapes.functions.registry import FUNCTIONAL, SPECIAL, TORCH, Call, function, method, tensor_first
 from torch_lsp.shapes.layers import interpolate, loss_result, pad, param_of
+from torch_lsp.shapes.layers.requirements import (
+    class_target_rejected, dim_rejected, float_indices, mixed_product, rank_rejected,
+)
 from torch_lsp.shapes.ops import ONE, WILDCARD, describe
 from torch_lsp.shapes.values import NONE, UNKNOWN, Int, Str, Tensor, Value
 
@@ -20,6 +23,10 @@ def _f_linear(call: Call) -> Value:
     if weight.rank == 1:
         return ops.reduce(x, [-1], False, call.origin()) if x.has_shape else UNKNOWN
     out_features, in_features = weight.dims
+    mixed = mixed_product(f"`{call.site.callee}`", x, weight)
+    if mixed is not None:
+        call.fail(mixed, "dtype")
+        return UNKNOWN
     if x.dims and ops.surely_differ(x.dims[-1], in_features):
         call.fail(f"`{call.site.callee}` applies a weight of shape {describe(weight)} to {describe(x)}: "
                   f"it expects {in_features.render()} features in the last dim")
@@ -80,6 +87,10 @@ def _f_embedding(call: Call) -> Value:
     x, weight = call.arg(0, "input"), call.arg(1, "weight")
     if not isinstance(x, Tensor) or not isinstance(weight, Tensor) or weight.rank != 2:
         return UNKNOWN
+    problem = float_indices(f"`{call.site.callee}`", x)
+    if problem is not None:
+        call.fail(problem, "dtype")
+        return UNKNOWN
     return Tensor(x.dims + (weight.dims[1],), x.variadic, weight.dtype, call.origin())
 
 
@@ -139,16 +150,20 @@ def _cosine(call: Call) -> Value:
     return ops.reduce(joined, [dim], False, call.origin()) if joined is not None else UNKNOWN
 
 
-def _f_loss(class_dim: bool):
+def _f_loss(class_dim: bool, probabilities: bool = False):
     def rule(call: Call) -> Value:
         reduction = call.kwargs.get("reduction")
         value = reduction.value if isinstance(reduction, Str) else ("mean" if reduction is None else UNKNOWN)
-        return loss_result(call.site, value, call.arg(0, "input") or UNKNOWN, call.arg(1, "target") or UNKNOWN,
-                           class_dim)
+        prediction, target = call.arg(0, "input") or UNKNOWN, call.arg(1, "target") or UNKNOWN
+        if class_dim:
+            class_target_rejected(call.site, f"`{call.site.callee}`", prediction, target, call.arg(2, "weight"),
+                                  probabilities)
+        return loss_result(call.site, value, prediction, target, class_dim)
     return rule
 
 
-function("cross_entropy", "nll_loss", within=(FUNCTIONAL,))(_f_loss(class_dim=True))
+function("nll_loss", within=(FUNCTIONAL,))(_f_loss(class_dim=True))
+function("cross_entropy", within=(FUNCTIONAL,))(_f_loss(class_dim=True, probabilities=True))
 function("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
          "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss", "poisson_nll_loss",
          within=(FUNCTIONAL,))(_f_loss(class_dim=False))
@@ -157,11 +172,39 @@ function("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_en
 
 # activations, dropout and normalisations that keep the input's shape
 function("relu", "gelu", "silu", "mish", "elu", "selu", "celu", "leaky_relu", "softplus", "softsign", "hardtanh",
-         "hardswish", "hardsigmoid", "relu6", "sigmoid", "tanh", "logsigmoid", "softmax", "log_softmax",
-         "softmin", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "normalize",
+         "hardswish", "hardsigmoid", "relu6", "sigmoid", "tanh", "logsigmoid", "dropout", "dropout3d",
+         "alpha_dropout", "normalize",
          "batch_norm", "instance_norm", "group_norm", "local_response_norm", "tanhshrink", "softshrink",
          "hardshrink", "threshold", "prelu", "rrelu", "gumbel_softmax", within=(FUNCTIONAL,))(tensor_first(same_shape))
-function("expit", "softmax", "log_softmax", within=(SPECIAL,))(tensor_first(same_shape))
+function("expit", within=(SPECIAL,))(tensor_first(same_shape))
+
+
+@method("softmax", "log_softmax", "softmin", also_torch=True)
+def _softmax(call: Call, x: Tensor) -> Value:
+    """`x.softmax(dim)`, `torch.softmax(x, dim)`: the same shape; `dim` must be one of `x`'s."""
+    if dim_rejected(call.site, f"`{call.site.callee}`", x, int_of(call.arg(0, "dim"))):
+        return UNKNOWN
+    return x
+
+
+function("softmax", "log_softmax", "softmin", within=(FUNCTIONAL,))(tensor_first(_softmax))
+function("softmax", "log_softmax", within=(SPECIAL,))(tensor_first(_softmax))
+
+
+def _f_feature_dropout(ranks: tuple[int, ...] | None, at_least: int | None, only_training: bool):
+    """`F.dropout1d` takes 2-d or 3-d inputs; `F.dropout2d` at least 2-d, while training."""
+    def rule(call: Call) -> Value:
+        x = call.arg(0, "input")
+        if not isinstance(x, Tensor):
+            return UNKNOWN
+        if only_training and bool_of(call.arg(2, "training"), True) is not True:
+            return x
+        return UNKNOWN if rank_rejected(call.site, f"`{call.site.callee}`", x, ranks, at_least) else x
+    return rule
+
+
+function("dropout1d", within=(FUNCTIONAL,))(_f_feature_dropout((2, 3), None, only_training=False))
+function("dropout2d", within=(FUNCTIONAL,))(_f_feature_dropout(None, 2, only_training=True))
 
 
 @function("pairwise_distance", within=(FUNCTIONAL,))

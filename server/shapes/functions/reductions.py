@@ -7,6 +7,7 @@ from torch_lsp.shapes.dims import Dim
 from torch_lsp.shapes.functions.arguments import bool_of, dim_of, dims_list, int_of
 from torch_lsp.shapes.functions.elementwise import binary
 from torch_lsp.shapes.functions.registry import Call, method
+from torch_lsp.shapes.layers.requirements import dim_rejected
 from torch_lsp.shapes.values import NONE, UNKNOWN, Bool, Int, Tensor, TupleValue, Value
 
 
@@ -20,6 +21,8 @@ def _reduction(dtype: str | None = "keep"):
         if dim is None or dim is NONE:
             return ops.reduce(x, None, keepdim, call.origin(), dtype)
         dims = dims_list(dim)
+        if dims is not None and any(dim_rejected(call.site, f"`{call.site.callee}`", x, d) for d in dims):
+            return UNKNOWN
         return ops.reduce(x, dims, keepdim, call.origin(), dtype) if dims is not None else UNKNOWN
     return rule
 
@@ -68,7 +71,7 @@ def _extreme(call: Call, x: Tensor) -> Value:
         return ops.reduce(x, None, False, call.origin())
     dim = int_of(first)
     keepdim = bool_of(call.arg(1, "keepdim"))
-    if dim is None or keepdim is None:
+    if dim is None or keepdim is None or dim_rejected(call.site, f"`{call.site.callee}`", x, dim):
         return UNKNOWN
     values = ops.reduce(x, [dim], keepdim, call.origin())
     indices = values.with_dims(values.dims, dtype="long")

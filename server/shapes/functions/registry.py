@@ -39,8 +39,8 @@ class Call:
     def origin(self):
         return self.site.here()
 
-    def fail(self, message: str) -> None:
-        self.site.fail(message)
+    def fail(self, message: str, kind: str = "shape") -> None:
+        self.site.fail(message, kind)
 
 
 MethodRule = Callable[[Call, Tensor], Value]

@@ -6,6 +6,7 @@ from torch_lsp.shapes import ops
 from torch_lsp.shapes.dims import Dim
 from torch_lsp.shapes.functions.arguments import dim_of, dims_list, dtype_of, int_of, items_of, sizes_from
 from torch_lsp.shapes.functions.registry import Call, method
+from torch_lsp.shapes.layers.requirements import dim_rejected, flatten_rejected
 from torch_lsp.shapes.ops import ONE, WILDCARD, ShapeError, describe
 from torch_lsp.shapes.values import NONE, UNKNOWN, Int, Tensor, Value
 
@@ -51,7 +52,7 @@ def _view_as(call: Call, x: Tensor) -> Value:
 @method("flatten", also_torch=True)
 def _flatten(call: Call, x: Tensor) -> Value:
     start, end = int_of(call.arg(0, "start_dim", Int(Dim.const(0)))), int_of(call.arg(1, "end_dim", Int(Dim.const(-1))))
-    if start is None or end is None:
+    if start is None or end is None or flatten_rejected(call.site, f"`{call.site.callee}`", x, start, end):
         return UNKNOWN
     return ops.flatten(x, start, end, call.origin())
 
@@ -79,6 +80,9 @@ def _permute(call: Call, x: Tensor) -> Value:
 def _transpose(call: Call, x: Tensor) -> Value:
     first, second = int_of(call.arg(0, "dim0")), int_of(call.arg(1, "dim1"))
     if first is None or second is None:
+        return UNKNOWN
+    what = f"`{call.site.callee}`"
+    if dim_rejected(call.site, what, x, first) or dim_rejected(call.site, what, x, second):
         return UNKNOWN
     return ops.transpose(x, first, second, call.origin())
 
@@ -112,7 +116,9 @@ def _squeeze(call: Call, x: Tensor) -> Value:
 @method("unsqueeze", also_torch=True)
 def _unsqueeze(call: Call, x: Tensor) -> Value:
     dim = int_of(call.arg(0, "dim"))
-    return ops.unsqueeze(x, dim, call.origin()) if dim is not None else UNKNOWN
+    if dim is None or dim_rejected(call.site, f"`{call.site.callee}`", x, dim, extra=1):
+        return UNKNOWN
+    return ops.unsqueeze(x, dim, call.origin())
 
 
 @method("expand")

@@ -6,8 +6,8 @@ from typing import Sequence
 from torch_lsp.shapes.dims import Dim
 from torch_lsp.shapes.layers.containers import sequential
 from torch_lsp.shapes.layers.kinds import LayerKind, bind_params
-from torch_lsp.shapes.layers.losses import LOSSES
-from torch_lsp.shapes.values import NONE, UNKNOWN, Int, Layer, Str, Value
+from torch_lsp.shapes.layers.losses import CLASS_WEIGHTED, LOSSES
+from torch_lsp.shapes.values import NONE, UNKNOWN, Int, Layer, Str, Tensor, Value
 
 
 def build_layer(kind: LayerKind, args: Sequence[Value], kwargs: dict[str, Value]) -> Value:
@@ -15,6 +15,9 @@ def build_layer(kind: LayerKind, args: Sequence[Value], kwargs: dict[str, Value]
     if kind.name in LOSSES:
         reduction = kwargs.get("reduction")
         value = reduction.value if isinstance(reduction, Str) else ("mean" if reduction is None else UNKNOWN)
+        weight = kwargs.get("weight", args[0] if args else None) if kind.name in CLASS_WEIGHTED else None
+        if isinstance(weight, Tensor):
+            return Layer(kind, (("reduction", value), ("weight", weight)))
         return Layer(kind, (("reduction", value),))
     if kind.name == "Sequential":
         return sequential(list(args))

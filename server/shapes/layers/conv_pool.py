@@ -11,6 +11,7 @@ from torch_lsp.shapes.layers.kinds import (
     REQUIRED, LayerKind, Site, bias_count, dim_param, flag, input_tensor, known_product, mismatch, register, text,
     tuple_param,
 )
+from torch_lsp.shapes.layers.requirements import conv_rejected, pool_rejected, rank_rejected
 from torch_lsp.shapes.ops import ONE, concrete, surely_differ
 from torch_lsp.shapes.values import UNKNOWN, Layer, Origin, Tensor, TupleValue, Value, render_dim
 
@@ -100,6 +101,8 @@ def _conv_kind(name: str, count: int, transposed: bool) -> LayerKind:
         if channels is None and in_c is not None and x.rank is None:
             x = site.require(args[0], Tensor((in_c,) + (None,) * count, True))
         out_sizes = _conv_sizes(layer, sizes, count, transposed)
+        if conv_rejected(site, f"`{site.callee}` ({describe_conv(layer)})", x, sizes, out_sizes):
+            return UNKNOWN
         return spatial(x, count, out_c, out_sizes, site.layer_origin(layer))
 
     def weights(layer: Layer) -> dict[str, Tensor]:
@@ -164,6 +167,9 @@ def _pool_kind(name: str, count: int, average: bool) -> LayerKind:
                      ("return_indices", False), ("ceil_mode", False))
 
     def forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:
+        x = input_tensor(site, args)
+        if x is not None and rank_rejected(site, f"`{site.callee}` ({describe_pool(layer)})", x, (count + 1, count + 2)):
+            return UNKNOWN
         pooled = _pooled_input(site, args, count)
         if pooled is None:
             return UNKNOWN
@@ -178,6 +184,9 @@ def _pool_kind(name: str, count: int, average: bool) -> LayerKind:
         else:
             out = [pool_output(s, k, st, p, d, ceil_mode)
                    for s, k, st, p, d in zip(sizes, kernel, stride, padding, dilation)]
+            if pool_rejected(site, f"`{site.callee}` ({describe_pool(layer)})", x, sizes, kernel, stride, padding,
+                             dilation, out):
+                return UNKNOWN
         return _with_indices(layer, spatial(x, count, channels, out, site.layer_origin(layer)))
 
     def describe_pool(layer: Layer) -> str:
@@ -195,6 +204,7 @@ def _adaptive_kind(name: str, count: int, average: bool) -> LayerKind:
     signature = (("output_size", REQUIRED),) + ((("return_indices", False),) if not average else ())
 
     def forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:
+        # No rank check: an output of size 1 takes a mean, which accepts any rank on some versions.
         pooled = _pooled_input(site, args, count)
         if pooled is None:
             return UNKNOWN

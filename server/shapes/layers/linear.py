@@ -7,7 +7,8 @@ from torch_lsp.shapes.layers.kinds import (
     REQUIRED, LayerKind, Site, bias_count, dim_param, input_tensor, known_product, mismatch, register, text,
     wrong_last_dim,
 )
-from torch_lsp.shapes.ops import surely_differ
+from torch_lsp.shapes.layers.requirements import DTYPE_WORDS, float_indices
+from torch_lsp.shapes.ops import describe, surely_differ
 from torch_lsp.shapes.values import UNKNOWN, Layer, Tensor, Value, render_dim
 
 
@@ -17,6 +18,10 @@ def _linear_forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value
         return UNKNOWN
     in_f, out_f = dim_param(layer, "in_features"), dim_param(layer, "out_features")
     if wrong_last_dim(site, layer, x, in_f, owner="its"):
+        return UNKNOWN
+    if x.dtype in ("long", "bool"):  # its weight is floating point, and a matrix product does not promote
+        site.fail(f"`{site.callee}` is {layer.kind.describe(layer)}, whose weight is floating-point, but it is given "
+                  f"{DTYPE_WORDS[x.dtype]} {describe(x)}", "dtype")
         return UNKNOWN
     if in_f is not None and not x.dims:
         x = site.require(args[0], Tensor((in_f,), True))
@@ -74,6 +79,10 @@ register(LayerKind(
 def _embedding_forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:
     x = input_tensor(site, args)
     if x is None:
+        return UNKNOWN
+    problem = float_indices(f"`{site.callee}` ({layer.kind.describe(layer)})", x)
+    if problem is not None:
+        site.fail(problem, "dtype")
         return UNKNOWN
     origin = site.layer_origin(layer)
     return Tensor(x.dims + (dim_param(layer, "embedding_dim"),), x.variadic, "float", origin)

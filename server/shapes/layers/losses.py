@@ -5,6 +5,7 @@ from typing import Any
 
 from torch_lsp.shapes import ops
 from torch_lsp.shapes.layers.kinds import LayerKind, Site, register
+from torch_lsp.shapes.layers.requirements import class_target_rejected
 from torch_lsp.shapes.ops import ShapeError
 from torch_lsp.shapes.values import UNKNOWN, Layer, Tensor, Value
 
@@ -32,7 +33,8 @@ def loss_result(site: Site, reduction: Any, prediction: Value, target: Value, cl
     return prediction.with_origin(origin)
 
 
-LOSSES: set[str] = set()  # every loss kind's name: built with only `reduction` kept
+LOSSES: set[str] = set()  # every loss kind's name: built with only `reduction` kept (and class weights)
+CLASS_WEIGHTED = ("CrossEntropyLoss", "NLLLoss")  # their first parameter: one weight per class
 
 
 def _loss_kinds(class_dim: bool, *names: str) -> None:
@@ -47,6 +49,10 @@ def _loss_forward(class_dim: bool):
     def forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:
         prediction = args[0] if args else kwargs.get("input")
         target = args[1] if len(args) > 1 else kwargs.get("target")
+        if class_dim:
+            name = layer.kind.name
+            class_target_rejected(site, f"`{site.callee}` ({name})", prediction or UNKNOWN, target or UNKNOWN,
+                                  layer.get("weight"), probabilities=name == "CrossEntropyLoss")
         return loss_result(site, layer.get("reduction"), prediction or UNKNOWN, target or UNKNOWN, class_dim)
     return forward
 

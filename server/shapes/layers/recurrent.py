@@ -28,12 +28,14 @@ def _rnn_kind(name: str, gates: int) -> LayerKind:
         proj = layer.get("proj_size", Dim())
         if wrong_last_dim(site, layer, x, input_size):
             return UNKNOWN
-        if x.rank not in (2, 3) or bidirectional is None or batch_first is None or not isinstance(proj, Dim):
+        if x.rank not in (2, 3, None) or bidirectional is None or batch_first is None or not isinstance(proj, Dim):
             return UNKNOWN
         directions = Dim.const(2 if bidirectional else 1)
         out_size = hidden if proj.as_int() == 0 else proj
         origin = site.layer_origin(layer)
         features = directions * out_size if out_size is not None else None
+        if x.rank is None:  # batched or not, the output ends in the features (`2*hidden` bidirectional)
+            return TupleValue((Tensor((features,), True, x.dtype, origin), UNKNOWN))
         state_count = directions * layers if layers is not None else None
         if x.rank == 2:
             output = Tensor((x.dims[0], features), False, x.dtype, origin)

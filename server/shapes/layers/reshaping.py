@@ -7,6 +7,7 @@ from typing import Any
 from torch_lsp.shapes import ops
 from torch_lsp.shapes.dims import Dim
 from torch_lsp.shapes.layers.kinds import REQUIRED, LayerKind, Site, dim_param, input_tensor, register, text
+from torch_lsp.shapes.layers.requirements import flatten_rejected
 from torch_lsp.shapes.ops import ONE
 from torch_lsp.shapes.values import UNKNOWN, UNKNOWN_TENSOR, Layer, Origin, Tensor, Value
 
@@ -14,7 +15,9 @@ from torch_lsp.shapes.values import UNKNOWN, UNKNOWN_TENSOR, Layer, Origin, Tens
 def _flatten_forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:
     x = input_tensor(site, args)
     start, end = layer.get("start_dim"), layer.get("end_dim")
-    if x is None or not isinstance(start, Dim) or not isinstance(end, Dim):
+    if x is None or not isinstance(start, Dim) or not isinstance(end, Dim) or None in (start.as_int(), end.as_int()):
+        return UNKNOWN
+    if flatten_rejected(site, f"`{site.callee}` ({layer.kind.describe(layer)})", x, start.as_int(), end.as_int()):
         return UNKNOWN
     return ops.flatten(x, start.as_int(), end.as_int(), site.layer_origin(layer))
 

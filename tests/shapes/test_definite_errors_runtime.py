@@ -1,6 +1,6 @@
-"""TL501 fires only on contradictions that really fail at run time: every `case_*` function of
-the rule's golden fixture runs with torch; a case with an `expect` line must raise on that
-line, a case with only `clean` lines must run without error."""
+"""TL501 and TL503 fire only on contradictions that really fail at run time: every `case_*`
+function of the rules' golden fixtures runs with torch; a case with an `expect` line must raise
+on that line, a case with only `clean` lines must run without error."""
 from __future__ import annotations
 
 import ast
@@ -13,14 +13,14 @@ import pytest
 from tests.rules.markers import read_markers
 from tests.shapes.conftest import require_torch
 
-FIXTURE = Path(__file__).resolve().parents[1] / "rules" / "fixtures" / "TL501.py"
+FIXTURES = [Path(__file__).resolve().parents[1] / "rules" / "fixtures" / f"{code}.py" for code in ("TL501", "TL503")]
 
 
-def cases() -> list[tuple[str, set[int], set[int]]]:
+def cases(fixture: Path) -> list[tuple[str, set[int], set[int]]]:
     """(function name, expect lines, clean lines) of every `case_*` function."""
-    expects, cleans = read_markers(FIXTURE)
+    expects, cleans = read_markers(fixture)
     found = []
-    tree = ast.parse(FIXTURE.read_text(encoding="utf-8"))
+    tree = ast.parse(fixture.read_text(encoding="utf-8"))
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name.startswith("case_"):
             lines = range(node.lineno, node.end_lineno + 1)
@@ -39,31 +39,37 @@ def _lines_of_classes_it_uses(tree: ast.Module, function: ast.FunctionDef) -> se
     return lines
 
 
-def load_fixture():
-    spec = importlib.util.spec_from_file_location("tl501_fixture", FIXTURE)
+def load_fixture(fixture: Path):
+    spec = importlib.util.spec_from_file_location(f"{fixture.stem.lower()}_fixture", fixture)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def test_every_marker_belongs_to_a_case():
-    expects, cleans = read_markers(FIXTURE)
+ALL_CASES = [(fixture, *case) for fixture in FIXTURES for case in cases(fixture)]
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: p.stem)
+def test_every_marker_belongs_to_a_case(fixture):
+    expects, cleans = read_markers(fixture)
     covered = set()
-    for _, expect_lines, clean_lines in cases():
+    for _, expect_lines, clean_lines in cases(fixture):
         covered |= expect_lines | clean_lines
     assert set(expects) | cleans <= covered
 
 
-@pytest.mark.parametrize("name, expect_lines, clean_lines", cases(), ids=[c[0] for c in cases()])
-def test_case_raises_exactly_where_reported(name, expect_lines, clean_lines):
+@pytest.mark.parametrize("fixture, name, expect_lines, clean_lines", ALL_CASES,
+                         ids=[f"{c[0].stem}-{c[1]}" for c in ALL_CASES])
+def test_case_raises_exactly_where_reported(fixture, name, expect_lines, clean_lines):
     torch = require_torch()
-    function = getattr(load_fixture(), name)
-    args = [{"features": torch.randn(3, 16)}] * (function.__code__.co_argcount)
+    function = getattr(load_fixture(fixture), name)
+    # what the static pass cannot know: a batch of features, a size (`given["size"]`)
+    args = [{"features": torch.randn(3, 16), "size": 8}] * (function.__code__.co_argcount)
     if not expect_lines:
         function(*args)  # a near miss must run
         return
     with pytest.raises((RuntimeError, IndexError, ValueError)) as raised:
         function(*args)
     frames = traceback.extract_tb(raised.value.__traceback__)
-    lines = {f.lineno for f in frames if Path(f.filename).resolve() == FIXTURE}
+    lines = {f.lineno for f in frames if Path(f.filename).resolve() == fixture}
     assert lines & expect_lines, f"{name} raised {raised.value!r} away from its marked line {sorted(expect_lines)}"
