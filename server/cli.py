@@ -153,8 +153,7 @@ def add_probe_options(parser: argparse.ArgumentParser) -> None:
 def run_serve(args: argparse.Namespace) -> int:
     from torch_lsp import lsp  # only here: `check` and `rules` never load pygls
 
-    lsp.serve_stdio()
-    return EXIT_CLEAN
+    return lsp.serve_stdio()
 
 
 # -- rules -------------------------------------------------------------------------------

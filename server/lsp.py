@@ -32,6 +32,7 @@ from torch_lsp import __version__
 from torch_lsp.check_scheduler import CONFIGURATION_TIMEOUT_S, CheckScheduler
 from torch_lsp.codeactions import FIX_ALL, QUICKFIX, actions_for, build_fix, fix_all_action, fix_offers_at
 from torch_lsp.diagnostics import all_rules
+from torch_lsp.message_stream import TorchProtocol, serve_stream
 from torch_lsp.documents import CheckedVersion, DocumentSettings, DocumentStore, OpenDocument
 from torch_lsp.protocol import (
     DIAGNOSTIC_SOURCE,
@@ -64,7 +65,8 @@ class TorchLanguageServer(LanguageServer):
     """pygls server plus what torch-lsp keeps between messages."""
 
     def __init__(self) -> None:
-        super().__init__(SERVER_NAME, __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Full)
+        super().__init__(SERVER_NAME, __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Full,
+                         protocol_cls=TorchProtocol)
         self.documents = DocumentStore()
         self.settings = DocumentSettings()
         self.scheduler = CheckScheduler(self)
@@ -473,7 +475,12 @@ def register_watchers(ls: TorchLanguageServer) -> None:
     future.add_done_callback(registered)
 
 
-def serve_stdio() -> None:
-    """Serve LSP over stdin/stdout until the client says exit."""
+def serve_stdio() -> int:
+    """Serve LSP over stdin/stdout until the client says exit; the process's exit code
+    (1 for an `exit` without `shutdown`)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="torch-lsp: %(levelname)s %(message)s")
-    create_server().start_io()
+    server = create_server()
+    try:
+        return serve_stream(server.protocol, sys.stdin.buffer, sys.stdout.buffer)
+    finally:
+        server.shutdown()
