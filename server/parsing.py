@@ -15,6 +15,7 @@ are parsed as spaces, lone surrogates as U+FFFD.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import warnings
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ class SyntaxIssue:
     line: int  # 1-based
     col: int  # 0-based UTF-8 byte column
     end_col: int
+    rest_checked: bool = True  # False when nothing of the file could be analysed
 
 
 def parses(source: str) -> bool:
@@ -66,7 +68,9 @@ def _parse(text: str) -> ast.Module:
 
 def _shift_first_line(tree: ast.Module, issues: list[SyntaxIssue]) -> None:
     """Columns on line 1 as UTF-8 bytes of the line with its byte-order mark."""
-    for statement in tree.body[:1]:
+    for statement in tree.body:
+        if statement.lineno > 1:
+            break
         for node in ast.walk(statement):
             if getattr(node, "lineno", None) == 1:
                 node.col_offset += _MARK_SHIFT
@@ -82,18 +86,33 @@ def _recover(text: str) -> tuple[ast.Module, list[SyntaxIssue]]:
         try:
             return _parse(text), issues
         except SyntaxError as error:
-            line = error.lineno or 1
             issue = _issue_from(error, text)
-            if not issues or issues[-1].line != issue.line or not issues:
+            if not issues or issues[-1].line != issue.line:
                 issues.append(issue)
-            patched = _blank_line(text, line, error)
-            if patched == text:
-                break
-            text = patched
-        except (ValueError, RecursionError, MemoryError) as error:
-            issues.append(SyntaxIssue(f"cannot parse this file: {error}", 1, 0, 0))
+            patched = _blank_line(text, error.lineno or 1, error.msg or "")
+        except (RecursionError, MemoryError):
+            # No line number: CPython's parser nests one level per operand of a long
+            # expression.  The longest line is the likely one; it is left out.
+            line = _longest_line(text)
+            width = len(split_lines(text)[line - 1])
+            issues.append(SyntaxIssue(
+                f"This line is nested too deeply for Python's parser ({width:,} characters); it is not checked.",
+                line, 0, len(split_lines(text)[line - 1].encode("utf-8"))))
+            patched = _blank_line(text, line, "")
+        except ValueError as error:
+            issues.append(SyntaxIssue(f"Cannot parse this file: {error}.", 1, 0, 0))
             break
-    return ast.Module(body=[], type_ignores=[]), issues or [SyntaxIssue("cannot parse this file", 1, 0, 0)]
+        if patched == text:
+            break
+        text = patched
+    # Nothing could be recovered: say what went wrong first, and that nothing was checked.
+    first = issues[0] if issues else SyntaxIssue("Cannot parse this file.", 1, 0, 0)
+    return ast.Module(body=[], type_ignores=[]), [dataclasses.replace(first, rest_checked=False)]
+
+
+def _longest_line(text: str) -> int:
+    lines = split_lines(text)
+    return max(range(len(lines)), key=lambda index: len(lines[index])) + 1
 
 
 def _issue_from(error: SyntaxError, text: str) -> SyntaxIssue:
@@ -112,9 +131,9 @@ def _issue_from(error: SyntaxError, text: str) -> SyntaxIssue:
     return SyntaxIssue(f"Syntax error: {message}.", line, col, end_col)
 
 
-def _blank_line(text: str, line: int, error: SyntaxError) -> str:
-    """`text` with the line at fault replaced by same-length harmless code."""
-    message = error.msg or ""
+def _blank_line(text: str, line: int, message: str) -> str:
+    """`text` with the line at fault (for the error `message`) replaced by same-length
+    harmless code."""
     if message.startswith("expected an indented block"):
         header = _HEADER_REF.search(message)
         if header:
@@ -125,10 +144,15 @@ def _blank_line(text: str, line: int, error: SyntaxError) -> str:
         index = len(pieces) - 1 if len(pieces) % 2 else len(pieces) - 2
     if message.startswith("unindent"):
         index = _too_deep_before(pieces, index)
+    if message.startswith("unexpected indent"):
+        # The whole block indented from here: the body of a header that was half typed,
+        # or a block indented one level too deep, is one mistake, reported once.
+        blanked = _blank_block(pieces, index)
+        return "".join(blanked) if blanked != pieces else text
     original = pieces[index]
     indent = original[: len(original) - len(original.lstrip())]
     width = len(original) - len(indent)
-    if message.startswith("unexpected indent") or message.startswith("unindent"):
+    if message.startswith("unindent"):
         replacement = " " * len(original)
     elif _heads_block(pieces, index, indent):
         replacement = indent + "if 1:".ljust(width)
@@ -140,6 +164,23 @@ def _blank_line(text: str, line: int, error: SyntaxError) -> str:
         return text
     pieces[index] = replacement
     return "".join(pieces)
+
+
+def _blank_block(pieces: list[str], index: int) -> list[str]:
+    """`pieces` with the line at `index` and the lines after it indented at least as deep
+    (blank lines and comments among them) turned into spaces."""
+    depth = _depth(pieces[index])
+    blanked = list(pieces)
+    for later in range(index, len(pieces), 2):
+        code = pieces[later]
+        if later > index and code.strip() and _depth(code) < depth:
+            break
+        blanked[later] = " " * len(code)
+    return blanked
+
+
+def _depth(line: str) -> int:
+    return len(line) - len(line.lstrip())
 
 
 def _too_deep_before(pieces: list[str], index: int) -> int:
