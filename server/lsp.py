@@ -43,6 +43,7 @@ from torch_lsp.protocol import (
     diagnostic_span,
     editor_section,
     fix_request_of,
+    opened_text,
     to_code_action,
     to_hover,
     to_inlay_hint,
@@ -289,7 +290,7 @@ def create_server() -> TorchLanguageServer:
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TorchLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
         item = params.text_document
-        ls.documents.open(item.uri, item.version, item.text)
+        ls.documents.open(item.uri, item.version, opened_text(item))
         ls.scheduler.check_soon(item.uri, 0)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)

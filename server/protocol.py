@@ -16,7 +16,7 @@ from torch_lsp.checker import SYNTAX_ERROR_CODE
 from torch_lsp.codeactions import FIX_ALL, FIX_ALL_TITLE, Action, FixOffer, TextEdit
 from torch_lsp.documents import OpenDocument, path_from_uri
 from torch_lsp.reporting import rule_url
-from torch_lsp.text import LineIndex
+from torch_lsp.text import LineIndex, well_formed
 
 SETTINGS_SECTION = "torch-lsp"
 DIAGNOSTIC_SOURCE = "torch-lsp"
@@ -66,8 +66,13 @@ def content_changes(params: lsp.DidChangeTextDocumentParams) -> list[tuple]:
                 (change_range.start.line, change_range.start.character),
                 (change_range.end.line, change_range.end.character),
             )
-        changes.append((change_range, change.text))
+        changes.append((change_range, well_formed(change.text)))
     return changes
+
+
+def opened_text(item: lsp.TextDocumentItem) -> str:
+    """The text of an opened document, as the server keeps it (`well_formed`)."""
+    return well_formed(item.text)
 
 
 # ------------------------------------------------------------------ diagnostics

@@ -7,10 +7,10 @@ a server that stops answering makes a test fail after `WAIT_S`, never hang."""
 from __future__ import annotations
 
 import json
-import queue
 import subprocess
 import sys
 import threading
+import time
 
 SERVER_COMMAND = [sys.executable, "-m", "torch_lsp", "serve"]
 WAIT_S = 30.0  # a safety net against a deaf server, never a performance assertion
@@ -27,7 +27,7 @@ class RawServer:
     def __init__(self) -> None:
         self.process = subprocess.Popen(SERVER_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE)
-        self.messages: queue.Queue = queue.Queue()
+        self.messages: list[dict] = []  # everything the server sent, in order
         self.stderr = b""
         threading.Thread(target=self._read_messages, daemon=True).start()
         threading.Thread(target=self._read_stderr, daemon=True).start()
@@ -48,7 +48,7 @@ class RawServer:
                 name, _, value = line.decode("ascii").partition(":")
                 if name.strip().lower() == "content-length":
                     length = int(value)
-            self.messages.put(json.loads(stream.read(length)))
+            self.messages.append(json.loads(stream.read(length)))
 
     # -- writing
     def send_bytes(self, data: bytes) -> None:
@@ -65,15 +65,25 @@ class RawServer:
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
     # -- reading
+    def wait_for(self, found, what: str) -> dict:
+        """The first message the server sent for which `found(message)` holds."""
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            for message in list(self.messages):
+                if found(message):
+                    return message
+            time.sleep(0.01)
+        raise AssertionError(f"no {what} within {WAIT_S} s")
+
     def reply_to(self, request_id) -> dict:
         """The response to `request_id` (requests and notifications from the server are skipped)."""
-        while True:
-            try:
-                message = self.messages.get(timeout=WAIT_S)
-            except queue.Empty:
-                raise AssertionError(f"no reply to request {request_id!r} within {WAIT_S} s") from None
-            if message.get("id") == request_id and "method" not in message:
-                return message
+        return self.wait_for(lambda m: m.get("id") == request_id and "method" not in m,
+                             f"reply to request {request_id!r}")
+
+    def published(self, uri: str) -> dict:
+        """The first diagnostics published for `uri`."""
+        return self.wait_for(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                             and m["params"]["uri"] == uri, f"diagnostics for {uri}")
 
     def initialize(self, root_uri: str | None = None) -> dict:
         self.request(0, "initialize", {"processId": None, "rootUri": root_uri, "capabilities": {}})

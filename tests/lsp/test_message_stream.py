@@ -14,6 +14,7 @@ TEXT = "import torch\n\nx = torch.zeros(2, 3)\n"
 INVALID_PARAMS = -32602
 INVALID_REQUEST = -32600
 PARSE_ERROR = -32700
+REQUEST_CANCELLED = -32800
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +109,37 @@ def test_exit_without_shutdown_ends_with_1():
     finally:
         raw.close()
 
+
+
+def test_invalid_utf_8_in_a_document_is_read_as_replacement_characters(server):
+    uri = "file:///workspace/latin1.py"
+    text = 'import torch.nn as nn\nname = "caf\\xe9"\nmodel = nn.DataParallel(nn.Linear(4, 2))\n'
+    body = body_of({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": uri, "languageId": "python", "version": 1, "text": text}}}).replace(b"\\\\xe9", b"\xe9")
+    assert b"caf\xe9" in body  # a Latin-1 byte where UTF-8 is due
+    server.send_bytes(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    diagnostics = server.published(uri)["params"]["diagnostics"]
+    assert [d["code"] for d in diagnostics] == ["TL406"]
+
+
+def test_a_long_request_can_be_cancelled():
+    # A hover waits for the check of its version; this one takes a while to check (the cancel comes within milliseconds).
+    big = "import torch\nimport torch.nn as nn\n\n" + "".join(
+        f"class Block{n}(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        f"        self.fc = nn.Linear({n + 1}, 4)\n\n    def forward(self, x):\n        return self.fc(x).relu()\n\n\n"
+        for n in range(300))
+    raw = RawServer()
+    try:
+        raw.initialize()
+        raw.notify("textDocument/didOpen",
+                   {"textDocument": {"uri": "file:///big.py", "languageId": "python", "version": 1, "text": big}})
+        raw.send(hover("slow", {"line": 5, "character": 8}) | {"params": {
+            "textDocument": {"uri": "file:///big.py"}, "position": {"line": 5, "character": 8}}})
+        raw.notify("$/cancelRequest", {"id": "slow"})
+        assert raw.reply_to("slow")["error"]["code"] == REQUEST_CANCELLED
+        raw.notify("textDocument/didOpen",
+                   {"textDocument": {"uri": URI, "languageId": "python", "version": 1, "text": TEXT}})
+        raw.send(hover("after", {"line": 2, "character": 0}))
+        assert "result" in raw.reply_to("after")
+    finally:
+        raw.close()
