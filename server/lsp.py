@@ -44,6 +44,7 @@ from torch_lsp.protocol import (
     editor_section,
     fix_request_of,
     opened_text,
+    settings_message,
     to_code_action,
     to_hover,
     to_inlay_hint,
@@ -148,8 +149,7 @@ class TorchLanguageServer(LanguageServer):
                 continue
             self.shown_settings_problems.add((origin, messages))
             # The messages are sentences that already say where and what falls back.
-            text = " ".join(messages)
-            self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"torch-lsp: {text}"))
+            self.window_show_message(settings_message(messages))
 
     async def fetch_editor_settings(self) -> dict | None:
         """The `torch-lsp` section from `workspace/configuration`, or None when unavailable."""

@@ -23,6 +23,8 @@ DIAGNOSTIC_SOURCE = "torch-lsp"
 MAX_DOCUMENT_CHARS = 5_000_000
 MAX_DOCUMENT_LINES = 100_000
 TOO_LARGE_CODE = "file-too-large"
+# A notification a person reads: a few sentences, however many problems there are.
+MAX_MESSAGE_CHARS = 1_500
 
 SEVERITIES = {
     "error": lsp.DiagnosticSeverity.Error,
@@ -215,6 +217,22 @@ def wants_kind(only: list[str] | None, kind: str) -> bool:
     if not only:
         return True
     return any(wanted in ("", kind) or kind.startswith(f"{wanted}.") for wanted in only)
+
+
+# ------------------------------------------------------------------ messages
+def settings_message(sentences: tuple[str, ...] | list[str]) -> lsp.ShowMessageParams:
+    """One warning with the settings problems found: as many whole sentences as fit in
+    `MAX_MESSAGE_CHARS`, then how many more there are."""
+    shown: list[str] = []
+    length = 0
+    for sentence in sentences:
+        if shown and length + len(sentence) > MAX_MESSAGE_CHARS:
+            break
+        shown.append(sentence[:MAX_MESSAGE_CHARS])
+        length += len(sentence) + 1
+    rest = len(sentences) - len(shown)
+    text = " ".join(shown) + (f" … and {rest:,} more problems of the same settings." if rest else "")
+    return lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"torch-lsp: {text}")
 
 
 # ------------------------------------------------------------------ initialisation
