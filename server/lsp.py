@@ -32,8 +32,8 @@ from torch_lsp import __version__
 from torch_lsp.check_scheduler import CONFIGURATION_TIMEOUT_S, CheckScheduler
 from torch_lsp.codeactions import FIX_ALL, QUICKFIX, actions_for, build_fix, fix_all_action, fix_offers_at
 from torch_lsp.diagnostics import all_rules
-from torch_lsp.message_stream import TorchProtocol, serve_stream
 from torch_lsp.documents import CheckedVersion, DocumentSettings, DocumentStore, OpenDocument
+from torch_lsp.message_stream import TorchProtocol, serve_stream
 from torch_lsp.protocol import (
     DIAGNOSTIC_SOURCE,
     SETTINGS_SECTION,

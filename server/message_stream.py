@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 READ_CHUNK_BYTES = 1 << 16
 # A header block longer than this without a blank line is noise, not headers.
 MAX_HEADER_BYTES = 1 << 16
+MAX_HEADER_LINE = 64
 MAX_FIELD_ERRORS_SHOWN = 3
 EXIT_AFTER_SHUTDOWN = 0
 EXIT_WITHOUT_SHUTDOWN = 1
@@ -57,6 +58,7 @@ class MessageFramer:
     def __init__(self) -> None:
         self.buffer = bytearray()
         self.skipped_bytes = 0  # bytes dropped while resynchronising, for the log
+        self.scanned = 0  # how far the body being received was searched for a header line
 
     def feed(self, data: bytes) -> Iterator[bytes]:
         """The complete bodies now available (the rest waits for more bytes)."""
@@ -68,29 +70,45 @@ class MessageFramer:
             yield body
 
     def _next_body(self) -> bytes | None:
-        end = _HEADER_END.search(self.buffer)
-        if end is None:
-            if len(self.buffer) > MAX_HEADER_BYTES:
-                self._skip(len(self.buffer) - len(b"Content-Length: "))  # keep a header cut in two
-            return None
-        headers = bytes(self.buffer[: end.start()])
-        lengths = list(_CONTENT_LENGTH.finditer(headers))
-        if not lengths:
+        while True:
+            end = _HEADER_END.search(self.buffer)
+            if end is None:
+                if len(self.buffer) > MAX_HEADER_BYTES:
+                    self._skip(len(self.buffer) - len(b"Content-Length: "))  # keep a header cut in two
+                return None
+            headers = bytes(self.buffer[: end.start()])
+            lengths = list(_CONTENT_LENGTH.finditer(headers))
+            if lengths:
+                break
             self._skip(end.end())  # a block without a length: drop it, read the next
-            return None if not self.buffer else self._next_body()
         length = int(lengths[-1].group(1))  # the last one: junk before it is a previous body's tail
         start = end.end()
-        early_header = _HEADER_LINE_IN_BODY.search(self.buffer, start, start + length)
+        early_header = self._header_line_in(start, max(start, self.scanned), start + length)
         if early_header is not None:
             length = early_header.start() - start  # too large: the body ends where the next header starts
         elif len(self.buffer) < start + length:
+            self.scanned = len(self.buffer)
             return None
         body = bytes(self.buffer[start : start + length])
         del self.buffer[: start + length]
+        self.scanned = 0
         return body
+
+    def _header_line_in(self, body: int, begin: int, end: int) -> re.Match | None:
+        """A Content-Length header line in the body that starts at `body`, ending in
+        `buffer[begin:end]`.  Only what arrived since the last look is searched, and only
+        around raw line breaks, which a compact JSON body has none of."""
+        newline = self.buffer.find(b"\n", begin, end)
+        while newline != -1:
+            found = _HEADER_LINE_IN_BODY.search(self.buffer, max(body, newline - MAX_HEADER_LINE), newline + 1)
+            if found is not None:
+                return found
+            newline = self.buffer.find(b"\n", newline + 1, end)
+        return None
 
     def _skip(self, count: int) -> None:
         self.skipped_bytes += count
+        self.scanned = 0
         del self.buffer[:count]
         log.warning("skipped %d bytes of the client's stream that were not a message header", count)
 
