@@ -38,7 +38,9 @@ Where things are, and where a new one goes:
   its table.
 - **Front ends.**  `cli.py` (`check`, `shapes`, `rules`, `serve`) and `reporting.py` (text,
   JSON, SARIF, GitHub formats) never import the language server.  `lsp.py` holds the LSP
-  handlers only; `protocol.py` converts to and from lsprotocol types; `check_scheduler.py`
+  handlers only; `message_stream.py` reads the client's byte stream (lenient framing that
+  resynchronises, the JSON-RPC errors pygls would drop, exit codes); `protocol.py`
+  converts to and from lsprotocol types; `check_scheduler.py`
   runs the check pipeline (debounce, first pass, complete pass, publish, release);
   `documents.py` keeps open documents and checked versions; `settings.py` merges defaults,
   pyproject and editor settings; `files.py` walks folders for the CLI.

@@ -100,7 +100,8 @@ def _needs(code: str, what: str) -> bool:
 def syntax_finding(issue) -> Finding:
     return Finding(
         code=SYNTAX_ERROR_CODE,
-        message=issue.message + " The rest of the file is still checked.",
+        message=issue.message + (" The rest of the file is still checked." if issue.rest_checked
+                                 else " Nothing in this file was checked."),
         line=issue.line,
         col=issue.col,
         end_line=issue.line,

@@ -170,8 +170,7 @@ def probe_input_argument(text: str) -> tuple[str, list[dict]]:
 def run_serve(args: argparse.Namespace) -> int:
     from torch_lsp import lsp  # only here: `check` and `rules` never load pygls
 
-    lsp.serve_stdio()
-    return EXIT_CLEAN
+    return lsp.serve_stdio()
 
 
 # -- rules -------------------------------------------------------------------------------
@@ -347,7 +346,7 @@ class CheckRun:
     def check_paths(self, paths: list[Path]) -> None:
         from torch_lsp.files import UnreadableFile, python_files, read_python_source
 
-        files = list(python_files(paths))
+        files = list(python_files(paths, unreadable_folder=self.skip))
         if not files:
             self.note(f"torch-lsp check: no Python files found under {', '.join(map(str, paths))}.")
             return
@@ -435,7 +434,9 @@ class CheckRun:
         if not files:
             return
         checked = f"{self.checked} file{'s' if self.checked != 1 else ''}"
-        if self.problems:
+        if not self.checked:
+            summary = "Nothing was checked."
+        elif self.problems:
             count = len(self.problems)
             summary = (f"Found {count} problem{'s' if count != 1 else ''} in {self.files_with_problems} "
                        f"of {checked} checked.")

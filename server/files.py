@@ -16,11 +16,14 @@ the walked folder down.
 """
 from __future__ import annotations
 
+import codecs
+import errno
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 SKIPPED_FOLDER_NAMES = frozenset(
     {"__pycache__", "__pypackages__", "site-packages", "dist-packages", "node_modules", "venv"}
@@ -200,15 +203,18 @@ def is_skipped_folder(entry: os.DirEntry) -> bool:
     return any(os.path.exists(os.path.join(entry.path, marker)) for marker in ENVIRONMENT_MARKERS)
 
 
-def python_files(paths: list[Path]) -> Iterator[Path]:
+def python_files(paths: list[Path], unreadable_folder: Callable[[str], None] = lambda message: None) -> Iterator[Path]:
     """Every file to check under `paths`, in a stable order, each once.
 
-    A path that is a file is yielded as is; a folder is walked.
+    A path that is a file is yielded as is; a folder is walked.  A folder that cannot be
+    listed is told to `unreadable_folder` (a sentence) and skipped; a `.py` entry whose
+    kind cannot be told (a symbolic-link loop) is yielded, for its reading to say why
+    it is skipped.
     """
     rules = GitignoreRules()
     seen: set[str] = set()
     for path in paths:
-        candidates = _walk(path, rules) if path.is_dir() else iter([path])
+        candidates = _walk(path, rules, unreadable_folder) if path.is_dir() else iter([path])
         for candidate in candidates:
             key = os.path.abspath(candidate)
             if key not in seen:
@@ -216,31 +222,42 @@ def python_files(paths: list[Path]) -> Iterator[Path]:
                 yield candidate
 
 
-def _walk(root: Path, rules: GitignoreRules) -> Iterator[Path]:
+def _walk(root: Path, rules: GitignoreRules, unreadable_folder: Callable[[str], None]) -> Iterator[Path]:
     absolute_root = os.path.abspath(root)
     stack = [(str(root), absolute_root, _initial_chain(absolute_root, rules))]
     while stack:
         shown, absolute, chain = stack.pop()
         folders = []
-        for entry in _sorted_entries(absolute):
+        try:
+            entries = _sorted_entries(absolute)
+        except OSError as error:
+            unreadable_folder(f"the folder {shown} was skipped because it cannot be read "
+                              f"({error.strerror or error}); check that you may list it.")
+            continue
+        for entry in entries:
             shown_entry = os.path.join(shown, entry.name)
             absolute_entry = os.path.join(absolute, entry.name)
             if entry.is_dir(follow_symlinks=False):
                 if is_skipped_folder(entry) or rules.is_ignored(chain, absolute_entry, True):
                     continue
                 folders.append((shown_entry, absolute_entry, _chain_into(chain, absolute_entry, rules)))
-            elif entry.name.endswith(".py") and entry.is_file():
+            elif entry.name.endswith(".py") and _may_be_file(entry):
                 if not rules.is_ignored(chain, absolute_entry, False):
                     yield Path(shown_entry)
         stack.extend(reversed(folders))  # depth-first, alphabetical
 
 
-def _sorted_entries(folder: str) -> list[os.DirEntry]:
+def _may_be_file(entry: os.DirEntry) -> bool:
+    """A file, or a link whose target cannot be told (a loop: reading it says so)."""
     try:
-        with os.scandir(folder) as entries:
-            return sorted(entries, key=lambda e: e.name)
+        return entry.is_file()
     except OSError:
-        return []
+        return True
+
+
+def _sorted_entries(folder: str) -> list[os.DirEntry]:
+    with os.scandir(folder) as entries:
+        return sorted(entries, key=lambda e: e.name)
 
 
 def _initial_chain(root: str, rules: GitignoreRules) -> tuple[list[IgnorePattern], ...]:
@@ -274,16 +291,27 @@ class UnreadableFile(Exception):
 
 def read_python_source(path: Path) -> str:
     """The text of a Python file, decoded as Python does (UTF-8 unless a BOM or a
-    `# -*- coding: ... -*-` line says otherwise)."""
+    `# -*- coding: ... -*-` line says otherwise).  Only regular files are read: a named
+    pipe would block, a device (`/dev/zero`) never end."""
     try:
-        size = path.stat().st_size
+        status = path.stat()
+        if not stat.S_ISREG(status.st_mode):
+            raise UnreadableFile(
+                f"{path} was skipped because it is {_kind_of(status.st_mode)}, not a file; "
+                "torch-lsp reads Python source files only."
+            )
+        size = status.st_size
         if size > MAX_FILE_BYTES:
             raise UnreadableFile(
                 f"{path} was skipped because it is {size / 1_000_000:.1f} MB and torch-lsp checks files up to "
                 f"{MAX_FILE_BYTES // (1024 * 1024)} MB; list it in .gitignore if it is generated."
             )
-        data = path.read_bytes()
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)  # a file that grew since: no more than the limit
     except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise UnreadableFile(f"{path} was skipped because it is a symbolic link that leads back to itself; "
+                                 "point it at a file or remove it.") from None
         raise UnreadableFile(
             f"{path} was skipped because it cannot be read ({error.strerror or error}); "
             "check that it exists and that you may read it."
@@ -291,17 +319,40 @@ def read_python_source(path: Path) -> str:
     return decode_python_source(data, str(path))
 
 
+def _kind_of(mode: int) -> str:
+    kinds = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+# UTF-32 first: its little-endian mark starts with UTF-16's.
+_WIDE_ENCODINGS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
+                   (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"))
+_CODING_COMMENT = re.compile(rb"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)
+
+
 def decode_python_source(data: bytes, name: str) -> str:
     import io
     import tokenize
 
+    for mark, encoding in _WIDE_ENCODINGS:
+        if data.startswith(mark):
+            raise UnreadableFile(f"{name} was skipped because it is saved as {encoding}; save it as UTF-8.")
+    if b"\x00" in data:
+        line = data[: data.index(b"\x00")].count(b"\n") + 1
+        raise UnreadableFile(
+            f"{name} was skipped because it contains NUL bytes (the first on line {line}), so it is not Python "
+            "source: a binary file, or text saved as UTF-16 or UTF-32; save it as UTF-8 if it is source."
+        )
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:
-        raise UnreadableFile(
-            f"{name} was skipped because its encoding declaration is invalid ({error}); "
-            "save it as UTF-8 and remove the `coding:` comment."
-        ) from None
+        if _CODING_COMMENT.search(b"\n".join(data.split(b"\n", 2)[:2])):
+            raise UnreadableFile(
+                f"{name} was skipped because its encoding declaration is invalid ({error}); "
+                "save it as UTF-8 and remove the `coding:` comment."
+            ) from None
+        encoding = "utf-8"  # no declaration: its first lines are not UTF-8, said below
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as error:

@@ -34,6 +34,7 @@ from torch_lsp.check_scheduler import CONFIGURATION_TIMEOUT_S, CheckScheduler
 from torch_lsp.codeactions import FIX_ALL, QUICKFIX, actions_for, build_fix, fix_all_action, fix_offers_at
 from torch_lsp.diagnostics import all_rules
 from torch_lsp.documents import CheckedVersion, DocumentSettings, DocumentStore, OpenDocument
+from torch_lsp.message_stream import TorchProtocol, serve_stream
 from torch_lsp.protocol import (
     DIAGNOSTIC_SOURCE,
     SETTINGS_SECTION,
@@ -43,6 +44,8 @@ from torch_lsp.protocol import (
     diagnostic_span,
     editor_section,
     fix_request_of,
+    opened_text,
+    settings_message,
     to_code_action,
     to_code_lens,
     to_hover,
@@ -68,7 +71,8 @@ class TorchLanguageServer(LanguageServer):
     """pygls server plus what torch-lsp keeps between messages."""
 
     def __init__(self) -> None:
-        super().__init__(SERVER_NAME, __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Full)
+        super().__init__(SERVER_NAME, __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Full,
+                         protocol_cls=TorchProtocol)
         self.documents = DocumentStore()
         self.settings = DocumentSettings()
         self.scheduler = CheckScheduler(self)
@@ -149,8 +153,7 @@ class TorchLanguageServer(LanguageServer):
                 continue
             self.shown_settings_problems.add((origin, messages))
             # The messages are sentences that already say where and what falls back.
-            text = " ".join(messages)
-            self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"torch-lsp: {text}"))
+            self.window_show_message(settings_message(messages))
 
     async def fetch_editor_settings(self) -> dict | None:
         """The `torch-lsp` section from `workspace/configuration`, or None when unavailable."""
@@ -291,7 +294,7 @@ def create_server() -> TorchLanguageServer:
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TorchLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
         item = params.text_document
-        ls.documents.open(item.uri, item.version, item.text)
+        ls.documents.open(item.uri, item.version, opened_text(item))
         ls.scheduler.check_soon(item.uri, 0)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
@@ -546,7 +549,12 @@ def register_watchers(ls: TorchLanguageServer) -> None:
     future.add_done_callback(registered)
 
 
-def serve_stdio() -> None:
-    """Serve LSP over stdin/stdout until the client says exit."""
+def serve_stdio() -> int:
+    """Serve LSP over stdin/stdout until the client says exit; the process's exit code
+    (1 for an `exit` without `shutdown`)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="torch-lsp: %(levelname)s %(message)s")
-    create_server().start_io()
+    server = create_server()
+    try:
+        return serve_stream(server.protocol, sys.stdin.buffer, sys.stdout.buffer)
+    finally:
+        server.shutdown()

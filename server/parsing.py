@@ -3,18 +3,29 @@
 On a `SyntaxError` the offending line is blanked with same-length text (`pass` at
 its indent, `if 1:` when it heads an indented block, or plain spaces for an
 unexpected indent) and the source is parsed again, a few times at most.  Columns
-elsewhere stay valid, so the rest of the file keeps its diagnostics.
+elsewhere stay valid, so the rest of the file keeps its diagnostics.  An unindent
+that matches no outer level usually follows one line indented too deep: that line is
+blanked, so the mistake is reported once, not once per line after it.
+
+The text is parsed as a client holds it: a leading byte-order mark (which `ast` rejects
+in a `str`) is left out and the columns of line 1 are given back in UTF-8 bytes of the
+line with its mark (`ast` positions are per line: no other line moves); NUL characters
+are parsed as spaces, lone surrogates as U+FFFD.
 """
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import warnings
 from dataclasses import dataclass
 
-from torch_lsp.text import split_keeping_breaks, split_lines
+from torch_lsp.text import split_keeping_breaks, split_lines, well_formed
 
 MAX_RECOVERY_ATTEMPTS = 12
+BYTE_ORDER_MARK = "\ufeff"
+# The mark is left out of what is parsed: columns on line 1 move by its 3 UTF-8 bytes.
+_MARK_SHIFT = len(BYTE_ORDER_MARK.encode("utf-8"))
 _HEADER_REF = re.compile(r"on line (\d+)")
 
 
@@ -24,30 +35,84 @@ class SyntaxIssue:
     line: int  # 1-based
     col: int  # 0-based UTF-8 byte column
     end_col: int
+    rest_checked: bool = True  # False when nothing of the file could be analysed
+
+
+def parses(source: str) -> bool:
+    """Whether `source` parses without recovery (as `parse_source` reads it)."""
+    try:
+        _parse(_parseable(source))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def parse_source(source: str) -> tuple[ast.Module, list[SyntaxIssue]]:
     """The best tree for `source` and the syntax errors met on the way."""
+    tree, issues = _recover(_parseable(source))
+    if source.startswith(BYTE_ORDER_MARK):
+        _shift_first_line(tree, issues)
+    return tree, issues
+
+
+def _parseable(source: str) -> str:
+    text = well_formed(source).replace("\x00", " ")
+    return text[1:] if text.startswith(BYTE_ORDER_MARK) else text
+
+
+def _parse(text: str) -> ast.Module:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # invalid escape sequences etc.
+        return ast.parse(text, type_comments=False)
+
+
+def _shift_first_line(tree: ast.Module, issues: list[SyntaxIssue]) -> None:
+    """Columns on line 1 as UTF-8 bytes of the line with its byte-order mark."""
+    for statement in tree.body:
+        if statement.lineno > 1:
+            break
+        for node in ast.walk(statement):
+            if getattr(node, "lineno", None) == 1:
+                node.col_offset += _MARK_SHIFT
+            if getattr(node, "end_lineno", None) == 1:
+                node.end_col_offset += _MARK_SHIFT
+    issues[:] = [SyntaxIssue(i.message, 1, i.col + _MARK_SHIFT, i.end_col + _MARK_SHIFT) if i.line == 1 else i
+                 for i in issues]
+
+
+def _recover(text: str) -> tuple[ast.Module, list[SyntaxIssue]]:
     issues: list[SyntaxIssue] = []
-    text = source.replace("\x00", " ")
     for _ in range(MAX_RECOVERY_ATTEMPTS):
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # invalid escape sequences etc.
-                return ast.parse(text, type_comments=False), issues
+            return _parse(text), issues
         except SyntaxError as error:
-            line = error.lineno or 1
             issue = _issue_from(error, text)
-            if not issues or issues[-1].line != issue.line or not issues:
+            if not issues or issues[-1].line != issue.line:
                 issues.append(issue)
-            patched = _blank_line(text, line, error)
-            if patched == text:
-                break
-            text = patched
-        except (ValueError, RecursionError, MemoryError) as error:
-            issues.append(SyntaxIssue(f"cannot parse this file: {error}", 1, 0, 0))
+            patched = _blank_line(text, error.lineno or 1, error.msg or "")
+        except (RecursionError, MemoryError):
+            # No line number: CPython's parser nests one level per operand of a long
+            # expression.  The longest line is the likely one; it is left out.
+            line = _longest_line(text)
+            width = len(split_lines(text)[line - 1])
+            issues.append(SyntaxIssue(
+                f"This line is nested too deeply for Python's parser ({width:,} characters); it is not checked.",
+                line, 0, len(split_lines(text)[line - 1].encode("utf-8"))))
+            patched = _blank_line(text, line, "")
+        except ValueError as error:
+            issues.append(SyntaxIssue(f"Cannot parse this file: {error}.", 1, 0, 0))
             break
-    return ast.Module(body=[], type_ignores=[]), issues or [SyntaxIssue("cannot parse this file", 1, 0, 0)]
+        if patched == text:
+            break
+        text = patched
+    # Nothing could be recovered: say what went wrong first, and that nothing was checked.
+    first = issues[0] if issues else SyntaxIssue("Cannot parse this file.", 1, 0, 0)
+    return ast.Module(body=[], type_ignores=[]), [dataclasses.replace(first, rest_checked=False)]
+
+
+def _longest_line(text: str) -> int:
+    lines = split_lines(text)
+    return max(range(len(lines)), key=lambda index: len(lines[index])) + 1
 
 
 def _issue_from(error: SyntaxError, text: str) -> SyntaxIssue:
@@ -66,9 +131,9 @@ def _issue_from(error: SyntaxError, text: str) -> SyntaxIssue:
     return SyntaxIssue(f"Syntax error: {message}.", line, col, end_col)
 
 
-def _blank_line(text: str, line: int, error: SyntaxError) -> str:
-    """`text` with the line at fault replaced by same-length harmless code."""
-    message = error.msg or ""
+def _blank_line(text: str, line: int, message: str) -> str:
+    """`text` with the line at fault (for the error `message`) replaced by same-length
+    harmless code."""
     if message.startswith("expected an indented block"):
         header = _HEADER_REF.search(message)
         if header:
@@ -77,10 +142,17 @@ def _blank_line(text: str, line: int, error: SyntaxError) -> str:
     index = 2 * (line - 1)
     if index >= len(pieces):
         index = len(pieces) - 1 if len(pieces) % 2 else len(pieces) - 2
+    if message.startswith("unindent"):
+        index = _too_deep_before(pieces, index)
+    if message.startswith("unexpected indent"):
+        # The whole block indented from here: the body of a header that was half typed,
+        # or a block indented one level too deep, is one mistake, reported once.
+        blanked = _blank_block(pieces, index)
+        return "".join(blanked) if blanked != pieces else text
     original = pieces[index]
     indent = original[: len(original) - len(original.lstrip())]
     width = len(original) - len(indent)
-    if message.startswith("unexpected indent") or message.startswith("unindent"):
+    if message.startswith("unindent"):
         replacement = " " * len(original)
     elif _heads_block(pieces, index, indent):
         replacement = indent + "if 1:".ljust(width)
@@ -92,6 +164,36 @@ def _blank_line(text: str, line: int, error: SyntaxError) -> str:
         return text
     pieces[index] = replacement
     return "".join(pieces)
+
+
+def _blank_block(pieces: list[str], index: int) -> list[str]:
+    """`pieces` with the line at `index` and the lines after it indented at least as deep
+    (blank lines and comments among them) turned into spaces."""
+    depth = _depth(pieces[index])
+    blanked = list(pieces)
+    for later in range(index, len(pieces), 2):
+        code = pieces[later]
+        if later > index and code.strip() and _depth(code) < depth:
+            break
+        blanked[later] = " " * len(code)
+    return blanked
+
+
+def _depth(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _too_deep_before(pieces: list[str], index: int) -> int:
+    """The line to blank for an unindent that matches no outer level at `index`: the code
+    line before it when that one is indented deeper (it set the level that does not
+    match), else the line itself."""
+    line = pieces[index]
+    for earlier in range(index - 2, -1, -2):
+        code = pieces[earlier]
+        if code.strip() and not code.lstrip().startswith("#"):
+            deeper = len(code) - len(code.lstrip()) > len(line) - len(line.lstrip())
+            return earlier if deeper else index
+    return index
 
 
 def _heads_block(pieces: list[str], index: int, indent: str) -> bool:

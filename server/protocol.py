@@ -17,13 +17,15 @@ from torch_lsp.codeactions import FIX_ALL, FIX_ALL_TITLE, Action, FixOffer, Text
 from torch_lsp.documents import OpenDocument, path_from_uri
 from torch_lsp.reporting import rule_url
 from torch_lsp.shapes.probe.lenses import PROBE_COMMAND
-from torch_lsp.text import LineIndex
+from torch_lsp.text import LineIndex, well_formed
 
 SETTINGS_SECTION = "torch-lsp"
 DIAGNOSTIC_SOURCE = "torch-lsp"
 MAX_DOCUMENT_CHARS = 5_000_000
 MAX_DOCUMENT_LINES = 100_000
 TOO_LARGE_CODE = "file-too-large"
+# A notification a person reads: a few sentences, however many problems there are.
+MAX_MESSAGE_CHARS = 1_500
 
 SEVERITIES = {
     "error": lsp.DiagnosticSeverity.Error,
@@ -67,8 +69,13 @@ def content_changes(params: lsp.DidChangeTextDocumentParams) -> list[tuple]:
                 (change_range.start.line, change_range.start.character),
                 (change_range.end.line, change_range.end.character),
             )
-        changes.append((change_range, change.text))
+        changes.append((change_range, well_formed(change.text)))
     return changes
+
+
+def opened_text(item: lsp.TextDocumentItem) -> str:
+    """The text of an opened document, as the server keeps it (`well_formed`)."""
+    return well_formed(item.text)
 
 
 # ------------------------------------------------------------------ diagnostics
@@ -219,6 +226,22 @@ def wants_kind(only: list[str] | None, kind: str) -> bool:
     if not only:
         return True
     return any(wanted in ("", kind) or kind.startswith(f"{wanted}.") for wanted in only)
+
+
+# ------------------------------------------------------------------ messages
+def settings_message(sentences: tuple[str, ...] | list[str]) -> lsp.ShowMessageParams:
+    """One warning with the settings problems found: as many whole sentences as fit in
+    `MAX_MESSAGE_CHARS`, then how many more there are."""
+    shown: list[str] = []
+    length = 0
+    for sentence in sentences:
+        if shown and length + len(sentence) > MAX_MESSAGE_CHARS:
+            break
+        shown.append(sentence[:MAX_MESSAGE_CHARS])
+        length += len(sentence) + 1
+    rest = len(sentences) - len(shown)
+    text = " ".join(shown) + (f" … and {rest:,} more problems of the same settings." if rest else "")
+    return lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"torch-lsp: {text}")
 
 
 # ------------------------------------------------------------------ initialisation

@@ -194,6 +194,21 @@ def _flattened(table: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
             yield normalized, str(key), value
 
 
+MAX_NAMES_SHOWN = 5
+MAX_NAME_CHARS = 30
+
+
+def some_of(names: list[str], quote: str) -> str:
+    """A few of `names`, quoted, and how many more: a settings message stays a sentence
+    however many unknown codes or keys it is about."""
+    shown = [quote + (n if len(n) <= MAX_NAME_CHARS else n[:MAX_NAME_CHARS] + "…") + quote
+             for n in names[:MAX_NAMES_SHOWN]]
+    rest = len(names) - len(shown)
+    if rest:
+        return f"{', '.join(shown)} and {rest:,} more"
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+
+
 def _describe(value: Any) -> str:
     kind = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list"}.get(
         type(value), "a table" if isinstance(value, Mapping) else type(value).__name__
@@ -208,10 +223,22 @@ class _TableReader:
 
     def __init__(self, where: str) -> None:
         self.where = where
-        self.errors: list[str] = []
+        self._errors: list[str] = []
+        self.unknown_keys: list[str] = []
+
+    @property
+    def errors(self) -> list[str]:
+        """Every sentence, the unknown keys in one of them."""
+        if not self.unknown_keys:
+            return self._errors
+        one, listed = len(self.unknown_keys) == 1, some_of(self.unknown_keys, quote="`")
+        return self._errors + [
+            f"In {self.where}, {listed} {'is not a torch-lsp setting' if one else 'are not torch-lsp settings'}, "
+            f"so {'it is' if one else 'they are'} ignored. Known settings: {', '.join(KNOWN_KEYS)}."
+        ]
 
     def wrong_type(self, key: str, expected: str, value: Any) -> None:
-        self.errors.append(
+        self._errors.append(
             f"In {self.where}, `{key}` must be {expected}, not {_describe(value)}; the default is used instead."
         )
 
@@ -222,10 +249,13 @@ class _TableReader:
             self.wrong_type(key, 'a list of rule codes such as ["TL1", "TL301"]', value)
             return None
         wanted = [v.strip().upper() for v in value]
-        for unknown in unknown_selectors(wanted):
-            self.errors.append(
-                f'In {self.where}, `{key}` lists "{unknown}", which matches no torch-lsp rule, '
-                f"so it is ignored. {selector_hint()}"
+        unknown = unknown_selectors(wanted)
+        if unknown:
+            one, listed = len(unknown) == 1, some_of(unknown, quote='"')
+            self._errors.append(
+                f"In {self.where}, `{key}` lists {listed}, which "
+                f"{'matches' if one else 'match'} no torch-lsp rule, so {'it is' if one else 'they are'} ignored. "
+                f"{selector_hint()}"
             )
         known = known_selectors()
         valid = tuple(v for v in wanted if v in known)
@@ -253,7 +283,7 @@ class _TableReader:
             if not self.selectors(key, [str(code)]):
                 continue
             if not isinstance(level, str) or level.strip().lower() not in SEVERITIES:
-                self.errors.append(
+                self._errors.append(
                     f'In {self.where}, `{key}` sets {str(code).upper()} to {_describe(level)}, which is not a '
                     f"severity, so its default severity is kept. Use one of: {', '.join(SEVERITIES)}."
                 )
@@ -287,16 +317,13 @@ class _TableReader:
         return default
 
     def editor_only(self, key: str) -> None:
-        self.errors.append(
+        self._errors.append(
             f"In {self.where}, `{key}` is ignored: it makes torch-lsp run the project's code, so it is "
             "read only from the editor's settings or the command line (`--probe`)."
         )
 
     def unknown_key(self, key: str) -> None:
-        self.errors.append(
-            f"In {self.where}, `{key}` is not a torch-lsp setting, so it is ignored. "
-            f"Known settings: {', '.join(KNOWN_KEYS)}."
-        )
+        self.unknown_keys.append(key)
 
 
 def _apply_table(base: Settings, table: Mapping[str, Any], where: str, root: str) -> tuple[Settings, list[str]]:

@@ -18,9 +18,25 @@ from functools import cached_property
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LINE_BREAK_KEPT = re.compile(f"({LINE_BREAK.pattern})")
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT_CHARACTER = "\ufffd"
+
 UTF8 = "utf-8"
 UTF16 = "utf-16"
 UTF32 = "utf-32"
+
+
+def well_formed(text: str) -> str:
+    """`text` with each lone surrogate (a client's JSON may carry `"\\ud800"`; it has no
+    UTF-8 form, so neither `ast` nor a column conversion could read the text) replaced by
+    U+FFFD, which counts the same in every column unit: one code point, one UTF-16 unit."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub(REPLACEMENT_CHARACTER, text)
+    return text
 
 
 def split_lines(source: str) -> list[str]:

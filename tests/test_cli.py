@@ -638,3 +638,85 @@ def test_no_progress_bar_for_a_few_files(tmp_path):
     status, terminal = _run_with_terminal_stderr(["check", "."], tmp_path)
     assert status == 1
     assert "/3 " not in terminal
+
+
+# -- what is not a readable Python file ------------------------------------------------------
+def test_a_symbolic_link_loop_is_skipped_and_the_rest_checked(tmp_path, cli):
+    write(tmp_path, {"pkg/model.py": DATA_PARALLEL})
+    os.symlink("b.py", tmp_path / "pkg" / "a.py")
+    os.symlink("a.py", tmp_path / "pkg" / "b.py")
+    completed = cli("check", "pkg", cwd=tmp_path)
+    assert completed.returncode == 1, completed.stderr
+    assert "model.py:5:9: TL406" in completed.stdout
+    assert "a.py was skipped because it is a symbolic link that leads back to itself" in completed.stderr
+
+
+@pytest.mark.skipif(os.name != "posix", reason="named pipes and /dev/zero are POSIX")
+@pytest.mark.parametrize("kind", ["named pipe", "character device"])
+def test_what_is_not_a_regular_file_is_refused_not_read(tmp_path, cli, kind):
+    if kind == "named pipe":
+        os.mkfifo(tmp_path / "pipe.py")
+        target = "pipe.py"
+    else:
+        target = "/dev/zero"
+    completed = cli("check", target, cwd=tmp_path, timeout=30)  # reading either would block or never end
+    assert completed.returncode == 2
+    assert f"{target} was skipped because it is a {kind}, not a file" in completed.stderr
+    assert "Nothing was checked." in completed.stderr
+
+
+@pytest.mark.parametrize("content, says", [
+    ("import torch\nx = 1\n".encode("utf-16"), "saved as UTF-16; save it as UTF-8"),
+    (b"\x7fELF\x02\x01\x01\x00\x00\x00\xde\xad\xbe\xef", "contains NUL bytes (the first on line 1)"),
+    (b"\x00" * 64, "contains NUL bytes"),
+    (b"\x89PNG\r\n\x1a\n\xfe\xed", "is not valid UTF-8 (byte 0x89 on line 1)"),
+])
+def test_binary_and_utf_16_files_are_told_what_they_are(tmp_path, cli, content, says):
+    write(tmp_path, {"odd.py": content})
+    completed = cli("check", "odd.py", cwd=tmp_path)
+    assert completed.returncode == 2
+    assert says in completed.stderr
+    assert "coding:" not in completed.stderr.split("comment on its first line")[0].replace("`# -*- coding: <name>", "")
+    assert "No problems found" not in completed.stderr and "Nothing was checked." in completed.stderr
+
+
+def test_an_expression_too_deep_to_parse_costs_its_line_and_says_so(tmp_path, cli):
+    write(tmp_path, {"deep.py": DATA_PARALLEL + "total = " + " + ".join(["x"] * 30_000) + "\n"})
+    completed = cli("check", "deep.py", cwd=tmp_path)
+    (deep,) = [line for line in completed.stdout.splitlines() if "syntax-error" in line]
+    assert deep.startswith("deep.py:6:1:") and "nested too deeply" in deep and "still checked" in deep
+    assert "deep.py:5:9: TL406" in completed.stdout  # the rest of the file was checked
+
+
+def run_as_nobody(args: list[str], cwd: str) -> subprocess.CompletedProcess:
+    def drop_privileges():
+        os.setgid(65534)
+        os.setuid(65534)
+    return subprocess.run([sys.executable, "-m", "torch_lsp", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=60, preexec_fn=drop_privileges if os.geteuid() == 0 else None)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_a_folder_that_cannot_be_listed_is_reported(tmp_path, cli):
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="torch-lsp-unreadable-"))  # not under pytest's private folder
+    try:
+        root.chmod(0o755)
+        write(root, {"open/model.py": DATA_PARALLEL, "locked/model.py": DATA_PARALLEL})
+        (root / "open").chmod(0o755)
+        (root / "open" / "model.py").chmod(0o644)
+        (root / "locked").chmod(0)
+        try:
+            probe = run_as_nobody(["rules", "TL406"], str(root))
+        except OSError as error:  # this Python lies in a folder only its owner may enter
+            probe = subprocess.CompletedProcess([], 1, "", str(error))
+        if probe.returncode != 0:
+            pytest.skip(f"torch-lsp cannot run as an unprivileged user here (root reads every folder): "
+                        f"{probe.stderr[-200:]}")
+        completed = run_as_nobody(["check", "."], str(root))
+        assert "open/model.py:5:9: TL406" in completed.stdout, completed.stderr
+        assert "the folder ./locked was skipped because it cannot be read (Permission denied)" in completed.stderr
+    finally:
+        (root / "locked").chmod(0o755)
+        shutil.rmtree(root)

@@ -70,3 +70,39 @@ def test_columns_elsewhere_stay_valid_after_recovery():
 def test_garbage_never_raises():
     for source in ["\x00\x00", "def (:\n" * 50, ")" * 5000, "é" * 10000, "\t\tif", "class A(:\n  pass"]:
         check_source(source, "junk.py")
+
+
+def test_a_byte_order_mark_keeps_line_1_and_its_columns():
+    source = "\ufeffimport torch.nn as nn; m = nn.DataParallel(nn.Linear(2, 2))\n"
+    (finding,) = check_source(source, "bom.py").findings
+    assert finding.code == "TL406" and finding.line == 1
+    # UTF-8 byte columns of the line as it is, the mark included
+    assert finding.col == len(source[: source.index("nn.DataParallel")].encode("utf-8"))
+
+
+def test_a_lone_surrogate_in_a_string_is_not_a_syntax_error():
+    source = 'import torch.nn as nn\ns = "\ud800"\nm = nn.DataParallel(nn.Linear(2, 2))\n'
+    assert [f.code for f in check_source(source, "surrogate.py").findings] == ["TL406"]
+
+
+def test_an_expression_too_deep_for_the_parser_costs_its_line_only():
+    source = "import torch.nn as nn\nx = " + " + ".join(["a"] * 30_000) + "\nm = nn.DataParallel(nn.Linear(2, 2))\n"
+    findings = check_source(source, "deep.py").findings
+    assert [(f.code, f.line) for f in findings] == [("syntax-error", 2), ("TL406", 3)]
+    assert "nested too deeply" in findings[0].message and "still checked" in findings[0].message
+
+
+def test_a_file_nothing_of_which_parses_says_so():
+    (finding,) = check_source("x = (\n" * 300, "nested.py").findings
+    assert finding.code == "syntax-error" and finding.message.endswith("Nothing in this file was checked.")
+
+
+@pytest.mark.parametrize("mistake, body", [
+    ("over-indented first line", "            total = 0\n        return total\n"),
+    ("header half typed", "    retu\n        total = 0\n        return total\n"),
+    ("block indented too deep", "        total = 0\n            for x in y:\n                total += x\n        return total\n"),
+])
+def test_one_indentation_mistake_is_one_syntax_error(mistake, body):
+    source = f"import torch.nn as nn\n\n\ndef f(y):\n{body}\n\ndef g(m):\n    return nn.DataParallel(m)\n"
+    codes = [f.code for f in check_source(source, "indent.py").findings]
+    assert codes.count("syntax-error") == 1 and "TL406" in codes, codes

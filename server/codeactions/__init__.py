@@ -28,6 +28,7 @@ The types, from a finding to the client:
 """
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from torch_lsp.codeactions.action import FIX_ALL, FIX_ALL_TITLE, QUICKFIX, Action
@@ -36,10 +37,12 @@ from torch_lsp.codeactions.fix_all import FixAllResult, fix_all
 from torch_lsp.codeactions.locate import finding_at
 from torch_lsp.codeactions.noqa import disable_for_line
 from torch_lsp.codeactions.registry import SAFE, UNSAFE, FixOffer, build, fix_offers, fixable_codes, fixes_for, main_fix
+from torch_lsp.parsing import parses
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
 
+log = logging.getLogger(__name__)
 Span = tuple[int, int, int, int]  # a finding's ast range: line, byte col, end line, end byte col
 
 
@@ -59,7 +62,7 @@ def build_fix(analysis: "Analysis", findings, code: str, span: Span, title: str)
         return None
     for offer in fix_offers(analysis, finding):
         if offer.title == title:
-            return build(offer)
+            return _if_it_parses(analysis, build(offer))
     return None
 
 
@@ -82,8 +85,19 @@ def _finding(analysis: "Analysis", findings, code: str, span: Span):
 
 def actions_for(analysis: "Analysis", code: str, line: int) -> list[Action]:
     """Every action offered for a finding with `code` reported on 1-based `line`."""
-    actions = [disable_for_line(analysis, code, line)]
+    actions = [_if_it_parses(analysis, disable_for_line(analysis, code, line))]
     return [action for action in actions if action is not None]
+
+
+def _if_it_parses(analysis: "Analysis", action: Action | None) -> Action | None:
+    """`action`, unless the file parsed before it and would not after it: the check
+    `fix_all` makes after each round, made for each single action too (a fix checks
+    only the statements it rewrote)."""
+    if action is None or analysis.syntax_errors or parses(apply_edits(analysis.source, action.edits)):
+        return action
+    log.error("The action %r on %s would leave code that does not parse; it is not offered.",
+              action.title, analysis.path or "the document")
+    return None
 
 
 __all__ = [

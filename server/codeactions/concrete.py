@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from torch_lsp.codeactions.edits import without_leading_form_feeds
 from torch_lsp.fact_cache import FactKey
 from torch_lsp.text import LINE_BREAK, LineIndex
 
@@ -132,7 +133,9 @@ class ConcreteSource:
         start = self.positions.line_start(first)
         text = self.text[start:self.positions.line_start(last + 1)]
         try:
-            module = cst.parse_module(text)
+            # libcst cannot tokenize some form feeds in indentation (Python ignores them);
+            # `diff_edits` keeps them where they are in `text`.
+            module = cst.parse_module(without_leading_form_feeds(text))
         except Exception:  # noqa: BLE001 - half-typed code: no fixes in this group
             return None
         has_block = any(_has_indented_block(s) for s in statements)

@@ -10,7 +10,9 @@ byte column).
 Edits are computed by diffing the old and new text of the region a fix rewrote
 (`diff_edits`): lines are aligned on their stripped content, so re-indenting a block
 becomes one small insertion per line, and changed lines are narrowed to the characters
-that differ.  An edit never starts or ends between the two characters of a `\\r\\n`.
+that differ.  An edit never starts or ends between the two characters of a `\\r\\n`, and
+keeps the form feeds that start a line where they were (libcst drops some of them and
+copies others onto the lines below).
 """
 from __future__ import annotations
 
@@ -58,6 +60,10 @@ def diff_edits(old: str, new: str, base: int = 0) -> list[TextEdit]:
     if old == new:
         return []
     old_lines, new_lines = line_pieces(old), line_pieces(new)
+    if "\f" in old:
+        # libcst moves form feeds that start lines (onto every line of a block): the new
+        # text gets those of the old lines it keeps, and no others.
+        new_lines = [_without_leading_form_feeds(line) for line in new_lines]
     head = _common_prefix(old_lines, new_lines)
     tail = _common_prefix(old_lines[head:][::-1], new_lines[head:][::-1])
     old_mid = old_lines[head:len(old_lines) - tail]
@@ -69,7 +75,7 @@ def diff_edits(old: str, new: str, base: int = 0) -> list[TextEdit]:
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             for k in range(i2 - i1):
-                edits += _narrowed(old_mid[i1 + k], new_mid[j1 + k], starts[i1 + k])
+                edits += _narrowed(old_mid[i1 + k], _form_feeds_kept(old_mid[i1 + k], new_mid[j1 + k]), starts[i1 + k])
         else:
             edits += _aligned(old_mid[i1:i2], new_mid[j1:j2], starts[i1])
     return merge_touching(edits)
@@ -99,9 +105,30 @@ def _aligned(old: list[str], new: list[str], start: int) -> list[TextEdit]:
     middle = start + sum(map(len, old[:i]))
     return (
         _aligned(old[:i], new[:j], start)
-        + _narrowed(old[i], new[j], middle)
+        + _narrowed(old[i], _form_feeds_kept(old[i], new[j]), middle)
         + _aligned(old[i + 1:], new[j + 1:], middle + len(old[i]))
     )
+
+
+def _form_feeds_kept(old_line: str, new_line: str) -> str:
+    """`new_line` (the new text of `old_line`, its form feeds taken out) with the form feeds
+    that started `old_line`.  A form feed in indentation resets the column count, so they
+    may go before any indentation."""
+    return "\f" * _leading_form_feeds(old_line) + new_line
+
+
+def _leading_form_feeds(line: str) -> int:
+    return line[: len(line) - len(line.lstrip(" \t\f"))].count("\f")
+
+
+def _without_leading_form_feeds(line: str) -> str:
+    indent = len(line) - len(line.lstrip(" \t\f"))
+    return line[:indent].replace("\f", "") + line[indent:]
+
+
+def without_leading_form_feeds(text: str) -> str:
+    """`text` with the form feeds in the indentation of its lines taken out."""
+    return "".join(_without_leading_form_feeds(line) for line in line_pieces(text)) if "\f" in text else text
 
 
 def merge_touching(edits: list[TextEdit]) -> list[TextEdit]:

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import libcst as cst
 
 from torch_lsp.codeactions.concrete import ParsedGroup, StatementRef, concrete_source
-from torch_lsp.codeactions.edits import TextEdit, diff_edits, merge_touching
+from torch_lsp.codeactions.edits import TextEdit, diff_edits, merge_touching, without_leading_form_feeds
+from torch_lsp.parsing import BYTE_ORDER_MARK
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -274,7 +275,8 @@ class Rewrite:
                 transformer = _Apply(self._node_changes.get(index, {}), self._block_changes.get(index, {}))
                 new_module = group.module.visit(transformer)
                 new_text = new_module.code if new_module.body or new_module.header or new_module.footer else ""
-                ast.parse(new_text)
+                new_text = _with_what_libcst_drops(group.text, new_text)
+                ast.parse(new_text.removeprefix(BYTE_ORDER_MARK))
                 edits += diff_edits(group.text, new_text, group.start)
         except (CannotRewrite, SyntaxError, ValueError, TypeError, cst.CSTValidationError):
             return None
@@ -292,6 +294,21 @@ def build_edits(analysis: "Analysis", plan: Callable[[Rewrite], None]) -> list[T
 
 
 # ------------------------------------------------------------------ helpers
+def _with_what_libcst_drops(old: str, new: str) -> str:
+    """`new` (libcst's rendering of the group `old`) with what libcst leaves out of any
+    rendering put back: a leading byte-order mark, and the final line break when it is a
+    lone `\\r` (else the next line would be joined to this one).  Form feeds that start
+    lines are taken out (libcst copies them onto the lines below, even between spaces of
+    an indentation, where they reset the column count); `diff_edits` puts back those of
+    the lines it keeps."""
+    new = without_leading_form_feeds(new)
+    if old.startswith(BYTE_ORDER_MARK) and new and not new.startswith(BYTE_ORDER_MARK):
+        new = BYTE_ORDER_MARK + new
+    if old.endswith("\r") and new and not new.endswith(("\r", "\n")):
+        new += "\r"
+    return new
+
+
 def _require_line(ref: StatementRef) -> None:
     if ref.line is None:
         raise CannotRewrite("an `elif` cannot have statements put around it")

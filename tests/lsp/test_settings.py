@@ -116,6 +116,24 @@ async def test_invalid_pyproject_is_reported_once_and_defaults_apply(editor, tmp
     editor.close(second)
 
 
+async def test_a_message_about_thousands_of_unknown_codes_stays_short(editor, tmp_path):
+    project = tmp_path / "many_codes"
+    project.mkdir()
+    codes_listed = ", ".join(f'"XX{n:05d}"' for n in range(10_000))
+    patterns = "\n".join(f'"generated_{n}/**" = ["YY{n}"]' for n in range(2_000))
+    (project / "pyproject.toml").write_text(
+        f"[tool.torch-lsp]\nignore = [{codes_listed}]\n\n[tool.torch-lsp.per-file-ignores]\n{patterns}\n")
+    shown = len(editor.client.messages)
+    document = editor.open_path(project / "a.py", SNIPPET)
+    assert codes(await editor.diagnostics(document)) == BOTH
+    await wait_until(lambda: editor.client.messages[shown:], "window/showMessage")
+    (message,) = editor.client.messages[shown:]
+    assert len(message.message) < 2_000, len(message.message)
+    assert '"XX00000"' in message.message and "9,995 more" in message.message
+    assert "more problems" in message.message  # the 2,000 patterns' sentences, counted
+    editor.close(document)
+
+
 @pytest.mark.parametrize("profile", PROFILES)
 async def test_invalid_editor_settings_show_one_message_and_defaults_apply(profile, tmp_path):
     invalid = {"torch-lsp": {"ignore": 42, "severity": {"TL406": "loud"}}}
