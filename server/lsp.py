@@ -1,8 +1,9 @@
 """The language server: the LSP handlers and the pygls server they share.
 
 No analysis happens here, and no conversion either.  Handlers keep documents in
-sync (whole-text sync, so pygls' `str.splitlines()`-based incremental edits are
-never used), hand checking to the `check_scheduler` (debounce, the two passes,
+sync (incremental sync: a keystroke ships a ranged change, applied by `documents`
+with LSP line splitting; pygls' own copy, split with `str.splitlines()`, is never
+read), hand checking to the `check_scheduler` (debounce, the two passes,
 publishing, release), answer requests from the check of the version they name,
 and turn our values into LSP types through `protocol`.
 
@@ -27,6 +28,8 @@ import uuid
 from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 
 from torch_lsp import __version__
 from torch_lsp.check_scheduler import CONFIGURATION_TIMEOUT_S, CheckScheduler
@@ -60,11 +63,36 @@ CHANGE_DEBOUNCE_S = 0.075
 log = logging.getLogger(__name__)
 
 
+class OwnDocumentsProtocol(LanguageServerProtocol):
+    """pygls' protocol without pygls' copy of each open document: `documents` keeps the text.
+    pygls splits its copy's lines with `str.splitlines()` and, applying a ranged change to
+    it, clamps the change's positions in place, which moved the edit in our copy too (a
+    U+2028 earlier in the file was enough); the copy also cost memory and time per change."""
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: lsp.DidOpenTextDocumentParams):
+        yield from self._our_handler(lsp.TEXT_DOCUMENT_DID_OPEN, params)
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams):
+        yield from self._our_handler(lsp.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: lsp.DidCloseTextDocumentParams):
+        yield from self._our_handler(lsp.TEXT_DOCUMENT_DID_CLOSE, params)
+
+    def _our_handler(self, method: str, params):
+        handler = self.fm.features.get(method)
+        if handler is not None:
+            yield handler, (params,), None
+
+
 class TorchLanguageServer(LanguageServer):
     """pygls server plus what torch-lsp keeps between messages."""
 
     def __init__(self) -> None:
-        super().__init__(SERVER_NAME, __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Full)
+        super().__init__(SERVER_NAME, __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                         protocol_cls=OwnDocumentsProtocol)
         self.documents = DocumentStore()
         self.settings = DocumentSettings()
         self.scheduler = CheckScheduler(self)
@@ -74,6 +102,22 @@ class TorchLanguageServer(LanguageServer):
         # The probe runs in the interpreter the editor started us with, unless set otherwise.
         self.probes = ProbeSession(editor_python=sys.executable)
         self.shown_probe_notes: set[str] = set()
+        self.shutdown_requested = False
+
+    def shutdown(self) -> None:
+        """pygls' end of serving (after `exit`, or stdin closed).  pygls would wait here for
+        its stdin reader thread, blocked in a read until the client closes the pipe, and the
+        interpreter would then wait for a check under way: neither waits, since
+        `serve_stdio` ends the process right after."""
+        if self._stop_event is not None:
+            self._stop_event.set()
+        self.scheduler.shutdown()
+        self.probes.kill_workers()
+
+    @property
+    def exit_code(self) -> int:
+        """LSP: 0 when `shutdown` came before the end, else 1."""
+        return 0 if self.shutdown_requested else 1
 
     # -- what the client can do ---------------------------------------------
     def client_supports(self, path: str) -> bool:
@@ -133,10 +177,10 @@ class TorchLanguageServer(LanguageServer):
         document = self.documents.get(uri)
         if document is None:
             return None, None
-        checked = await self.scheduler.checked(document)
+        checked = await self.scheduler.analysed(document)
         if checked is None or checked.result is None:
             return document, None
-        report = await self.scheduler.on_analysis_thread(infer_shapes, checked.result.analysis)
+        report = await self.scheduler.on_request_thread(infer_shapes, checked.result.analysis)
         return document, (checked, report)
 
     def show_settings_problems(self, problems: list[tuple[str, tuple[str, ...]]]) -> None:
@@ -218,7 +262,7 @@ async def quick_fixes(ls: "TorchLanguageServer", document: OpenDocument, checked
             continue  # out of range: no action, never an error
         code = str(diagnostic.code)
         span = diagnostic_span(diagnostic, lines, ls.encoding)
-        offers = await ls.scheduler.on_analysis_thread(fix_offers_at, analysis, findings, code, span)
+        offers = await ls.scheduler.on_request_thread(fix_offers_at, analysis, findings, code, span)
         for offer in offers:
             if (offer.title, span) in seen:
                 continue
@@ -226,7 +270,7 @@ async def quick_fixes(ls: "TorchLanguageServer", document: OpenDocument, checked
             if ls.resolves_edits:
                 fixes.append(unresolved_fix_action(offer, span, document, diagnostic))
                 continue
-            built = await ls.scheduler.on_analysis_thread(build_fix, analysis, findings, code, span, offer.title)
+            built = await ls.scheduler.on_request_thread(build_fix, analysis, findings, code, span, offer.title)
             if built is not None:
                 fixes.append(to_code_action(built, document, lines, ls.encoding, diagnostic, ls.versioned_edits))
         for action in actions_for(analysis, code, diagnostic.range.start.line + 1):
@@ -242,7 +286,7 @@ async def fix_all_code_action(ls: "TorchLanguageServer", document: OpenDocument,
     if lazy:
         return unresolved_fix_all_action(document)
     settings, _ = ls.settings.settings_for(document.path, ls.settings.generation)
-    action = await ls.scheduler.on_analysis_thread(fix_all_action, document.text, document.path, settings)
+    action = await ls.scheduler.on_request_thread(fix_all_action, document.text, document.path, settings)
     if action is None:
         return None
     return to_code_action(action, document, checked.result.analysis.lines, ls.encoding, None, ls.versioned_edits)
@@ -281,8 +325,9 @@ def create_server() -> TorchLanguageServer:
 
     @server.feature(lsp.SHUTDOWN)
     def shutdown(ls: TorchLanguageServer, params: None) -> None:
+        ls.shutdown_requested = True
         ls.scheduler.shutdown()
-        ls.probes.close()
+        ls.probes.kill_workers()
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TorchLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
@@ -339,7 +384,7 @@ def create_server() -> TorchLanguageServer:
         if not wants_fixes and not wants_fix_all:
             return []
         try:
-            checked = await ls.scheduler.checked(document)
+            checked = await ls.scheduler.analysed(document)
         except Exception:
             ls.log_failure(f"Checking {document.uri} for code actions failed.")
             return []
@@ -359,7 +404,7 @@ def create_server() -> TorchLanguageServer:
         if document is None or document.version != data.get("version") or action.edit is not None:
             return action  # the document moved on: an edit now could land in the wrong place
         try:
-            checked = await ls.scheduler.checked(document)
+            checked = await ls.scheduler.analysed(document)
         except Exception:
             ls.log_failure(f"Resolving {action.title!r} failed.")
             return action
@@ -369,7 +414,7 @@ def create_server() -> TorchLanguageServer:
             resolved = await fix_all_code_action(ls, document, checked, lazy=False)
             action.edit = resolved.edit if resolved is not None else None
             return action
-        built = await ls.scheduler.on_analysis_thread(build_fix, checked.result.analysis, checked.result.findings,
+        built = await ls.scheduler.on_request_thread(build_fix, checked.result.analysis, checked.result.findings,
                                                       *fix_request_of(action, data))
         if built is not None:
             action.edit = to_code_action(built, document, checked.result.analysis.lines, ls.encoding, None,
@@ -476,4 +521,17 @@ def register_watchers(ls: TorchLanguageServer) -> None:
 def serve_stdio() -> None:
     """Serve LSP over stdin/stdout until the client says exit."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="torch-lsp: %(levelname)s %(message)s")
-    create_server().start_io()
+    server = create_server()
+    try:
+        server.start_io()
+    except Exception:
+        log.exception("the server stopped on an internal error")
+    finally:
+        # Leave at once: the interpreter's own exit would wait for every thread, a check
+        # under way or pygls' stdin reader included (seconds, or until the client closes
+        # the pipe).  Nothing is left to save: messages are flushed as they are written,
+        # and the probe worker is killed by `shutdown`.
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(ValueError, OSError):  # pygls may have closed it
+                stream.flush()
+        os._exit(server.exit_code)
