@@ -9,7 +9,11 @@ The benchmark never asserts; it measures, in one run on this machine:
   * didOpen to the answer of a `textDocument/diagnostic` sent right after it: the
     complete diagnostics for a pull client, the first step for one that supports refresh;
   * the server's memory with 20 open 2,000-line documents through hundreds of edits,
-    and after closing them.
+    and after closing them;
+  * hover latency in a checked file during an edit storm over 50 other files, and how
+    soon a typing storm in one file settles (`storm_bench`);
+  * how soon the server is gone after shutdown + exit, stdin closing or the client
+    being killed, in the middle of a check.
 `--only memory` (and so on) runs one part.
 Target: diagnostics for the 2,000-line file within 3x its `ast.parse` time.
 """
@@ -22,11 +26,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import check_bench, memory_bench, server_bench
+from bench import check_bench, memory_bench, server_bench, storm_bench
 from bench.figures import Row, lines_label, median, ms, render, spread
 from bench.generate import EXAMPLES_DIR, REPO_ROOT, generate_source, write_generated
 
-SCENARIOS = ("engine", "server", "pull", "memory")
+SCENARIOS = ("engine", "server", "pull", "memory", "storm")
 SIZES = [200, 2000, 5000]
 TARGET_SIZE = 2000
 TARGET_RATIO = 3.0
@@ -41,12 +45,17 @@ class Runs:
     open: int  # didOpen runs per size
     change: int  # typed characters per size
     memory_edits: int  # edits over the open documents of the memory scenario
+    storm_edits: int  # edits of the hover-during-a-storm scenario (over STORM_FILES files)
     more_memory_edits: int  # further edits, for the growth figure
 
 
-FULL = Runs(parse=15, cli=3, startup=5, open=7, change=15, memory_edits=500, more_memory_edits=1000)
-QUICK = Runs(parse=5, cli=1, startup=2, open=3, change=5, memory_edits=100, more_memory_edits=0)
+FULL = Runs(parse=15, cli=3, startup=5, open=7, change=15, memory_edits=500, storm_edits=1000,
+            more_memory_edits=1000)
+QUICK = Runs(parse=5, cli=1, startup=2, open=3, change=5, memory_edits=100, storm_edits=200,
+             more_memory_edits=0)
 MEMORY_DOCUMENTS = 20
+STORM_FILES = 50
+STORM_RATE = 20.0  # edits per second
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         rows += pull_rows(runs, refreshes=True)
     if "memory" in only:
         rows += memory_rows(runs)
+    if "storm" in only:
+        rows += storm_rows(runs)
     print(render(rows))
     print(f"target: diagnostics on {TARGET_SIZE:,} lines within {TARGET_RATIO:.0f}x ast.parse "
           f"(ratio column); didChange latency includes the server's debounce.")
@@ -128,7 +139,9 @@ def server_rows(parse_seconds: dict[int, float], runs: Runs) -> list[Row]:
         session = server_bench.start_session(REPO_ROOT, log_path)
     except Exception as error:
         return [Row("server", "", "unavailable", f"{error} (stderr: {log_path})")]
-    rows = [Row("server start -> initialize response", "", ms(median(startup)), spread(startup))]
+    rows = [Row("server start -> initialize response", "", ms(median(startup)),
+                f"{spread(startup)}; target < 300 ms")]
+    rows += exit_rows(log_path)
     try:
         idle_rss, _ = server_bench.resident_memory_mib(session.client.process.pid)
         rows.append(Row("server RSS (VmRSS) after initialize", "no documents", f"{idle_rss:.1f} MiB"))
@@ -141,6 +154,22 @@ def server_rows(parse_seconds: dict[int, float], runs: Runs) -> list[Row]:
         rows.append(Row("server", "", "failed", f"{error} (stderr: {log_path})"))
     finally:
         session.client.shutdown()
+    return rows
+
+
+def exit_rows(log_path: Path) -> list[Row]:
+    """From the client's goodbye, sent while a 5,000-line file is checked, to the server's end."""
+    path = DATA_DIR / "exit_during_check.py"
+    text = generate_source(SIZES[-1], variant=400)
+    path.write_text(text, encoding="utf-8")
+    rows = []
+    for way in server_bench.EXIT_WAYS:
+        try:
+            seconds = server_bench.measure_exit(REPO_ROOT, log_path, way, path, text)
+            rows.append(Row(f"{way} during a check -> process gone", lines_label(SIZES[-1]), ms(seconds),
+                            "target < 1 s"))
+        except Exception as error:
+            rows.append(Row(f"{way} during a check -> process gone", "", "failed", str(error)))
     return rows
 
 
@@ -240,6 +269,32 @@ def memory_rows(runs: Runs) -> list[Row]:
     for seconds, mib in figures.closed_mib:
         rows.append(Row(f"memory: RSS {seconds:.0f} s after closing them all", "", f"{mib:.1f} MiB",
                         "target < 100 MB" if seconds == figures.closed_mib[-1][0] else ""))
+    return rows
+
+
+def storm_rows(runs: Runs) -> list[Row]:
+    """Hover latency in a checked file while STORM_FILES other files are edited, and how
+    soon a typing storm in one 2,000-line file settles."""
+    rows = []
+    try:
+        figures = storm_bench.hover_during_storm(REPO_ROOT, DATA_DIR, STORM_FILES, SIZES[0], runs.storm_edits,
+                                                 STORM_RATE)
+        hovers = sorted(figures.hovers)
+        p99 = hovers[min(len(hovers) - 1, int(0.99 * len(hovers)))]
+        rows.append(Row(f"hover during a {figures.edits}-edit storm over {figures.files} files", "200-line file",
+                        f"p99 {ms(p99)}", f"median {ms(median(hovers))}, max {ms(hovers[-1])}, "
+                        f"n={len(hovers)}; target p99 < 50 ms"))
+    except Exception as error:
+        rows.append(Row("hover during an edit storm", "", "failed", str(error)))
+    edits = int(STORM_RATE * 10)
+    try:
+        settle = storm_bench.typing_storm(REPO_ROOT, DATA_DIR, TARGET_SIZE, edits, STORM_RATE)
+        rows.append(Row(f"typing storm ({edits} edits at {STORM_RATE:.0f}/s): last edit -> first publish",
+                        lines_label(TARGET_SIZE), ms(settle.first_publish_s)))
+        rows.append(Row("typing storm: last edit -> complete diagnostics", lines_label(TARGET_SIZE),
+                        ms(settle.settled_s), f"target < 150 ms; {settle.stale_publishes} stale versions published"))
+    except Exception as error:
+        rows.append(Row("typing storm", "", "failed", str(error)))
     return rows
 
 

@@ -59,6 +59,7 @@ from torch_lsp.shapes.probe.session import ProbeSession, probe_report_of
 
 SERVER_NAME = "torch-lsp"
 CHANGE_DEBOUNCE_S = 0.075
+GIL_SWITCH_INTERVAL_S = 0.001  # Python's default is 5 ms
 
 log = logging.getLogger(__name__)
 
@@ -521,6 +522,9 @@ def register_watchers(ls: TorchLanguageServer) -> None:
 def serve_stdio() -> None:
     """Serve LSP over stdin/stdout until the client says exit."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="torch-lsp: %(levelname)s %(message)s")
+    # Checks run on threads of their own and hold the GIL but for the switch interval: a
+    # shorter one lets a hover (request thread) or a message (event loop) in sooner.
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     server = create_server()
     try:
         server.start_io()
