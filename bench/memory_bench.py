@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import server_bench
-from bench.generate import generate_source
 
 
 @dataclass
@@ -40,13 +39,7 @@ def measure(root: Path, data_dir: Path, documents: int, lines: int, edits: int, 
     try:
         time.sleep(0.5)
         figures.idle_mib, _ = server_bench.resident_memory_mib(pid)
-        paths = []
-        for index in range(documents):
-            path = data_dir / f"memory_{index}.py"
-            text = generate_source(lines, variant=500 + index)
-            path.write_text(text, encoding="utf-8")
-            server_bench.open_document(session, path, text)
-            paths.append(path)
+        paths = server_bench.open_generated(session, data_dir, "memory_", documents, lines, first_variant=500)
         figures.opened_mib, _ = server_bench.resident_memory_mib(pid)
         started = time.perf_counter()
         _edit_round_robin(session, paths, edits)

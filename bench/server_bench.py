@@ -121,6 +121,22 @@ def open_document(session: ServerSession, path: Path, text: str) -> tuple[float,
     return published.at - sent, published
 
 
+def open_generated(session: ServerSession, data_dir: Path, names: str, count: int, lines: int,
+                   first_variant: int) -> list[Path]:
+    """Writes `count` generated files of `lines` lines (`names` + index) and opens each,
+    waiting for its diagnostics; returns their paths."""
+    from bench.generate import generate_source
+
+    paths = []
+    for index in range(count):
+        path = data_dir / f"{names}{index}.py"
+        text = generate_source(lines, variant=first_variant + index)
+        path.write_text(text, encoding="utf-8")
+        open_document(session, path, text)
+        paths.append(path)
+    return paths
+
+
 def open_and_pull(session: ServerSession, path: Path, text: str) -> tuple[float, int]:
     """For a pull session: didOpen, then at once a `textDocument/diagnostic` request, whose
     answer holds every rule's findings, the shape rules' included (the first step only,

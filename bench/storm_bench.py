@@ -46,13 +46,7 @@ def hover_during_storm(root: Path, data_dir: Path, files: int, lines: int, edits
         server_bench.open_document(session, quiet, quiet_text)
         hover_at = server_bench.typing_position(quiet_text)
         hover(session, quiet, hover_at)  # its shapes are ready from then on
-        paths = []
-        for index in range(files):
-            path = data_dir / f"storm_{index}.py"
-            text = generate_source(lines, variant=710 + index)
-            path.write_text(text, encoding="utf-8")
-            server_bench.open_document(session, path, text)
-            paths.append(path)
+        paths = server_bench.open_generated(session, data_dir, "storm_", files, lines, first_variant=710)
         storm = threading.Thread(target=_edit_storm, args=(session, paths, edits, rate), daemon=True)
         storm.start()
         latencies = []

@@ -40,7 +40,9 @@ Where things are, and where a new one goes:
   JSON, SARIF, GitHub formats) never import the language server.  `lsp.py` holds the LSP
   handlers only; `protocol.py` converts to and from lsprotocol types; `check_scheduler.py`
   runs the check pipeline (debounce, first pass, complete pass, publish, release);
-  `documents.py` keeps open documents and checked versions; `settings.py` merges defaults,
+  `documents.py` keeps open documents and checked versions (an analysis only for the
+  newest version of recently active documents, diagnostics for the rest); `check_pool.py`
+  spreads `check` over every core; `settings.py` merges defaults,
   pyproject and editor settings; `files.py` walks folders for the CLI.
 """
 

@@ -17,7 +17,13 @@ through these states (the key of a check is uri, version and settings generation
           |           the first pass's end, or directly on a cache miss)
           v
       checked  (kept in `versions`; hover, inlay hints and code actions
-          |     answer from it; push: published if current and different)
+          |     answer from it, on the request thread; push: published if
+          |     current and different)
+          |
+          |---> light  (a newer version of the document, or other documents
+          |             active since, took its place: its analysis is released,
+          |             its diagnostics stay; a hover there analyses it again,
+          |             on the request thread)
           |
           |---> probed  (only with `probe.enabled`: the version's models run in the
           |              probe worker on a thread of their own; TL502 is added to the
@@ -33,8 +39,10 @@ through these states (the key of a check is uri, version and settings generation
 that generation: a stale result is never published; the newer check publishes.
 Checks are shared: whoever asks for a version that is being checked awaits the same
 future (shielded, so a restarted debounce does not cancel what others wait for).
-One analysis thread runs everything, so checks queue behind each other instead of
+One analysis thread runs the checks, so they queue behind each other instead of
 fighting for the GIL, and releasing a version runs after work that still reads it.
+Requests about a checked version (hover, inlay hints, code actions) run on a request
+thread of their own: they never wait for another document's check.
 """
 from __future__ import annotations
 
@@ -125,15 +133,8 @@ class CheckScheduler:
             if checked is not None:
                 self._release_later(self.versions.touch(document.uri))
             return checked
-        generation = checked.generation
-        key = (document.uri, document.version, generation)
-        running = self._complete_passes.get(key)
-        if running is None:
-            running = asyncio.get_running_loop().run_in_executor(
-                self._request_thread, self._check, document, generation, None)
-            self._complete_passes[key] = running
-            running.add_done_callback(lambda future: self._complete_pass_done(key, future))
-        return await asyncio.shield(running)
+        return await asyncio.shield(self._start_complete_pass(document, checked.generation,
+                                                              thread=self._request_thread))
 
     async def checked_latest(self, uri: str) -> CheckedVersion | None:
         """The check of the document's newest version, following edits made meanwhile."""
@@ -244,13 +245,14 @@ class CheckScheduler:
             self._start_complete_pass(document, generation, future.result())
 
     def _start_complete_pass(self, document: OpenDocument, generation: int,
-                             first_pass: CheckedVersion | None = None) -> asyncio.Future:
-        """The complete check of this version that is running, started here if none is."""
+                             first_pass: CheckedVersion | None = None, thread=None) -> asyncio.Future:
+        """The complete check of this version that is running, started here (on `thread`,
+        by default the analysis thread) if none is."""
         key = (document.uri, document.version, generation)
         running = self._complete_passes.get(key)
         if running is None:
             running = asyncio.get_running_loop().run_in_executor(
-                self._analysis_thread, self._check, document, generation, first_pass)
+                thread or self._analysis_thread, self._check, document, generation, first_pass)
             self._complete_passes[key] = running
             running.add_done_callback(lambda future: self._complete_pass_done(key, future))
         return running
