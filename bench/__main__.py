@@ -7,7 +7,14 @@ The benchmark never asserts; it measures, in one run on this machine:
   * the real server over stdio: start-up to the `initialize` response, didOpen and
     didChange (one typed character) to `publishDiagnostics`, and its memory;
   * didOpen to the answer of a `textDocument/diagnostic` sent right after it: the
-    complete diagnostics for a pull client, the first step for one that supports refresh.
+    complete diagnostics for a pull client, the first step for one that supports refresh;
+  * the server's memory with 20 open 2,000-line documents through hundreds of edits,
+    and after closing them;
+  * hover latency in a checked file during an edit storm over 50 other files, and how
+    soon a typing storm in one file settles (`storm_bench`);
+  * how soon the server is gone after shutdown + exit, stdin closing or the client
+    being killed, in the middle of a check.
+`--only memory` (and so on) runs one part.
 Target: diagnostics for the 2,000-line file within 3x its `ast.parse` time.
 """
 from __future__ import annotations
@@ -19,10 +26,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import check_bench, server_bench
+from bench import check_bench, memory_bench, server_bench, storm_bench
 from bench.figures import Row, lines_label, median, ms, render, spread
 from bench.generate import EXAMPLES_DIR, REPO_ROOT, generate_source, write_generated
 
+SCENARIOS = ("engine", "server", "pull", "memory", "storm")
 SIZES = [200, 2000, 5000]
 TARGET_SIZE = 2000
 TARGET_RATIO = 3.0
@@ -36,16 +44,27 @@ class Runs:
     startup: int  # server spawns
     open: int  # didOpen runs per size
     change: int  # typed characters per size
+    memory_edits: int  # edits over the open documents of the memory scenario
+    storm_edits: int  # edits of the hover-during-a-storm scenario (over STORM_FILES files)
+    more_memory_edits: int  # further edits, for the growth figure
 
 
-FULL = Runs(parse=15, cli=3, startup=5, open=7, change=15)
-QUICK = Runs(parse=5, cli=1, startup=2, open=3, change=5)
+FULL = Runs(parse=15, cli=3, startup=5, open=7, change=15, memory_edits=500, storm_edits=1000,
+            more_memory_edits=1000)
+QUICK = Runs(parse=5, cli=1, startup=2, open=3, change=5, memory_edits=100, storm_edits=200,
+             more_memory_edits=0)
+MEMORY_DOCUMENTS = 20
+STORM_FILES = 50
+STORM_RATE = 20.0  # edits per second
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (about a third of the time)")
+    parser.add_argument("--only", choices=SCENARIOS, action="append",
+                        help="run only these parts of the benchmark (repeatable; default: all)")
     args = parser.parse_args(argv)
+    only = set(args.only or SCENARIOS)
     runs = QUICK if args.quick else FULL
     print(f"torch-lsp benchmark: Python {platform.python_version()} on {platform.system()} "
           f"{platform.machine()}, {os.cpu_count()} CPUs, {'quick' if args.quick else 'full'} run")
@@ -53,10 +72,18 @@ def main(argv: list[str] | None = None) -> int:
     generated = write_generated(DATA_DIR, SIZES, variant=0)
     parse_seconds = {size: check_bench.ast_parse_seconds(p.read_text(encoding="utf-8"), runs.parse)
                      for size, p in zip(SIZES, generated)}
-    rows = engine_rows(generated, parse_seconds, runs)
-    rows += server_rows(parse_seconds, runs)
-    rows += pull_rows(runs, refreshes=False)
-    rows += pull_rows(runs, refreshes=True)
+    rows = [Row("ast.parse", lines_label(size), ms(parse_seconds[size])) for size in SIZES]
+    if "engine" in only:
+        rows += engine_rows(generated, parse_seconds, runs)
+    if "server" in only:
+        rows += server_rows(parse_seconds, runs)
+    if "pull" in only:
+        rows += pull_rows(runs, refreshes=False)
+        rows += pull_rows(runs, refreshes=True)
+    if "memory" in only:
+        rows += memory_rows(runs)
+    if "storm" in only:
+        rows += storm_rows(runs)
     print(render(rows))
     print(f"target: diagnostics on {TARGET_SIZE:,} lines within {TARGET_RATIO:.0f}x ast.parse "
           f"(ratio column); didChange latency includes the server's debounce.")
@@ -65,8 +92,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def engine_rows(generated: list[Path], parse_seconds: dict[int, float], runs: Runs) -> list[Row]:
     rows = []
-    for size, path in zip(SIZES, generated):
-        rows.append(Row("ast.parse", lines_label(size), ms(parse_seconds[size])))
     for size, path in zip(SIZES, generated):
         seconds, findings = check_bench.check_source_seconds(path.read_text(encoding="utf-8"), str(path), runs.parse)
         rows.append(Row("check_source (in process)", lines_label(size), ms(seconds),
@@ -114,7 +139,9 @@ def server_rows(parse_seconds: dict[int, float], runs: Runs) -> list[Row]:
         session = server_bench.start_session(REPO_ROOT, log_path)
     except Exception as error:
         return [Row("server", "", "unavailable", f"{error} (stderr: {log_path})")]
-    rows = [Row("server start -> initialize response", "", ms(median(startup)), spread(startup))]
+    rows = [Row("server start -> initialize response", "", ms(median(startup)),
+                f"{spread(startup)}; target < 300 ms")]
+    rows += exit_rows(log_path)
     try:
         idle_rss, _ = server_bench.resident_memory_mib(session.client.process.pid)
         rows.append(Row("server RSS (VmRSS) after initialize", "no documents", f"{idle_rss:.1f} MiB"))
@@ -127,6 +154,22 @@ def server_rows(parse_seconds: dict[int, float], runs: Runs) -> list[Row]:
         rows.append(Row("server", "", "failed", f"{error} (stderr: {log_path})"))
     finally:
         session.client.shutdown()
+    return rows
+
+
+def exit_rows(log_path: Path) -> list[Row]:
+    """From the client's goodbye, sent while a 5,000-line file is checked, to the server's end."""
+    path = DATA_DIR / "exit_during_check.py"
+    text = generate_source(SIZES[-1], variant=400)
+    path.write_text(text, encoding="utf-8")
+    rows = []
+    for way in server_bench.EXIT_WAYS:
+        try:
+            seconds = server_bench.measure_exit(REPO_ROOT, log_path, way, path, text)
+            rows.append(Row(f"{way} during a check -> process gone", lines_label(SIZES[-1]), ms(seconds),
+                            "target < 1 s"))
+        except Exception as error:
+            rows.append(Row(f"{way} during a check -> process gone", "", "failed", str(error)))
     return rows
 
 
@@ -200,6 +243,58 @@ def _pull_rows(session: server_bench.ServerSession, runs: Runs, kind: str) -> li
         rows.append(Row(f"didOpen -> {what}", lines_label(size), ms(median(samples)),
                         f"{median(samples) / median(parses):.1f}x ast.parse ({ms(median(parses))}){target}; "
                         f"{counts[0]} diagnostics {contents}; {spread(samples)}"))
+    return rows
+
+
+def memory_rows(runs: Runs) -> list[Row]:
+    """RSS with MEMORY_DOCUMENTS open 2,000-line documents through a run of edits, and
+    after closing them (targets: under 150 MB open, under 100 MB closed, no growth)."""
+    try:
+        figures = memory_bench.measure(REPO_ROOT, DATA_DIR, MEMORY_DOCUMENTS, TARGET_SIZE, runs.memory_edits,
+                                       runs.more_memory_edits)
+    except Exception as error:
+        return [Row("server memory scenario", "", "failed", str(error))]
+    label = f"{figures.documents} x {lines_label(figures.lines)}"
+    rows = [
+        Row("memory: server RSS after initialize", "", f"{figures.idle_mib:.1f} MiB"),
+        Row("memory: RSS with documents open", label, f"{figures.opened_mib:.1f} MiB"),
+        Row(f"memory: RSS after {figures.edits} edits", label, f"{figures.edited_mib:.1f} MiB",
+            f"target < 150 MB; {figures.edit_seconds / max(1, figures.edits) * 1000:.0f} ms per edit "
+            f"to its publish; peak VmHWM {figures.peak_mib:.1f} MiB"),
+    ]
+    if figures.more_edited_mib is not None:
+        rows.append(Row(f"memory: RSS after {figures.more_edits} more edits", label,
+                        f"{figures.more_edited_mib:.1f} MiB",
+                        f"{figures.more_edited_mib - figures.edited_mib:+.1f} MiB (target: no growth)"))
+    for seconds, mib in figures.closed_mib:
+        rows.append(Row(f"memory: RSS {seconds:.0f} s after closing them all", "", f"{mib:.1f} MiB",
+                        "target < 100 MB" if seconds == figures.closed_mib[-1][0] else ""))
+    return rows
+
+
+def storm_rows(runs: Runs) -> list[Row]:
+    """Hover latency in a checked file while STORM_FILES other files are edited, and how
+    soon a typing storm in one 2,000-line file settles."""
+    rows = []
+    try:
+        figures = storm_bench.hover_during_storm(REPO_ROOT, DATA_DIR, STORM_FILES, SIZES[0], runs.storm_edits,
+                                                 STORM_RATE)
+        hovers = sorted(figures.hovers)
+        p99 = hovers[min(len(hovers) - 1, int(0.99 * len(hovers)))]
+        rows.append(Row(f"hover during a {figures.edits}-edit storm over {figures.files} files", "200-line file",
+                        f"p99 {ms(p99)}", f"median {ms(median(hovers))}, max {ms(hovers[-1])}, "
+                        f"n={len(hovers)}; target p99 < 50 ms"))
+    except Exception as error:
+        rows.append(Row("hover during an edit storm", "", "failed", str(error)))
+    edits = int(STORM_RATE * 10)
+    try:
+        settle = storm_bench.typing_storm(REPO_ROOT, DATA_DIR, TARGET_SIZE, edits, STORM_RATE)
+        rows.append(Row(f"typing storm ({edits} edits at {STORM_RATE:.0f}/s): last edit -> first publish",
+                        lines_label(TARGET_SIZE), ms(settle.first_publish_s)))
+        rows.append(Row("typing storm: last edit -> complete diagnostics", lines_label(TARGET_SIZE),
+                        ms(settle.settled_s), f"target < 150 ms; {settle.stale_publishes} stale versions published"))
+    except Exception as error:
+        rows.append(Row("typing storm", "", "failed", str(error)))
     return rows
 
 

@@ -150,11 +150,11 @@ class LspClient:
     def shutdown(self, timeout: float = 10.0) -> None:
         """Polite LSP shutdown/exit, then a kill if the server does not go."""
         try:
-            if self.process.poll() is None:
+            if self.process.poll() is None and not self.process.stdin.closed:
                 self.request("shutdown", None, timeout=timeout)
                 self.notify("exit", None)
                 self.process.wait(timeout=timeout)
-        except (TimeoutError, ServerExited, OSError, subprocess.TimeoutExpired):
+        except (TimeoutError, ServerExited, OSError, ValueError, subprocess.TimeoutExpired):
             pass
         finally:
             if self.process.poll() is None:

@@ -8,6 +8,7 @@ notification to reading the diagnostics published for that document version.
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -120,6 +121,22 @@ def open_document(session: ServerSession, path: Path, text: str) -> tuple[float,
     return published.at - sent, published
 
 
+def open_generated(session: ServerSession, data_dir: Path, names: str, count: int, lines: int,
+                   first_variant: int) -> list[Path]:
+    """Writes `count` generated files of `lines` lines (`names` + index) and opens each,
+    waiting for its diagnostics; returns their paths."""
+    from bench.generate import generate_source
+
+    paths = []
+    for index in range(count):
+        path = data_dir / f"{names}{index}.py"
+        text = generate_source(lines, variant=first_variant + index)
+        path.write_text(text, encoding="utf-8")
+        open_document(session, path, text)
+        paths.append(path)
+    return paths
+
+
 def open_and_pull(session: ServerSession, path: Path, text: str) -> tuple[float, int]:
     """For a pull session: didOpen, then at once a `textDocument/diagnostic` request, whose
     answer holds every rule's findings, the shape rules' included (the first step only,
@@ -145,6 +162,17 @@ def close_document(session: ServerSession, path: Path) -> None:
 
 def type_one_character(session: ServerSession, path: Path, line: int, character: int, insert: bool) -> float:
     """Inserts (or deletes again) one character at (line, character); returns the latency in s."""
+    session.client.drain_notifications()
+    document, sent = send_one_character(session, path, line, character, insert)
+    published = session.client.wait_for_notification(
+        "textDocument/publishDiagnostics", _diagnostics_for(document.uri, document.version), WAIT_S)
+    return published.at - sent
+
+
+def send_one_character(session: ServerSession, path: Path, line: int, character: int,
+                       insert: bool) -> tuple[OpenDocument, float]:
+    """Inserts (or deletes again) one character at (line, character), not waiting for
+    anything; returns the document and when the change was sent."""
     document = session.documents[path.as_uri()]
     document.version += 1
     lines = document.text.split("\n")
@@ -158,14 +186,11 @@ def type_one_character(session: ServerSession, path: Path, line: int, character:
     document.text = "\n".join(lines)
     if not session.incremental_sync:
         change = {"text": document.text}
-    session.client.drain_notifications()
     sent = session.client.notify("textDocument/didChange", {
         "textDocument": {"uri": document.uri, "version": document.version},
         "contentChanges": [change],
     })
-    published = session.client.wait_for_notification(
-        "textDocument/publishDiagnostics", _diagnostics_for(document.uri, document.version), WAIT_S)
-    return published.at - sent
+    return document, sent
 
 
 def _range(line: int, start: int, end_line: int, end: int) -> dict:
@@ -195,3 +220,30 @@ def typing_position(text: str) -> tuple[int, int]:
                 if column >= 0 and lines[index].count('"') >= 2 and '"""' not in lines[index] and "\\" not in lines[index]:
                     return index, column + 1
     return middle, 0
+
+
+EXIT_WAYS = ("shutdown + exit", "stdin closed", "client killed")
+
+
+def measure_exit(root: Path, log_path: Path, way: str, path: Path, text: str) -> float:
+    """Seconds from the client's goodbye (`way`, one of EXIT_WAYS) to the server process's
+    end, sent while the check of `text` (opened just before) is under way."""
+    session = start_session(root, log_path)
+    client = session.client
+    try:
+        client.notify("textDocument/didOpen", {
+            "textDocument": {"uri": path.as_uri(), "languageId": "python", "version": 1, "text": text}})
+        time.sleep(0.3)  # the check has started
+        if way == "shutdown + exit":
+            client.request("shutdown", None, timeout=WAIT_S)
+            started = time.perf_counter()
+            client.notify("exit", None)
+        else:
+            started = time.perf_counter()
+            client.process.stdin.close()
+            if way == "client killed":
+                client.process.stdout.close()
+        client.process.wait(timeout=WAIT_S)
+        return time.perf_counter() - started
+    finally:
+        client.shutdown(timeout=1)

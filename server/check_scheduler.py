@@ -17,7 +17,13 @@ through these states (the key of a check is uri, version and settings generation
           |           the first pass's end, or directly on a cache miss)
           v
       checked  (kept in `versions`; hover, inlay hints and code actions
-          |     answer from it; push: published if current and different)
+          |     answer from it, on the request thread; push: published if
+          |     current and different)
+          |
+          |---> light  (a newer version of the document, or other documents
+          |             active since, took its place: its analysis is released,
+          |             its diagnostics stay; a hover there analyses it again,
+          |             on the request thread)
           |
           |---> probed  (only with `probe.enabled`: the version's models run in the
           |              probe worker on a thread of their own; TL502 is added to the
@@ -33,15 +39,20 @@ through these states (the key of a check is uri, version and settings generation
 that generation: a stale result is never published; the newer check publishes.
 Checks are shared: whoever asks for a version that is being checked awaits the same
 future (shielded, so a restarted debounce does not cancel what others wait for).
-One analysis thread runs everything, so checks queue behind each other instead of
+One analysis thread runs the checks, so they queue behind each other instead of
 fighting for the GIL, and releasing a version runs after work that still reads it.
+Requests about a checked version (hover, inlay hints, code actions) run on a request
+thread of their own: they never wait for another document's check.
 """
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Awaitable, Callable
 
@@ -56,6 +67,7 @@ if TYPE_CHECKING:
 
 CONFIGURATION_TIMEOUT_S = 5.0
 GARBAGE_COLLECTION_INTERVAL_S = 2.0
+GARBAGE_COLLECTION_RETRY_S = 0.25
 
 
 class CheckScheduler:
@@ -74,6 +86,9 @@ class CheckScheduler:
         self._complete_passes: dict[tuple, asyncio.Future] = {}
         self._background_tasks: set[asyncio.Task] = set()
         self._last_collection = 0.0
+        self._collection_waits = False  # a collection is asked for, once the interval has passed
+        # Requests about checked versions never queue behind checks of other documents.
+        self._request_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="torch-lsp-requests")
         # Probes wait seconds for a worker: never on the analysis thread.
         self._probe_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="torch-lsp-probe")
 
@@ -94,12 +109,14 @@ class CheckScheduler:
         """The document was closed: no check of it is published, and its versions are released."""
         self.cancel(uri)
         self._release_later(self.versions.forget(uri))
+        self._collect_garbage_when_idle()
 
     async def checked(self, document: OpenDocument, first_pass: CheckedVersion | None = None) -> CheckedVersion | None:
         """The check of this document version under the current settings: from the
         cache, from a check already running, or a new one on the analysis thread
         (completing `first_pass`, a check without the shape rules, when given).
-        None when the document changed before its check started."""
+        None when the document changed before its check started.  The version may be
+        `light` (diagnostics only); `analysed` gives one with its analysis."""
         await self._settings_settled()
         generation = self.server.settings.generation
         cached = self.versions.get(document.uri, document.version, generation)
@@ -107,6 +124,18 @@ class CheckScheduler:
             return cached
         # Shielded: a cancelled waiter (a restarted debounce) must not cancel the check others share.
         return await asyncio.shield(self._start_complete_pass(document, generation, first_pass))
+
+    async def analysed(self, document: OpenDocument) -> CheckedVersion | None:
+        """Like `checked`, for a request that reads the version's analysis (hover, inlay
+        hints, code actions): a version kept light is analysed again, on the request
+        thread, so that it never waits behind other documents' checks."""
+        checked = await self.checked(document)
+        if checked is None or not checked.light:
+            if checked is not None:
+                self._release_later(self.versions.touch(document.uri))
+            return checked
+        return await asyncio.shield(self._start_complete_pass(document, checked.generation,
+                                                              thread=self._request_thread))
 
     async def checked_latest(self, uri: str) -> CheckedVersion | None:
         """The check of the document's newest version, following edits made meanwhile."""
@@ -151,9 +180,14 @@ class CheckScheduler:
         """The result of `work(*args)`, run on the analysis thread after the checks queued there."""
         return await asyncio.get_running_loop().run_in_executor(self._analysis_thread, work, *args)
 
+    async def on_request_thread(self, work: Callable, *args):
+        """The result of `work(*args)`, run on the thread that answers requests about checked
+        versions (hover, inlay hints, code actions): never behind another document's check."""
+        return await asyncio.get_running_loop().run_in_executor(self._request_thread, work, *args)
+
     def shutdown(self) -> None:
-        self._analysis_thread.shutdown(wait=False, cancel_futures=True)
-        self._probe_thread.shutdown(wait=False, cancel_futures=True)
+        for thread in (self._analysis_thread, self._request_thread, self._probe_thread):
+            thread.shutdown(wait=False, cancel_futures=True)
 
     # -- debouncing -> first pass -> complete pass -> published ------------------
     async def _debounced(self, uri: str, delay: float) -> None:
@@ -212,13 +246,14 @@ class CheckScheduler:
             self._start_complete_pass(document, generation, future.result())
 
     def _start_complete_pass(self, document: OpenDocument, generation: int,
-                             first_pass: CheckedVersion | None = None) -> asyncio.Future:
-        """The complete check of this version that is running, started here if none is."""
+                             first_pass: CheckedVersion | None = None, thread=None) -> asyncio.Future:
+        """The complete check of this version that is running, started here (on `thread`,
+        by default the analysis thread) if none is."""
         key = (document.uri, document.version, generation)
         running = self._complete_passes.get(key)
         if running is None:
             running = asyncio.get_running_loop().run_in_executor(
-                self._analysis_thread, self._check, document, generation, first_pass)
+                thread or self._analysis_thread, self._check, document, generation, first_pass)
             self._complete_passes[key] = running
             running.add_done_callback(lambda future: self._complete_pass_done(key, future))
         return running
@@ -267,11 +302,14 @@ class CheckScheduler:
             self.server.log_failure(f"Probing {document.uri} failed; the other diagnostics stay.")
             return
         self.server.show_probe_notes(result.analysis)
+        if not self._is_current(document, checked):
+            return
         if self.server.client_supports("workspace.code_lens.refresh_support"):
             self.server.workspace_code_lens_refresh(None)  # "Probe: [B, 784] → [B, 10]"
         changed = diagnostics != checked.diagnostics
-        checked.result, checked.diagnostics = result, diagnostics
-        if changed and self._is_current(document, checked):
+        checked = replace(checked, result=result, diagnostics=diagnostics)
+        self._release_later(self.versions.put(document.uri, checked))
+        if changed:
             if self.server.pulls_diagnostics:
                 if self.server.client_supports("workspace.diagnostics.refresh_support"):
                     self.server.workspace_diagnostic_refresh(None)
@@ -368,15 +406,51 @@ class CheckScheduler:
     def _collect_garbage_when_idle(self) -> None:
         """A full collection for what reference counting does not free: the few small cycles
         a dropped version leaves, and every check's objects, which `_check` freezes.  Runs on
-        the analysis thread, at most every few seconds, and only when no check is waiting."""
-        now = time.monotonic()
-        if self._complete_passes or now - self._last_collection < GARBAGE_COLLECTION_INTERVAL_S:
+        the analysis thread, at most every few seconds, and only when no check is waiting;
+        asked for meanwhile, it runs once those allow."""
+        if self._collection_waits:
             return
-        self._last_collection = now
-        asyncio.get_running_loop().run_in_executor(self._analysis_thread, collect_everything)
+        loop = asyncio.get_running_loop()
+        wait = self._last_collection + GARBAGE_COLLECTION_INTERVAL_S - time.monotonic()
+        if self._complete_passes or wait > 0:
+            self._collection_waits = True
+            loop.call_later(max(wait, GARBAGE_COLLECTION_RETRY_S), self._collect_garbage_after_waiting)
+            return
+        self._last_collection = time.monotonic()
+        try:
+            loop.run_in_executor(self._analysis_thread, collect_everything)
+        except RuntimeError:
+            pass  # shutting down
+
+    def _collect_garbage_after_waiting(self) -> None:
+        self._collection_waits = False
+        self._collect_garbage_when_idle()
 
 
 def collect_everything() -> None:
-    """A full collection, including what checks froze (see `CheckScheduler._check`)."""
+    """A full collection, including what checks froze (see `CheckScheduler._check`), then
+    the freed memory handed back to the system."""
     gc.unfreeze()
     gc.collect()
+    give_back_freed_memory()
+
+
+def give_back_freed_memory() -> None:
+    """glibc's allocator keeps what Python frees for later reuse, so the server's RSS would
+    stay at its peak after documents are closed; `malloc_trim` returns the free pages.
+    Elsewhere (macOS, musl, Windows) nothing is done."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None

@@ -117,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="with --fix or --diff, also apply fixes that may change behaviour")
     check.add_argument("--diff", action="store_true",
                        help="print the fixes as a unified diff instead of writing them (implies --fix)")
+    check.add_argument("--jobs", type=int, metavar="N",
+                       help="check files in N processes at once (default: one per core; 1 checks in this process)")
     check.add_argument("--stdin-filename", metavar="NAME",
                        help="read the source from standard input and report it under NAME "
                             "(its folder's pyproject.toml applies)")
@@ -266,6 +268,7 @@ def run_check(args: argparse.Namespace) -> int:
     run = FixRun(layer, sys.stderr, args.unsafe_fixes, args.diff) if args.fix or args.diff else CheckRun(layer, sys.stderr)
     if args.probe:
         run.probe = (probe_session(args), args)
+    run.jobs = args.jobs
     if _reads_stdin(args):
         run.check_stdin(args.stdin_filename)
     else:
@@ -316,7 +319,10 @@ def _existing_paths(paths: list[str]) -> list[Path]:
 
 
 class CheckRun:
-    """One `torch-lsp check`: checks files one by one and keeps what it found."""
+    """One `torch-lsp check`: checks files (on every core when there are many) and keeps
+    what it found."""
+
+    checks_in_workers = True  # False where checking a file does more than find problems
 
     def __init__(self, selection, messages: TextIO) -> None:
         self.selection = selection
@@ -330,6 +336,7 @@ class CheckRun:
         self._reported_settings_errors: set[str] = set()
         self._progress: ProgressBar | None = None
         self.probe = None  # (ProbeSession, args) with --probe
+        self.jobs: int | None = None  # --jobs: worker processes at most (None: one per core)
 
     # -- inputs ------------------------------------------------------------------------
     def check_stdin(self, stdin_filename: str | None) -> None:
@@ -344,7 +351,7 @@ class CheckRun:
         self.check_text(source, shown, stdin_filename)
 
     def check_paths(self, paths: list[Path]) -> None:
-        from torch_lsp.files import UnreadableFile, python_files, read_python_source
+        from torch_lsp.files import python_files
 
         files = list(python_files(paths, unreadable_folder=self.skip))
         if not files:
@@ -352,6 +359,16 @@ class CheckRun:
             return
         if self.messages.isatty() and len(files) > PROGRESS_MIN_FILES:
             self._progress = ProgressBar(len(files), self.messages)
+        if self.checks_in_workers and not self.probe:
+            self.check_in_workers(files)
+        else:
+            self.check_one_by_one(files)
+        if self._progress:
+            self._progress.close()
+
+    def check_one_by_one(self, files: list[Path]) -> None:
+        from torch_lsp.files import UnreadableFile, read_python_source
+
         for done, file in enumerate(files):
             if self._progress:
                 self._progress.show(done, str(file))
@@ -361,8 +378,21 @@ class CheckRun:
                 self.skip(str(error))
                 continue
             self.check_text(source, str(file), str(file))
-        if self._progress:
-            self._progress.close()
+
+    def check_in_workers(self, files: list[Path]) -> None:
+        """Check the files on every core (`check_pool`; in this process when they are few)."""
+        from torch_lsp.check_pool import check_files, worker_count
+
+        settings = [(file, self.settings_for(str(file))) for file in files]
+        for done, outcome in enumerate(check_files(settings, worker_count(len(files), self.jobs))):
+            if self._progress:
+                self._progress.show(done, outcome.shown)
+            if outcome.skipped is not None:
+                self.skip(outcome.skipped)
+            elif outcome.internal_error is not None:
+                self.internal_error(outcome.shown, outcome.internal_error)
+            else:
+                self.add_problems(outcome.problems)
 
     report_stream = sys.stdout  # where the problems are reported
 
@@ -372,15 +402,21 @@ class CheckRun:
         try:
             problems = problems_of(self.result_for(source, shown, path), shown)
         except Exception:  # noqa: BLE001 - one bad file must not hide the others' results
-            self.internal_errors += 1
-            self.note(
-                f"torch-lsp check stopped on an internal error in {shown}; the other files are still checked. "
-                f"Please report it with this traceback at {ISSUES_URL}.\n{traceback.format_exc()}"
-            )
+            self.internal_error(shown, traceback.format_exc())
             return
+        self.add_problems(problems)
+
+    def add_problems(self, problems: list) -> None:
         self.checked += 1
         self.files_with_problems += bool(problems)
         self.problems.extend(problems)
+
+    def internal_error(self, shown: str, trace: str) -> None:
+        self.internal_errors += 1
+        self.note(
+            f"torch-lsp check stopped on an internal error in {shown}; the other files are still checked. "
+            f"Please report it with this traceback at {ISSUES_URL}.\n{trace}"
+        )
 
     def result_for(self, source: str, shown: str, path: str | None):
         """The `CheckResult` whose findings are reported for this text."""
@@ -457,6 +493,8 @@ class CheckRun:
 class FixRun(CheckRun):
     """`check --fix` / `--diff`: fixes each file (`codeactions.fix_all`), writes it or
     prints its diff, and reports what remains."""
+
+    checks_in_workers = False  # files are rewritten one by one
 
     def __init__(self, selection, messages: TextIO, unsafe: bool, diff: bool) -> None:
         super().__init__(selection, messages)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -40,7 +40,7 @@ def path_from_uri(uri: str) -> str | None:
 
 
 class DocumentStore:
-    """The open documents, each replaced whole on every change."""
+    """The open documents; a change (ranged, or the whole text) makes a new `OpenDocument`."""
 
     def __init__(self) -> None:
         self._documents: dict[str, OpenDocument] = {}
@@ -75,10 +75,8 @@ class DocumentStore:
 
 
 def replace_range(text: str, change_range: tuple[tuple[int, int], tuple[int, int]], new_text: str, encoding: str) -> str:
-    """`text` with a client range replaced (positions clamped into the text).
-
-    Only needed for a client that sends ranged changes although the server asked
-    for whole-document sync."""
+    """`text` with a client range replaced (positions clamped into the text, lines split
+    the LSP way: only at \\n, \\r\\n and \\r)."""
     (start_line, start_col), (end_line, end_col) = change_range
     index = LineIndex(text)
     start = index.offset_from_client(start_line, start_col, encoding)
@@ -91,7 +89,8 @@ def replace_range(text: str, change_range: tuple[tuple[int, int], tuple[int, int
 class CheckedVersion:
     """The outcome of checking one version of a document under one settings generation.
 
-    `result` is the `CheckResult` (None when the document was too large to analyse);
+    `result` is the `CheckResult` (None when the document was too large to analyse, or
+    when the version was `light`ened: kept for its diagnostics only, the analysis freed);
     `diagnostics` are ready to send; `settings_problems` are (origin, messages) pairs."""
 
     version: int | None
@@ -99,16 +98,29 @@ class CheckedVersion:
     result: Any
     diagnostics: list
     settings_problems: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    light: bool = False
+
+    @property
+    def lines_analysed(self) -> int:
+        """How large the analysis this version holds is, in lines (0 when it holds none)."""
+        return len(self.result.analysis.lines.lines) if self.result is not None else 0
 
 
 class CheckCache:
-    """The latest few checked versions of each document; hover and code actions
-    answer from the version they name instead of analysing again."""
+    """The latest few checked versions of each document.
+
+    An analysis is about 5 KB per line of source (tree, facts, shape pass), so only the
+    newest version of the most recently active documents keeps one, up to
+    `ANALYSED_LINES_KEPT` lines in all (the most recent document always): hover, inlay
+    hints and code actions answer from it.  Every other version is kept `light`, its
+    diagnostics only: a pull is answered from it, and a hover there analyses it again."""
 
     VERSIONS_KEPT = 3
+    ANALYSED_LINES_KEPT = 6000
 
     def __init__(self) -> None:
         self._by_uri: dict[str, list[CheckedVersion]] = {}
+        self._active: dict[str, None] = {}  # uris, the least recently active first
 
     def get(self, uri: str, version: int | None, generation: int) -> CheckedVersion | None:
         for checked in self._by_uri.get(uri, []):
@@ -121,18 +133,54 @@ class CheckCache:
         return kept[-1] if kept else None
 
     def put(self, uri: str, checked: CheckedVersion) -> list[CheckedVersion]:
-        """Keep `checked`; the versions it pushes out are returned (see `release_versions`)."""
+        """Keep `checked`; the versions it pushes out or lightens are returned in full
+        (see `release_versions`)."""
         before = self._by_uri.get(uri, [])
         same = (checked.version, checked.generation)
         kept = [c for c in before if (c.version, c.generation) != same]
-        replaced = [c for c in before if (c.version, c.generation) == same]
-        kept.append(checked)
-        self._by_uri[uri] = kept[-self.VERSIONS_KEPT:]
-        return replaced + kept[:-self.VERSIONS_KEPT]
+        # The same version again (analysed again after it was lightened, or probed): the one it
+        # replaces is released unless both share the analysis.
+        released = [c for c in before if (c.version, c.generation) == same and c.result is not None
+                    and (checked.result is None or c.result.analysis is not checked.result.analysis)]
+        released += [c for c in kept[:-(self.VERSIONS_KEPT - 1)] if c.result is not None]
+        kept = kept[-(self.VERSIONS_KEPT - 1):]
+        for index, older in enumerate(kept):
+            if older.result is not None:
+                released.append(older)
+                kept[index] = lightened(older)
+        self._by_uri[uri] = kept + [checked]
+        return released + self.touch(uri)
+
+    def touch(self, uri: str) -> list[CheckedVersion]:
+        """`uri` is the most recently active document now; the analyses of the least recently
+        active ones beyond `ANALYSED_LINES_KEPT` are lightened, and returned in full."""
+        self._active.pop(uri, None)
+        self._active[uri] = None
+        released, lines = [], 0
+        for active in reversed(self._active):
+            kept = self._by_uri.get(active, [])
+            if not kept or kept[-1].result is None:
+                continue
+            lines += kept[-1].lines_analysed
+            if active != uri and lines > self.ANALYSED_LINES_KEPT:
+                released.append(kept[-1])
+                kept[-1] = lightened(kept[-1])
+        return released
 
     def forget(self, uri: str) -> list[CheckedVersion]:
-        """Drop every version of a closed document; they are returned (see `release_versions`)."""
-        return self._by_uri.pop(uri, [])
+        """Drop every version of a closed document; those holding an analysis are returned
+        (see `release_versions`)."""
+        self._active.pop(uri, None)
+        return [c for c in self._by_uri.pop(uri, []) if c.result is not None]
+
+    def analyses_kept(self) -> int:
+        return sum(1 for kept in self._by_uri.values() for c in kept if c.result is not None)
+
+
+def lightened(checked: CheckedVersion) -> CheckedVersion:
+    """A copy of `checked` without its analysis: diagnostics only.  A copy, so that a
+    request still reading the full version is not pulled from under."""
+    return replace(checked, result=None, light=True)
 
 
 def release_versions(versions: list[CheckedVersion]) -> None:

@@ -1,8 +1,9 @@
 """The language server: the LSP handlers and the pygls server they share.
 
 No analysis happens here, and no conversion either.  Handlers keep documents in
-sync (whole-text sync, so pygls' `str.splitlines()`-based incremental edits are
-never used), hand checking to the `check_scheduler` (debounce, the two passes,
+sync (incremental sync: a keystroke ships a ranged change, applied by `documents`
+with LSP line splitting; pygls' own copy, split with `str.splitlines()`, is never
+read), hand checking to the `check_scheduler` (debounce, the two passes,
 publishing, release), answer requests from the check of the version they name,
 and turn our values into LSP types through `protocol`.
 
@@ -28,6 +29,7 @@ from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.protocol.language_server import lsp_method
 
 from torch_lsp import __version__
 from torch_lsp.check_scheduler import CONFIGURATION_TIMEOUT_S, CheckScheduler
@@ -63,16 +65,42 @@ from torch_lsp.shapes.probe.session import ProbeSession, probe_report_of
 
 SERVER_NAME = "torch-lsp"
 CHANGE_DEBOUNCE_S = 0.075
+GIL_SWITCH_INTERVAL_S = 0.001  # Python's default is 5 ms
 
 log = logging.getLogger(__name__)
+
+
+class OwnDocumentsProtocol(TorchProtocol):
+    """Our protocol (`message_stream.TorchProtocol`: what pygls would drop is answered)
+    without pygls' copy of each open document: `documents` keeps the text.
+    pygls splits its copy's lines with `str.splitlines()` and, applying a ranged change to
+    it, clamps the change's positions in place, which moved the edit in our copy too (a
+    U+2028 earlier in the file was enough); the copy also cost memory and time per change."""
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: lsp.DidOpenTextDocumentParams):
+        yield from self._our_handler(lsp.TEXT_DOCUMENT_DID_OPEN, params)
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams):
+        yield from self._our_handler(lsp.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: lsp.DidCloseTextDocumentParams):
+        yield from self._our_handler(lsp.TEXT_DOCUMENT_DID_CLOSE, params)
+
+    def _our_handler(self, method: str, params):
+        handler = self.fm.features.get(method)
+        if handler is not None:
+            yield handler, (params,), None
 
 
 class TorchLanguageServer(LanguageServer):
     """pygls server plus what torch-lsp keeps between messages."""
 
     def __init__(self) -> None:
-        super().__init__(SERVER_NAME, __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Full,
-                         protocol_cls=TorchProtocol)
+        super().__init__(SERVER_NAME, __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                         protocol_cls=OwnDocumentsProtocol)
         self.documents = DocumentStore()
         self.settings = DocumentSettings()
         self.scheduler = CheckScheduler(self)
@@ -82,6 +110,16 @@ class TorchLanguageServer(LanguageServer):
         # The probe runs in the interpreter the editor started us with, unless set otherwise.
         self.probes = ProbeSession(editor_python=sys.executable, given=GivenInputs())
         self.shown_probe_notes: set[str] = set()
+
+    def shutdown(self) -> None:
+        """pygls' end of serving (after `exit`, or stdin closed).  pygls would wait here for
+        its stdin reader thread, blocked in a read until the client closes the pipe, and the
+        interpreter would then wait for a check under way: neither waits, since
+        `serve_stdio` ends the process right after."""
+        if self._stop_event is not None:
+            self._stop_event.set()
+        self.scheduler.shutdown()
+        self.probes.kill_workers()
 
     # -- what the client can do ---------------------------------------------
     def client_supports(self, path: str) -> bool:
@@ -141,10 +179,10 @@ class TorchLanguageServer(LanguageServer):
         document = self.documents.get(uri)
         if document is None:
             return None, None
-        checked = await self.scheduler.checked(document)
+        checked = await self.scheduler.analysed(document)
         if checked is None or checked.result is None:
             return document, None
-        report = await self.scheduler.on_analysis_thread(infer_shapes, checked.result.analysis)
+        report = await self.scheduler.on_request_thread(infer_shapes, checked.result.analysis)
         return document, (checked, report)
 
     def show_settings_problems(self, problems: list[tuple[str, tuple[str, ...]]]) -> None:
@@ -225,7 +263,7 @@ async def quick_fixes(ls: "TorchLanguageServer", document: OpenDocument, checked
             continue  # out of range: no action, never an error
         code = str(diagnostic.code)
         span = diagnostic_span(diagnostic, lines, ls.encoding)
-        offers = await ls.scheduler.on_analysis_thread(fix_offers_at, analysis, findings, code, span)
+        offers = await ls.scheduler.on_request_thread(fix_offers_at, analysis, findings, code, span)
         for offer in offers:
             if (offer.title, span) in seen:
                 continue
@@ -233,7 +271,7 @@ async def quick_fixes(ls: "TorchLanguageServer", document: OpenDocument, checked
             if ls.resolves_edits:
                 fixes.append(unresolved_fix_action(offer, span, document, diagnostic))
                 continue
-            built = await ls.scheduler.on_analysis_thread(build_fix, analysis, findings, code, span, offer.title)
+            built = await ls.scheduler.on_request_thread(build_fix, analysis, findings, code, span, offer.title)
             if built is not None:
                 fixes.append(to_code_action(built, document, lines, ls.encoding, diagnostic, ls.versioned_edits))
         for action in actions_for(analysis, code, diagnostic.range.start.line + 1):
@@ -249,7 +287,7 @@ async def fix_all_code_action(ls: "TorchLanguageServer", document: OpenDocument,
     if lazy:
         return unresolved_fix_all_action(document)
     settings, _ = ls.settings.settings_for(document.path, ls.settings.generation)
-    action = await ls.scheduler.on_analysis_thread(fix_all_action, document.text, document.path, settings)
+    action = await ls.scheduler.on_request_thread(fix_all_action, document.text, document.path, settings)
     if action is None:
         return None
     return to_code_action(action, document, checked.result.analysis.lines, ls.encoding, None, ls.versioned_edits)
@@ -289,7 +327,7 @@ def create_server() -> TorchLanguageServer:
     @server.feature(lsp.SHUTDOWN)
     def shutdown(ls: TorchLanguageServer, params: None) -> None:
         ls.scheduler.shutdown()
-        ls.probes.close()
+        ls.probes.kill_workers()
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TorchLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
@@ -346,7 +384,7 @@ def create_server() -> TorchLanguageServer:
         if not wants_fixes and not wants_fix_all:
             return []
         try:
-            checked = await ls.scheduler.checked(document)
+            checked = await ls.scheduler.analysed(document)
         except Exception:
             ls.log_failure(f"Checking {document.uri} for code actions failed.")
             return []
@@ -366,7 +404,7 @@ def create_server() -> TorchLanguageServer:
         if document is None or document.version != data.get("version") or action.edit is not None:
             return action  # the document moved on: an edit now could land in the wrong place
         try:
-            checked = await ls.scheduler.checked(document)
+            checked = await ls.scheduler.analysed(document)
         except Exception:
             ls.log_failure(f"Resolving {action.title!r} failed.")
             return action
@@ -376,7 +414,7 @@ def create_server() -> TorchLanguageServer:
             resolved = await fix_all_code_action(ls, document, checked, lazy=False)
             action.edit = resolved.edit if resolved is not None else None
             return action
-        built = await ls.scheduler.on_analysis_thread(build_fix, checked.result.analysis, checked.result.findings,
+        built = await ls.scheduler.on_request_thread(build_fix, checked.result.analysis, checked.result.findings,
                                                       *fix_request_of(action, data))
         if built is not None:
             action.edit = to_code_action(built, document, checked.result.analysis.lines, ls.encoding, None,
@@ -553,8 +591,21 @@ def serve_stdio() -> int:
     """Serve LSP over stdin/stdout until the client says exit; the process's exit code
     (1 for an `exit` without `shutdown`)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="torch-lsp: %(levelname)s %(message)s")
+    # Checks run on threads of their own and hold the GIL but for the switch interval: a
+    # shorter one lets a hover (request thread) or a message (event loop) in sooner.
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     server = create_server()
+    code = 1
     try:
-        return serve_stream(server.protocol, sys.stdin.buffer, sys.stdout.buffer)
+        code = serve_stream(server.protocol, sys.stdin.buffer, sys.stdout.buffer)
+    except Exception:
+        log.exception("the server stopped on an internal error")
     finally:
         server.shutdown()
+        # Leave at once: the interpreter's own exit would wait for every thread, a check
+        # under way included (seconds).  Nothing is left to save: messages are flushed as
+        # they are written, and the probe worker is killed by `shutdown`.
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(ValueError, OSError):
+                stream.flush()
+        os._exit(code)

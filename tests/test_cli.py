@@ -720,3 +720,19 @@ def test_a_folder_that_cannot_be_listed_is_reported(tmp_path, cli):
     finally:
         (root / "locked").chmod(0o755)
         shutil.rmtree(root)
+
+
+def test_many_files_checked_on_several_cores_report_what_one_process_reports(tmp_path, cli):
+    """Enough files for worker processes: the same problems in the same order, the skipped
+    file and the summary included, whatever the number of processes."""
+    files = {f"pkg/module_{i:02d}.py": DATA_PARALLEL if i % 3 else TRAINING_LOOP for i in range(12)}
+    files["pkg/not_utf8.py"] = b"name = '\xe9\xff'\n"
+    write(tmp_path, files)
+    alone = cli("check", "--jobs", "1", "pkg", cwd=tmp_path)
+    workers = cli("check", "--jobs", "3", "pkg", cwd=tmp_path)
+    assert alone.returncode == workers.returncode == 1
+    assert workers.stdout == alone.stdout and "TL406" in workers.stdout
+    assert workers.stderr == alone.stderr and "1 file was skipped" in workers.stderr
+    as_json = cli("check", "--jobs", "3", "--format", "json", "pkg", cwd=tmp_path)
+    assert json.loads(as_json.stdout) == json.loads(cli("check", "--jobs", "1", "--format", "json", "pkg",
+                                                          cwd=tmp_path).stdout)

@@ -55,23 +55,45 @@ def test_a_report_still_being_read_is_left_intact(collector_off):
     assert infer_shapes(result.analysis) is not report
 
 
-def test_the_cache_hands_back_what_it_pushes_out_and_what_a_close_drops(collector_off):
+def test_the_cache_keeps_one_analysis_per_document_and_hands_back_what_it_lightens(collector_off):
     cache = CheckCache()
-    versions = [CheckedVersion(v, 0, checked_with_shapes(REPO / "examples" / "cifar10_cnn.py"), []) for v in range(5)]
-    pushed_out = []
+    versions = [CheckedVersion(v, 0, checked_with_shapes(REPO / "examples" / "cifar10_cnn.py"), [f"d{v}"])
+                for v in range(5)]
+    released = []
     for checked in versions:
-        pushed_out += cache.put("file:///a.py", checked)
+        released += cache.put("file:///a.py", checked)
 
-    assert [c.version for c in pushed_out] == [0, 1]
+    # Every version but the newest is released in full; the last two before it stay as diagnostics.
+    assert [c.version for c in released] == [0, 1, 2, 3]
     assert cache.get("file:///a.py", 1, 0) is None and cache.get("file:///a.py", 4, 0) is versions[4]
+    light = cache.get("file:///a.py", 3, 0)
+    assert light.light and light.result is None and light.diagnostics == ["d3"]
+    assert versions[3].result is not None, "a request still reading the full version keeps it"
 
-    alive = [weakref.ref(c.result.analysis) for c in pushed_out]
-    release_versions(pushed_out)
-    del pushed_out, versions[:2]
+    alive = [weakref.ref(c.result.analysis) for c in released]
+    release_versions(released)
+    del released, versions[:4]
     assert all(ref() is None for ref in alive)
 
     closed = cache.forget("file:///a.py")
-    assert [c.version for c in closed] == [2, 3, 4]
+    assert [c.version for c in closed] == [4]
+
+
+def test_only_the_most_recently_active_documents_keep_their_analysis(collector_off, monkeypatch):
+    path = REPO / "examples" / "cifar10_cnn.py"
+    lines = len(path.read_text(encoding="utf-8").split("\n"))
+    monkeypatch.setattr(CheckCache, "ANALYSED_LINES_KEPT", 2 * lines)
+    cache = CheckCache()
+    released = []
+    for name in "abc":
+        released += cache.put(f"file:///{name}.py", CheckedVersion(1, 0, checked_with_shapes(path), []))
+    assert [c.light for c in (cache.latest(f"file:///{n}.py") for n in "abc")] == [True, False, False]
+    assert len(released) == 1 and cache.analyses_kept() == 2
+
+    # A hover in `a` makes it active again (once analysed again): `b` is lightened instead.
+    released += cache.put("file:///a.py", CheckedVersion(1, 0, checked_with_shapes(path), []))
+    assert [c.light for c in (cache.latest(f"file:///{n}.py") for n in "abc")] == [False, True, False]
+    assert len(released) == 2
 
 
 def test_building_quick_fixes_does_not_tie_the_version_into_a_cycle(collector_off):

@@ -171,3 +171,33 @@ async def test_pathological_input_does_not_stop_the_server(editor):
     assert codes(await editor.diagnostics(healthy)) == ["TL406"]
     editor.close(document)
     editor.close(healthy)
+
+
+async def test_typing_sends_ranged_changes_and_only_the_newest_version_is_published(editor):
+    """The server asks for incremental sync; a burst of one-character changes (CRLF lines,
+    non-ASCII before the cursor) ends with the newest version's diagnostics, and no
+    version is published after a newer one."""
+    sync = editor.capabilities.text_document_sync
+    assert getattr(sync, "change", sync) == lsp.TextDocumentSyncKind.Incremental
+    text = 'import torch.nn as nn\r\nmodel = nn.Linear(4, 2)\r\nnote = "é😀"; \r\n'
+    document = editor.open("typed.py", text)
+    assert await editor.diagnostics(document) == []
+    typed = "wrapped = " + DATA_PARALLEL
+    start = span_of(text, "; ", editor.encoding).end
+    for index, character in enumerate(typed):
+        position = lsp.Position(line=start.line, character=start.character + index)
+        editor.edit(document, lsp.Range(start=position, end=position), character)
+    editor.edit(document, lsp.Range(start=lsp.Position(line=1, character=0), end=lsp.Position(line=1, character=0)),
+                "# typed\r\n")
+
+    assert document.text.endswith('note = "é😀"; wrapped = nn.DataParallel(model)\r\n')
+    (diagnostic,) = await editor.diagnostics(document)
+    assert diagnostic.range == span_of(document.text, DATA_PARALLEL, editor.encoding)
+    # Another document's diagnostics: whatever was still queued for this one is out by then.
+    other = editor.open("typed_other.py", SNIPPET)
+    await editor.diagnostics(other)
+    versions = [params.version for params in editor.client.published[document.uri]]
+    assert versions == sorted(versions)
+    assert not versions or versions[-1] == document.version
+    editor.close(document)
+    editor.close(other)

@@ -162,6 +162,16 @@ class ProbeClient:
         with self.lock:
             self.stop()
 
+    def kill(self) -> None:
+        """Kill the worker's process group without waiting for a request under way (it then
+        reads the end of the worker's output and fails): the server is going away."""
+        process = self.process
+        if process is not None and process.poll() is None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
     # -- requests -------------------------------------------------------------------
     def probe(self, request: dict) -> dict:
         """The worker's answer to `request` (see `worker.Probe`), or a failure that says why."""

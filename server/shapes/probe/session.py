@@ -124,3 +124,9 @@ class ProbeSession:
             clients, self.clients = list(self.clients.values()), {}
         for client in clients:
             client.close()
+
+    def kill_workers(self) -> None:
+        """Kill every worker now, even one in the middle of a probe (which then fails):
+        the server is going away."""
+        for client in list(self.clients.values()):
+            client.kill()
