@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 from torch_lsp.shapes.dims import Dim
 from torch_lsp.shapes.frame import Frame, Mismatch
-from torch_lsp.shapes.limits import Budget, MAX_CALL_DEPTH, MAX_CONTEXTS, MAX_STEPS, MAX_TEXT
+from torch_lsp.shapes.limits import Budget, MAX_CALL_DEPTH, MAX_CONTEXTS, MAX_FUNCTION_CONTEXTS, MAX_STEPS, MAX_TEXT
 from torch_lsp.shapes.syntax import (
-    DATACLASS_DECORATORS, Signature, assigned_foreign_attributes, is_generator, self_attributes_assigned, takes_self,
+    DATACLASS_DECORATORS, Signature, assigned_foreign_attributes, builders_of_init, is_generator,
+    self_attributes_assigned, takes_self,
 )
 from torch_lsp.shapes.values import (
     UNKNOWN, ClassRef, DictValue, FunctionRef, Instance, Int, Layer, ListValue, Opaque, Origin, Tensor, TupleValue,
@@ -110,6 +111,8 @@ class Engine:
         self.stated_comments: dict[tuple[ast.stmt, str], Any] = {}  # what a comment says of a name a line binds
         self.generators: dict[ast.AST, bool] = {}
         self.contexts: dict[ast.AST, int] = {}  # frames run per function
+        self.instance_contexts: dict[tuple, int] = {}  # frames run per function and bound instance
+        self.overflowed: set[ast.AST] = set()  # functions some call of which shared the standalone run
         self.enclosing: dict[ast.AST, set[str]] = {}
         self.function_locals: dict[ast.AST, set[str]] = {}
         self.signatures: dict[ast.AST, Signature] = {}
@@ -255,8 +258,10 @@ class Engine:
         found = self.volatile.get(ref.node)
         if found is None:
             found = set(self.foreign_volatile)
+            builders = builders_of_init(ref.node)
             for stmt in ref.node.body:
-                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name != "__init__":
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name != "__init__" \
+                        and stmt.name not in builders:
                     found |= self_attributes_assigned(stmt)
             self.volatile[ref.node] = found
         return found
@@ -319,9 +324,14 @@ class Engine:
         signature = self.signature(node)
         bound = function.bound_self is not None
         args, kwargs = normalized_arguments(signature, bound, args, kwargs)
-        if not standalone and (self.contexts.get(node, 0) >= MAX_CONTEXTS or not says_something(
-                function.bound_self, args, kwargs)):
+        instance_key = (node, id(function.bound_self))
+        informative = says_something(function.bound_self, args, kwargs) or signature.leaves_sized_defaults(
+            bound, len(args), kwargs)
+        if not standalone and (self.contexts.get(node, 0) >= MAX_FUNCTION_CONTEXTS
+                               or self.instance_contexts.get(instance_key, 0) >= MAX_CONTEXTS or not informative):
             # Nothing new to learn, or enough contexts already: answer from the general run.
+            if informative:
+                self.overflowed.add(node)
             args, kwargs = opaque_arguments(signature.names[bound:]), {}
             if bound and function.owner is not None and takes_self(node):
                 function = FunctionRef(node, function.scope, self.standalone_instance(function.owner), function.owner)
@@ -339,6 +349,7 @@ class Engine:
         frame.from_call_site = caller.from_call_site if caller is not None else function.owner is None
         frame.bind_arguments(args, kwargs)
         self.contexts[function.node] = self.contexts.get(function.node, 0) + 1
+        self.instance_contexts[instance_key] = self.instance_contexts.get(instance_key, 0) + 1
         self.active.add(key)
         self.depth += 1
         try:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.shapes.dims import Dim, known_sum, product
 from torch_lsp.shapes.calls import ModuleCall
+from torch_lsp.shapes.contexts import ContextNames
 from torch_lsp.shapes.frame import Frame
 from torch_lsp.shapes.interpret import Engine
 from torch_lsp.shapes.values import (
@@ -83,6 +84,7 @@ class ShapeReport:
         self.analysis = analysis
         self.engine = engine
         self.error: str | None = None  # an internal error's traceback, when the pass stopped on one
+        self._context_names: dict[ast.AST, ContextNames | None] = {}
 
     @property
     def complete(self) -> bool:
@@ -106,7 +108,40 @@ class ShapeReport:
         frames = self._frames_by_node.get(node)
         if not frames:
             return None
-        return choose(frames, lambda f: f.values[node])
+        value = choose(frames, lambda f: f.values[node])
+        if value.__class__ is Tensor and (value.variadic or None in value.dims):
+            named = self._named_across_contexts(node, frames)
+            if named is not None and information(named) > information(value):
+                return named
+        return value
+
+    def _named_across_contexts(self, node: ast.AST, frames: list[Frame]) -> Tensor | None:
+        """The shape with the sizes its call contexts disagree on named (see `contexts`)."""
+        contexts = [f for f in frames if not f.standalone and f.informative and f.from_call_site]
+        values = [f.values[node] for f in contexts]
+        if len(contexts) < 2 or any(v.__class__ is not Tensor for v in values):
+            return None
+        names = self.context_names(frames[0].node)
+        if names is None:
+            return None
+        standalone = [f.values[node] for f in frames if f.standalone]
+        alone = join_all(standalone) if standalone else None
+        named = names.tensor(contexts, values, alone if isinstance(alone, Tensor) else None)
+        return _fill_in(named, alone) if named is not None else None
+
+    def context_names(self, function: ast.AST) -> ContextNames | None:
+        """The names of the sizes that differ between `function`'s call contexts (None when
+        some call of it was not recorded on its own)."""
+        if function in self._context_names:
+            return self._context_names[function]
+        names = None
+        if function not in self.engine.overflowed:
+            frames = [f for f in self.engine.frames_by_function.get(function, []) if f.scope.is_main]
+            contexts = [f for f in frames if not f.standalone and f.informative and f.from_call_site]
+            if len(contexts) >= 2:
+                names = ContextNames(contexts, [f for f in frames if f.standalone])
+        self._context_names[function] = names
+        return names
 
     def tensor_at(self, node: ast.AST) -> Tensor | None:
         """The tensor an expression evaluates to, when its shape is at least partly known."""
