@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from torch_lsp.shapes import functions as fn
-from torch_lsp.shapes import layers
+from torch_lsp.shapes import layers, loaders
 from torch_lsp.shapes.dims import Dim
 from torch_lsp.shapes.limits import MAX_STEPS, Budget
 from torch_lsp.shapes.pyvalues import RangeValue, SuperValue, UnknownTensorOf
@@ -293,6 +293,10 @@ class CallRules:
         rule = fn.FUNCTIONS.get(qualname)
         if rule is not None:
             return rule(fn.Call(site, args, kwargs))
+        if qualname in loaders.DATA_LOADERS:
+            return loaders.data_loader(self, args, kwargs, site)
+        if qualname in loaders.TENSOR_DATASETS:
+            return loaders.tensor_dataset(args)
         layer_name = torch_layer_name(qualname)
         if layer_name is not None:
             return self._construct_layer(layer_name, args, kwargs)
@@ -356,6 +360,10 @@ class CallRules:
             return RangeValue.of(args)
         if name in ("zip", "enumerate", "reversed", "list", "tuple", "sorted"):
             return sequence_builtin(name, args, self)
+        if name == "iter" and len(args) == 1 and isinstance(args[0], loaders.LoaderValue):
+            return args[0]
+        if name == "next" and len(args) == 1 and isinstance(args[0], loaders.LoaderValue):
+            return args[0].batch
         if name == "int" and args:
             return args[0] if isinstance(args[0], Int) else (Int(args[0].dim) if isinstance(args[0], Opaque) else Int(None))
         if name == "float":

@@ -12,6 +12,7 @@ from torch_lsp.shapes import ops
 from torch_lsp.shapes.calls import CallRules, ModuleCall
 from torch_lsp.shapes.dims import Dim
 from torch_lsp.shapes.expressions import EXPRESSION_METHODS, ExpressionRules
+from torch_lsp.shapes.loaders import LoaderValue
 from torch_lsp.shapes.limits import Budget, MAX_STEPS
 from torch_lsp.shapes.stated import annotation_shape, comment_shape, merge_stated, parameter_shape
 from torch_lsp.shapes.syntax import (
@@ -98,7 +99,8 @@ class Frame(ExpressionRules, CallRules):
             else:
                 value = Opaque(name, Dim.symbol(name))
             value = self._stated_parameter(param, value)
-            if value.__class__ is Tensor and value.has_shape or value.__class__ is Int and value.dim is not None:
+            if value.__class__ is Tensor and value.has_shape or value.__class__ is Int and value.dim is not None \
+                    or value.__class__ is LoaderValue and value.batch is not UNKNOWN:
                 informative = True
             self.params[name] = value
             self.param_nodes[name] = param

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from torch_lsp.shapes.dims import Dim
 from torch_lsp.shapes.frame import Frame, Mismatch
+from torch_lsp.shapes.loaders import LoaderValue
 from torch_lsp.shapes.limits import Budget, MAX_CALL_DEPTH, MAX_CONTEXTS, MAX_FUNCTION_CONTEXTS, MAX_STEPS, MAX_TEXT
 from torch_lsp.shapes.syntax import (
     DATACLASS_DECORATORS, Signature, assigned_foreign_attributes, builders_of_init, is_generator,
@@ -447,6 +448,8 @@ def _informative(value: Value, depth: int) -> bool:
         return not value.standalone
     if isinstance(value, (Layer, ClassRef, FunctionRef)):
         return True
+    if isinstance(value, LoaderValue):
+        return _informative(value.batch, depth + 1)
     if depth < 2 and isinstance(value, TupleValue):
         return any(_informative(v, depth + 1) for v in value.items)
     if depth < 2 and isinstance(value, ListValue):
