@@ -329,7 +329,8 @@ class Engine:
         informative = says_something(function.bound_self, args, kwargs) or signature.leaves_sized_defaults(
             bound, len(args), kwargs)
         if not standalone and (self.contexts.get(node, 0) >= MAX_FUNCTION_CONTEXTS
-                               or self.instance_contexts.get(instance_key, 0) >= MAX_CONTEXTS or not informative):
+                               or function.bound_self is not None
+                               and self.instance_contexts.get(instance_key, 0) >= MAX_CONTEXTS or not informative):
             # Nothing new to learn, or enough contexts already: answer from the general run.
             if informative:
                 self.overflowed.add(node)

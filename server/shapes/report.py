@@ -477,6 +477,7 @@ def module_parameters(module: Value, depth: int = 0) -> Dim | None:
                     counts.append(product(value.dims) if value.fully_known else None)
             elif isinstance(value, (Layer, Instance, ListValue, DictValue)):
                 counts.append(module_parameters(value, depth + 1))
+        counts.extend(-tied if tied is not None else None for tied in module.tied)
         return known_sum(counts)
     if isinstance(module, ListValue):
         if module.kind != "ModuleList":
