@@ -31,6 +31,7 @@ from pygls.lsp.server import LanguageServer
 from torch_lsp import __version__
 from torch_lsp.check_scheduler import CONFIGURATION_TIMEOUT_S, CheckScheduler
 from torch_lsp.codeactions import FIX_ALL, QUICKFIX, actions_for, build_fix, fix_all_action, fix_offers_at
+from torch_lsp.codeactions.shape_annotation import REFACTOR, name_sizes_action
 from torch_lsp.diagnostics import all_rules
 from torch_lsp.documents import CheckedVersion, DocumentSettings, DocumentStore, OpenDocument
 from torch_lsp.protocol import (
@@ -236,6 +237,22 @@ async def quick_fixes(ls: "TorchLanguageServer", document: OpenDocument, checked
     return fixes + noqa
 
 
+async def name_sizes_actions(ls: "TorchLanguageServer", document: OpenDocument, checked: CheckedVersion,
+                             position: lsp.Position) -> list[lsp.CodeAction]:
+    """"Name the sizes of `x`" on a tensor binding whose shape has unknown sizes."""
+    lines = checked.result.analysis.lines
+    if position.line >= len(lines.lines):
+        return []
+    byte_col = lines.byte_from_client(position.line, position.character, ls.encoding)
+    action = await ls.scheduler.on_analysis_thread(_name_sizes_action, checked.result.analysis, position.line + 1,
+                                                   byte_col)
+    return [to_code_action(action, document, lines, ls.encoding, None, ls.versioned_edits)] if action else []
+
+
+def _name_sizes_action(analysis, line: int, byte_col: int):
+    return name_sizes_action(analysis, infer_shapes(analysis), line, byte_col)
+
+
 async def fix_all_code_action(ls: "TorchLanguageServer", document: OpenDocument, checked: CheckedVersion,
                               lazy: bool) -> lsp.CodeAction | None:
     """`source.fixAll.torch-lsp`: every safe fix in one edit (left to resolve when `lazy`)."""
@@ -325,7 +342,8 @@ def create_server() -> TorchLanguageServer:
 
     @server.feature(
         lsp.TEXT_DOCUMENT_CODE_ACTION,
-        lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=True),
+        lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL, REFACTOR],
+                              resolve_provider=True),
     )
     async def code_action(ls: TorchLanguageServer, params: lsp.CodeActionParams):
         document = ls.documents.get(params.text_document.uri)
@@ -336,7 +354,8 @@ def create_server() -> TorchLanguageServer:
         ours = [d for d in params.context.diagnostics if d.source == DIAGNOSTIC_SOURCE and d.code in rules]
         wants_fixes = wants_kind(only, QUICKFIX) and bool(ours)
         wants_fix_all = wants_kind(only, FIX_ALL) and (bool(only) or ls.resolves_edits)
-        if not wants_fixes and not wants_fix_all:
+        wants_refactor = wants_kind(only, REFACTOR)
+        if not wants_fixes and not wants_fix_all and not wants_refactor:
             return []
         try:
             checked = await ls.scheduler.checked(document)
@@ -346,6 +365,8 @@ def create_server() -> TorchLanguageServer:
         if checked is None or checked.result is None:
             return []
         actions = await quick_fixes(ls, document, checked, ours) if wants_fixes else []
+        if wants_refactor:
+            actions.extend(await name_sizes_actions(ls, document, checked, params.range.start))
         if wants_fix_all and any(f.fix and f.fix.safety == "safe" for f in checked.result.findings):
             fix_all = await fix_all_code_action(ls, document, checked, lazy=ls.resolves_edits and not only)
             if fix_all is not None:

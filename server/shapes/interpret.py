@@ -259,11 +259,13 @@ class Engine:
         found = self.volatile.get(ref.node)
         if found is None:
             found = set(self.foreign_volatile)
-            builders = builders_of_init(ref.node)
-            for stmt in ref.node.body:
-                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name != "__init__" \
-                        and stmt.name not in builders:
-                    found |= self_attributes_assigned(stmt)
+            assigned = {stmt.name: self_attributes_assigned(stmt) for stmt in ref.node.body
+                        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name != "__init__"}
+            assigned = {name: attributes for name, attributes in assigned.items() if attributes}
+            builders = builders_of_init(ref.node, set(assigned)) if assigned else set()
+            for name, attributes in assigned.items():
+                if name not in builders:
+                    found |= attributes
             self.volatile[ref.node] = found
         return found
 
@@ -327,7 +329,7 @@ class Engine:
         args, kwargs = normalized_arguments(signature, bound, args, kwargs)
         instance_key = (node, id(function.bound_self))
         informative = says_something(function.bound_self, args, kwargs) or signature.leaves_sized_defaults(
-            bound, len(args), kwargs)
+            bound, len(args), kwargs) or _renames_sizes(signature, bound, args)
         if not standalone and (self.contexts.get(node, 0) >= MAX_FUNCTION_CONTEXTS
                                or function.bound_self is not None
                                and self.instance_contexts.get(instance_key, 0) >= MAX_CONTEXTS or not informative):
@@ -404,13 +406,29 @@ def normalized_arguments(signature: Signature, bound: bool, args: list[Value], k
                 break
         else:
             return args, kwargs
+    # An opaque argument keeps its own name (the caller's symbol: `planes`, not the helper's
+    # `out_planes`) when it is a plain size the caller names.
     names = signature.names[1 if bound else 0:]
     fixed = list(args)
     for index, value in enumerate(fixed):
-        if index < len(names) and (value is UNKNOWN or value.__class__ is Opaque):
+        if index < len(names) and (value is UNKNOWN or value.__class__ is Opaque and not _named_size(value)):
             fixed[index] = Opaque(names[index], Dim.symbol(names[index]))
-    named = {k: (Opaque(k, Dim.symbol(k)) if v is UNKNOWN or v.__class__ is Opaque else v) for k, v in kwargs.items()}
+    named = {k: (Opaque(k, Dim.symbol(k)) if v is UNKNOWN or v.__class__ is Opaque and not _named_size(v) else v)
+             for k, v in kwargs.items()}
     return fixed, named
+
+
+def _renames_sizes(signature: Signature, bound: bool, args: list[Value]) -> bool:
+    """Sizes passed by a name other than the parameter's (`conv3x3(inplanes, planes)` into
+    `in_planes, out_planes`): the run keeps the caller's names, so the caller's shapes show them."""
+    names = signature.names[1 if bound else 0:]
+    return any(value.__class__ is Opaque and _named_size(value) and value.name != name
+               for value, name in zip(args, names))
+
+
+def _named_size(value: Opaque) -> bool:
+    """A parameter's own opaque value, used as a size: its symbol is its name."""
+    return value.dim is not None and value.dim == Dim.symbol(value.name)
 
 
 def opaque_arguments(names) -> list[Value]:

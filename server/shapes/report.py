@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Iterator
 from torch_lsp.shapes.dims import Dim, known_sum, product
 from torch_lsp.shapes.calls import ModuleCall
 from torch_lsp.shapes.contexts import ContextNames
+from torch_lsp.shapes.symbols import SuggestedShape, suggested_shape, symbol_origins
 from torch_lsp.shapes.frame import Frame
 from torch_lsp.shapes.interpret import Engine
 from torch_lsp.shapes.values import (
@@ -315,7 +316,8 @@ class ShapeReport:
         if isinstance(value, Tensor):
             if not value.has_shape:
                 return None
-            return f"```python\n{label}: Tensor{value.render()}\n```" + _origin_line(value)
+            return f"```python\n{label}: Tensor{value.render()}\n```" + _origin_line(value) + self._symbol_lines(
+                node, value)
         if isinstance(value, TupleValue) and any(isinstance(v, Tensor) for v in value.items):
             return f"```python\n{label}: {render_value(value)}\n```"
         if isinstance(value, (Layer, Instance)):
@@ -324,6 +326,34 @@ class ShapeReport:
             return f"```python\n{label}: int = {value.dim.render()}\n```"
         if isinstance(value, ListValue) and value.kind == "ModuleList":
             return f"```python\n{label}: ModuleList[{_module_name(value.element)}]\n```"
+        return None
+
+    def _symbol_lines(self, node: ast.AST, tensor: Tensor) -> str:
+        """Where each symbol of the shape comes from; for unknown dims, the statement of the
+        shape that would name them."""
+        frames = self._frames_by_node.get(node) or []
+        names = self.context_names(frames[0].node) if frames else None
+        lines = symbol_origins(self.analysis, node, tensor, names)
+        suggestion = self.suggested_shape(node)
+        if suggestion is not None:
+            what = "annotate it" if suggestion.kind == "annotation" else "state it in a comment"
+            code = f"{_node_label(node, self.analysis)}{suggestion.text}" if suggestion.kind == "annotation" \
+                else suggestion.text.strip()
+            lines.append(f"Nothing names the `?` sizes: {what}, `{code}`")
+        return "".join(f"\n\n{line}" for line in lines)
+
+    def suggested_shape(self, node: ast.AST) -> SuggestedShape | None:
+        """The annotation or shape comment that would name the unknown sizes bound at `node`."""
+        value = self.value_of(node)
+        return suggested_shape(self.analysis, node, value) if isinstance(value, Tensor) else None
+
+    def binding_node_at(self, line: int, col: int) -> ast.AST | None:
+        """The parameter or assigned name at this position whose tensor has a shape."""
+        for node in self._positions.get(line, ()):
+            if isinstance(node, (ast.arg, ast.Name)):
+                start, end = _name_span(node, self.analysis)
+                if start <= col <= end:
+                    return node
         return None
 
     def _module_hover(self, node: ast.AST, label: str, module: Value) -> str:

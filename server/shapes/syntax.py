@@ -112,11 +112,12 @@ def self_attributes_assigned(function: ast.AST) -> set[str]:
     return names
 
 
-def builders_of_init(cls: ast.ClassDef) -> set[str]:
-    """Methods only ever called as `self.name(...)` from `__init__` or from other such methods
-    (`_make_layer`): what they assign to `self` is part of construction, not live state."""
+def builders_of_init(cls: ast.ClassDef, candidates: set[str]) -> set[str]:
+    """Which of the `candidates` methods are only ever called as `self.name(...)` from
+    `__init__` or from other such methods (`_make_layer`): what they assign to `self` is part
+    of construction, not live state."""
     methods = {s.name: s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    callers: dict[str, set[str]] = {name: set() for name in methods}
+    callers: dict[str, set[str]] = {name: set() for name in candidates}
     for name, method in methods.items():
         for node in ast.walk(method):
             if isinstance(node, ast.Attribute) and node.attr in callers and node.attr != name:

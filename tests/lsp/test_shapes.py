@@ -162,3 +162,70 @@ async def test_pull_client_without_refresh_gets_everything_in_one_answer(tmp_pat
         document = editor.open("mismatch.py", MISMATCH)
         report = await editor.pull(document)
         assert [d.code for d in report.items].count("TL501") == 1
+
+
+BLOCK = """import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def head(features):
+    return features.mean(0)
+
+
+def classify(scores):
+    assert scores.dim() == 2
+    flat = scores.reshape(-1, 10)
+    return flat.softmax(-1)
+
+
+small = Block(16)(torch.randn(4, 16))
+large = Block(32)(torch.randn(2, 32))
+"""
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_sizes_that_differ_between_calls_are_named_and_unknown_ones_can_be(profile, tmp_path):
+    async with session(profile, tmp_path) as editor:
+        document = editor.open("block.py", BLOCK)
+        await editor.diagnostics(document)
+        hover = await editor.client.text_document_hover_async(lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri=document.uri),
+            position=position_of(BLOCK, "x):", editor.encoding),
+        ))
+        assert hover is not None and "x: Tensor[B, width]" in hover.contents.value
+        assert "`B`: a size that differs between the calls of this function: 4 (call on line 24), " \
+               "2 (call on line 25)" in hover.contents.value
+        assert "`width`: the argument `width` of `Block.__init__`" in hover.contents.value
+        # `features` is never called with a tensor: the hover suggests the annotation that
+        # names its sizes, and a code action inserts it.
+        where = position_of(BLOCK, "features):", editor.encoding)
+        everything = lsp.Range(start=where, end=where)
+        actions = await editor.code_actions(document, everything, [], only=["refactor"])
+        assert not actions  # nothing is known of `features`' shape, not even its rank
+        where = position_of(BLOCK, "x):", editor.encoding)
+        actions = await editor.code_actions(document, lsp.Range(start=where, end=where), [], only=["refactor"])
+        assert not actions  # every size of `x` is named already
+        hover = await editor.client.text_document_hover_async(lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri=document.uri),
+            position=position_of(BLOCK, "scores):", editor.encoding),
+        ))
+        assert hover is not None and "scores: Tensor[?, ?]" in hover.contents.value
+        assert 'annotate it, `scores: Float[Tensor, "B D"]`' in hover.contents.value
+        where = position_of(BLOCK, "scores):", editor.encoding, 2)
+        (action,) = await editor.code_actions(document, lsp.Range(start=where, end=where), [], only=["refactor"])
+        assert action.kind == "refactor.rewrite"
+        fixed = editor.applied(document, action)
+        assert 'def classify(scores: Float[Tensor, "B D"]):' in fixed
+        assert fixed.startswith("from jaxtyping import Float\nfrom torch import Tensor\nimport torch\n")
+        where = position_of(BLOCK, "flat =", editor.encoding)
+        (action,) = await editor.code_actions(document, lsp.Range(start=where, end=where), [], only=["refactor"])
+        assert "    flat = scores.reshape(-1, 10)  # [B, 10]\n" in editor.applied(document, action)
