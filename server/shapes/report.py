@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Iterator
 from torch_lsp.shapes.dims import Dim, known_sum, product
 from torch_lsp.shapes.calls import ModuleCall
 from torch_lsp.shapes.contexts import ContextNames
+from torch_lsp.shapes.parameters import module_parameters, unknown_parameters_reason
 from torch_lsp.shapes.symbols import SuggestedShape, suggested_shape, symbol_origins
 from torch_lsp.shapes.frame import Frame
 from torch_lsp.shapes.interpret import Engine
@@ -366,6 +367,9 @@ class ShapeReport:
         count = module_parameters(module)
         if count is not None:
             lines.append(f"parameters: {_count(count)}")
+        elif isinstance(module, Instance):
+            reason = unknown_parameters_reason(module)
+            lines.append(f"parameters: unknown{': ' + reason if reason else ''}")
         return "\n\n".join(lines)
 
     def _function_hover(self, node: ast.AST) -> str | None:
@@ -403,6 +407,9 @@ class ShapeReport:
         header = f"{name}: {', '.join(render_value(v) for v in inputs if isinstance(v, Tensor))} → {render_value(frame.result)}"
         table = _table(rows)
         footer = f"Total params: {_count(total) if total is not None else '?'}"
+        reason = unknown_parameters_reason(frame.self_value) if total is None else None
+        if reason:
+            footer += f" ({reason})"
         return f"```text\n{header}\n{table}\n{footer}\n```\nstatic estimate: shapes from the code, nothing was run"
 
     def _summary_frame(self, cls: ast.ClassDef) -> Frame | None:
@@ -483,45 +490,6 @@ def _module_name(module: Value) -> str:
     if isinstance(module, ListValue):
         return "ModuleList"
     return "?"
-
-
-def module_parameters(module: Value, depth: int = 0) -> Dim | None:
-    """Parameter count of a layer or of an instance of the file's own module classes."""
-    if depth > 16:
-        return None
-    if isinstance(module, Layer):
-        if module.kind.name == "Sequential":
-            return known_sum(module_parameters(c, depth + 1) for c in module.children)
-        if module.kind.name in ("TransformerEncoder", "TransformerDecoder"):
-            layers_count = module.get("num_layers")
-            inner = module_parameters(module.children[0], depth + 1) if module.children else None
-            if isinstance(layers_count, Dim) and inner is not None:
-                return inner * layers_count
-            return None
-        return module.kind.param_count(module)
-    if isinstance(module, Instance):
-        counts = []
-        for name, value in module.attrs.items():
-            if isinstance(value, Tensor):
-                if name in module.parameters:
-                    counts.append(product(value.dims) if value.fully_known else None)
-            elif isinstance(value, (Layer, Instance, ListValue, DictValue)):
-                counts.append(module_parameters(value, depth + 1))
-        counts.extend(-tied if tied is not None else None for tied in module.tied)
-        return known_sum(counts)
-    if isinstance(module, ListValue):
-        if module.kind != "ModuleList":
-            return Dim()
-        if module.exact:
-            return known_sum(module_parameters(v, depth + 1) for v in module.items)
-        each = module_parameters(module.element, depth + 1)
-        length = getattr(module, "length", None)
-        return each * length if each is not None and length is not None else None
-    if isinstance(module, DictValue):
-        if module.kind != "ModuleDict":
-            return Dim()
-        return known_sum(module_parameters(v, depth + 1) for v in module.items.values()) if module.exact else None
-    return Dim()
 
 
 def _count(count: Dim) -> str:

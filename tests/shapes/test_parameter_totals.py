@@ -68,3 +68,33 @@ def test_summary_total_equals_torch(file: str, variable: str, cls: str):
           f"summary {stated_total(on_class, 'Total params')}")
     assert stated_total(on_variable, "parameters") == expected, on_variable
     assert stated_total(on_class, "Total params") == expected, on_class
+
+
+WRAPPER = '''\
+import torch
+import torch.nn as nn
+
+
+class Wrapper(nn.Module):
+    def __init__(self, backbone):
+        super().__init__()
+        self.backbone = backbone
+        self.fc = nn.Linear(5, 10)
+
+    def forward(self, x):
+        return self.fc(self.backbone(x))
+
+
+wrapped = Wrapper(torch.hub.load("owner/repo", "model"))
+identity = Wrapper(nn.Identity())
+'''
+
+
+def test_an_unknown_total_says_why():
+    analysis = analyze(WRAPPER, "wrapper.py")
+    report = infer_shapes(analysis)
+    unknown = report.hover(15, 0).markdown
+    assert "parameters: unknown: `self.backbone` is called as a module, but what it holds is not known here" in unknown
+    assert "parameters: 60" in report.hover(16, 0).markdown  # nn.Identity has none
+    summary = report.hover(5, len("class ")).markdown
+    assert "Total params: ? (`self.backbone` is called as a module" in summary
