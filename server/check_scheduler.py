@@ -64,6 +64,7 @@ class CheckScheduler:
     def __init__(self, server: "TorchLanguageServer") -> None:
         self.server = server  # its documents, settings, client capabilities and notifications
         self.versions = CheckCache()
+        self.rechecks: dict[str, int] = {}  # per document: how often a file it imports changed
         # Cleared while editor settings are fetched: checks wait for them.
         self.settings_ready = asyncio.Event()
         # One worker: analyses queue behind each other instead of fighting for the GIL.
@@ -92,6 +93,12 @@ class CheckScheduler:
     def closed(self, uri: str) -> None:
         """The document was closed: no check of it is published, and its versions are released."""
         self.cancel(uri)
+        self._release_later(self.versions.forget(uri))
+
+    def forget_checks(self, uri: str) -> None:
+        """The document's checks are stale (a file it imports changed): the next request
+        checks it again, and its diagnostics get a new result id."""
+        self.rechecks[uri] = self.rechecks.get(uri, 0) + 1
         self._release_later(self.versions.forget(uri))
 
     async def checked(self, document: OpenDocument, first_pass: CheckedVersion | None = None) -> CheckedVersion | None:

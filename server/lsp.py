@@ -32,6 +32,7 @@ from torch_lsp import __version__
 from torch_lsp.check_scheduler import CONFIGURATION_TIMEOUT_S, CheckScheduler
 from torch_lsp.codeactions import FIX_ALL, QUICKFIX, actions_for, build_fix, fix_all_action, fix_offers_at
 from torch_lsp.codeactions.shape_annotation import REFACTOR, name_sizes_action
+from torch_lsp.dependents import importers_of
 from torch_lsp.diagnostics import all_rules
 from torch_lsp.documents import CheckedVersion, DocumentSettings, DocumentStore, OpenDocument
 from torch_lsp.protocol import (
@@ -128,6 +129,27 @@ class TorchLanguageServer(LanguageServer):
             self.workspace_diagnostic_refresh(None)
         if self.client_supports("workspace.inlay_hint.refresh_support"):
             self.workspace_inlay_hint_refresh(None)  # `shapes.inlayHints` may have changed
+
+    def recheck_importers(self, uri: str, delay: float) -> None:
+        """`uri` changed: the open documents importing it are checked again (their checks
+        and shapes were computed against its old text)."""
+        changed = self.documents.get(uri)
+        resolver = getattr(self, "workspace_resolver", None)
+        if changed is None or changed.path is None or resolver is None:
+            return
+        analysed = []
+        for document in self.documents.all():
+            latest = self.scheduler.versions.latest(document.uri)
+            if document.uri != uri and latest is not None and latest.result is not None:
+                analysed.append((document.uri, latest.result.analysis))
+        stale = importers_of(changed.path, analysed, resolver)
+        for importer in stale:
+            self.scheduler.forget_checks(importer)
+            self.scheduler.check_soon(importer, delay)
+        if stale and self.pulls_diagnostics and self.client_supports("workspace.diagnostics.refresh_support"):
+            self.workspace_diagnostic_refresh(None)
+        if stale and self.client_supports("workspace.inlay_hint.refresh_support"):
+            self.workspace_inlay_hint_refresh(None)
 
     async def shape_report(self, uri: str):
         """The shapes of the open document's current version (from the cached analysis), or None."""
@@ -274,8 +296,10 @@ def create_server() -> TorchLanguageServer:
         ls.init_options = editor_section(params.initialization_options)
         ls.settings.workspace_folders = workspace_folders(params)
         ls.probes.workspace = ls.settings.workspace_folders[0] if ls.settings.workspace_folders else None
-        # Shapes follow imported model classes into other files of the workspace.
-        set_default_resolver(WorkspaceResolver(ls.settings.workspace_folders))
+        # Shapes follow imported model classes into other files of the workspace, open
+        # ones as the editor has them.
+        ls.workspace_resolver = WorkspaceResolver(ls.settings.workspace_folders, ls.documents.open_text_of)
+        set_default_resolver(ls.workspace_resolver)
         ls.settings.set_editor(ls.init_options)
 
     @server.feature(lsp.INITIALIZED)
@@ -313,10 +337,12 @@ def create_server() -> TorchLanguageServer:
         changes = content_changes(params)
         if ls.documents.change(uri, params.text_document.version, changes, ls.encoding) is not None:
             ls.scheduler.check_soon(uri, CHANGE_DEBOUNCE_S)
+            ls.recheck_importers(uri, CHANGE_DEBOUNCE_S)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: TorchLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
         ls.scheduler.check_soon(params.text_document.uri, 0)
+        ls.recheck_importers(params.text_document.uri, 0)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: TorchLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
@@ -327,7 +353,7 @@ def create_server() -> TorchLanguageServer:
 
     @server.feature(
         lsp.TEXT_DOCUMENT_DIAGNOSTIC,
-        lsp.DiagnosticOptions(identifier=SERVER_NAME, inter_file_dependencies=False, workspace_diagnostics=False),
+        lsp.DiagnosticOptions(identifier=SERVER_NAME, inter_file_dependencies=True, workspace_diagnostics=False),
     )
     async def document_diagnostic(ls: TorchLanguageServer, params: lsp.DocumentDiagnosticParams):
         checked, complete = await ls.scheduler.pulled(params.text_document.uri)
@@ -335,7 +361,8 @@ def create_server() -> TorchLanguageServer:
             return lsp.RelatedFullDocumentDiagnosticReport(items=[])
         # The first step's answer has an id of its own, so that pulling again after the
         # refresh is never answered "unchanged".
-        result_id = f"{ls.session_token}:{checked.version}:{checked.generation}" + ("" if complete else ":first")
+        result_id = (f"{ls.session_token}:{checked.version}:{checked.generation}"
+                     f":{ls.scheduler.rechecks.get(params.text_document.uri, 0)}" + ("" if complete else ":first"))
         if params.previous_result_id == result_id:
             return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
         return lsp.RelatedFullDocumentDiagnosticReport(items=checked.diagnostics, result_id=result_id)
