@@ -36,6 +36,13 @@ def position_of(text: str, needle: str, encoding: str, offset: int = 0) -> lsp.P
     return lsp.Position(line=line_no, character=units)
 
 
+async def hover_text(editor: Session, document, text: str, needle: str, offset: int = 0) -> str:
+    hover = await editor.client.text_document_hover_async(lsp.HoverParams(
+        text_document=lsp.TextDocumentIdentifier(uri=document.uri),
+        position=position_of(text, needle, editor.encoding, offset)))
+    return hover.contents.value if hover is not None else ""
+
+
 @pytest.mark.parametrize("profile", PROFILES)
 async def test_hover_shows_the_tensor_shape(profile, tmp_path):
     async with session(profile, tmp_path) as editor:
@@ -197,14 +204,11 @@ async def test_sizes_that_differ_between_calls_are_named_and_unknown_ones_can_be
     async with session(profile, tmp_path) as editor:
         document = editor.open("block.py", BLOCK)
         await editor.diagnostics(document)
-        hover = await editor.client.text_document_hover_async(lsp.HoverParams(
-            text_document=lsp.TextDocumentIdentifier(uri=document.uri),
-            position=position_of(BLOCK, "x):", editor.encoding),
-        ))
-        assert hover is not None and "x: Tensor[B, width]" in hover.contents.value
+        hover = await hover_text(editor, document, BLOCK, "x):")
+        assert "x: Tensor[B, width]" in hover
         assert "`B`: a size that differs between the calls of this function: 4 (call on line 24), " \
-               "2 (call on line 25)" in hover.contents.value
-        assert "`width`: the argument `width` of `Block.__init__`" in hover.contents.value
+               "2 (call on line 25)" in hover
+        assert "`width`: the argument `width` of `Block.__init__`" in hover
         # `features` is never called with a tensor: the hover suggests the annotation that
         # names its sizes, and a code action inserts it.
         where = position_of(BLOCK, "features):", editor.encoding)
@@ -214,12 +218,9 @@ async def test_sizes_that_differ_between_calls_are_named_and_unknown_ones_can_be
         where = position_of(BLOCK, "x):", editor.encoding)
         actions = await editor.code_actions(document, lsp.Range(start=where, end=where), [], only=["refactor"])
         assert not actions  # every size of `x` is named already
-        hover = await editor.client.text_document_hover_async(lsp.HoverParams(
-            text_document=lsp.TextDocumentIdentifier(uri=document.uri),
-            position=position_of(BLOCK, "scores):", editor.encoding),
-        ))
-        assert hover is not None and "scores: Tensor[?, ?]" in hover.contents.value
-        assert 'annotate it, `scores: Float[Tensor, "B D"]`' in hover.contents.value
+        hover = await hover_text(editor, document, BLOCK, "scores):")
+        assert "scores: Tensor[?, ?]" in hover
+        assert 'annotate it, `scores: Float[Tensor, "B D"]`' in hover
         where = position_of(BLOCK, "scores):", editor.encoding, 2)
         (action,) = await editor.code_actions(document, lsp.Range(start=where, end=where), [], only=["refactor"])
         assert action.kind == "refactor.rewrite"
@@ -266,12 +267,6 @@ async def eventually(editor: Session, document, wanted) -> list[lsp.Diagnostic]:
             return items
         await asyncio.sleep(0.1)
     raise AssertionError(f"diagnostics of {document.uri} never became as wanted")
-
-
-async def hover_text(editor: Session, document, text: str, needle: str) -> str:
-    hover = await editor.client.text_document_hover_async(lsp.HoverParams(
-        text_document=lsp.TextDocumentIdentifier(uri=document.uri), position=position_of(text, needle, editor.encoding)))
-    return hover.contents.value if hover is not None else ""
 
 
 @pytest.mark.parametrize("profile", PROFILES)
