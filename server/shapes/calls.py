@@ -174,7 +174,23 @@ class CallRules:
         if callee.bound_self is not None and self.engine.signature(callee.node).is_staticmethod:
             callee = FunctionRef(callee.node, callee.scope, None, callee.owner)
         frame = self.engine.call_function(callee, args, kwargs, self, site.node)
+        if callee.bound_self is not None and callee.bound_self is self.self_value and self.self_name is not None:
+            self._reread_attributes(site.env)
         return frame.result if frame is not None else UNKNOWN
+
+    def _reread_attributes(self, env) -> None:
+        """After `self._make_layer(...)` during construction: the attributes the builder set
+        on the instance (`self.inplanes`) replace what this frame bound before the call."""
+        instance = self.self_value
+        caller = self.caller[0] if self.caller else None
+        constructing = self.is_init or (caller is not None and caller.is_init and caller.self_value is instance)
+        if not isinstance(instance, Instance) or not constructing:
+            return
+        prefix = f"{self.self_name}."
+        for key in [k for k in env if k.startswith(prefix) and k.count(".") == 1]:
+            current = instance.attrs.get(key[len(prefix):])
+            if current is not None:
+                env[key] = current
 
     def _call_lambda(self, callee: FunctionRef, args: list[Value]) -> Value:
         node = callee.node

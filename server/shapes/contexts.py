@@ -5,8 +5,9 @@ per call context.  Where the contexts agree on a size, that size is shown; where
 disagree, joining them would leave `?`.  Instead the size gets a name that stands for the
 varying size, one value per call:
 
-- the function's own (standalone) run names it, and that name is consistent with every
-  context (`in_channels`, `B` from `B, C, H, W = x.shape`, `in_channels//2`): that name;
+- the function's own (standalone) run names it, and that name provably has the context's
+  size in every context (`in_channels`, `B` from `B, C, H, W = x.shape`, `in_channels//2`;
+  each of its symbols is a whole dim somewhere in the function): that name;
 - otherwise a name after the dim's role (`B` for the batch, `C`, `H`, `W`, `T`, `D`), shared
   by every dim of the function that has the same role and the same size in every context
   (the same size, provably, at every call the workspace makes), or an expression of an
@@ -125,7 +126,7 @@ class ContextNames:
                       values[0].origin if all(v.origin == values[0].origin for v in values) else None)
 
     def _name(self, vector: Vector, index: int, rank: int, general: Dim | None) -> Dim:
-        if general is not None and not general.is_int and self.consistent(general, vector) is not False:
+        if general is not None and not general.is_int and self.consistent(general, vector) is True:
             return general
         role = _role(index, rank)
         found = self.by_key.get((role, vector)) or next(

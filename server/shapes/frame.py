@@ -434,6 +434,7 @@ class Frame(ExpressionRules, CallRules):
             if isinstance(instance, Instance):
                 if self.is_init or _called_from_init(self):
                     instance.attrs[target.attr] = value
+                    instance.changes += 1
                 if isinstance(stmt, ast.Assign) and is_parameter_call(self.scope.analysis, stmt.value):
                     instance.parameters.add(target.attr)
             self.record(target, value)

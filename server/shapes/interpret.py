@@ -339,7 +339,9 @@ class Engine:
             args, kwargs = opaque_arguments(signature.names[bound:]), {}
             if bound and function.owner is not None and takes_self(node):
                 function = FunctionRef(node, function.scope, self.standalone_instance(function.owner), function.owner)
-        key = (id(node), function.bound_self.key if function.bound_self is not None else None,
+        bound_self = function.bound_self
+        key = (id(node), bound_self.key if bound_self is not None else None,
+               bound_self.changes if bound_self.__class__ is Instance else 0,
                tuple([a.key for a in args]), keyword_key(kwargs) if kwargs else ())
         frame = self.frames.get(key)
         if frame is not None:

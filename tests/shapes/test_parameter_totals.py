@@ -1,7 +1,7 @@
 """The module summary's parameter totals equal torch's `sum(p.numel() for p in
 model.parameters())` for the architectures people write (tests/shapes/models/: an MLP, a
 CNN, ResNet-18 built by `_make_layer`, a U-Net, a ViT, a GPT with tied weights, an LSTM
-tagger, a VAE).  Each file is run with torch as `__main__`; the static side is what the
+tagger, a VAE, and a grouped-convolution net whose builder widens each stage).  Each file is run with torch as `__main__`; the static side is what the
 hover on the model's variable and on its class name show."""
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ ARCHITECTURES = [
     ("gpt_block.py", "model", "GPT"),
     ("rnn_tagger.py", "tagger", "BiLSTMTagger"),
     ("vae.py", "vae", "VAE"),
+    ("grouped_builder.py", "net", "GroupedNet"),  # a builder that widens each stage
 ]
 
 
