@@ -77,6 +77,7 @@ class CheckScheduler:
     def __init__(self, server: "TorchLanguageServer") -> None:
         self.server = server  # its documents, settings, client capabilities and notifications
         self.versions = CheckCache()
+        self.rechecks: dict[str, int] = {}  # per document: how often a file it imports changed
         # Cleared while editor settings are fetched: checks wait for them.
         self.settings_ready = asyncio.Event()
         # One worker: analyses queue behind each other instead of fighting for the GIL.
@@ -110,6 +111,12 @@ class CheckScheduler:
         self.cancel(uri)
         self._release_later(self.versions.forget(uri))
         self._collect_garbage_when_idle()
+
+    def forget_checks(self, uri: str) -> None:
+        """The document's checks are stale (a file it imports changed): the next request
+        checks it again, and its diagnostics get a new result id."""
+        self.rechecks[uri] = self.rechecks.get(uri, 0) + 1
+        self._release_later(self.versions.forget(uri))
 
     async def checked(self, document: OpenDocument, first_pass: CheckedVersion | None = None) -> CheckedVersion | None:
         """The check of this document version under the current settings: from the

@@ -70,6 +70,15 @@ class DocumentStore:
     def get(self, uri: str) -> OpenDocument | None:
         return self._documents.get(uri)
 
+    def open_text_of(self, path: str) -> tuple[int | None, str] | None:
+        """(version, text) of the open document at this file path, or None (read on the
+        analysis thread: one dict scan, no mutation)."""
+        target = os.path.abspath(path)
+        for document in list(self._documents.values()):
+            if document.path is not None and os.path.abspath(document.path) == target:
+                return document.version, document.text
+        return None
+
     def all(self) -> list[OpenDocument]:
         return list(self._documents.values())
 

@@ -34,6 +34,8 @@ from pygls.protocol.language_server import lsp_method
 from torch_lsp import __version__
 from torch_lsp.check_scheduler import CONFIGURATION_TIMEOUT_S, CheckScheduler
 from torch_lsp.codeactions import FIX_ALL, QUICKFIX, actions_for, build_fix, fix_all_action, fix_offers_at
+from torch_lsp.codeactions.shape_annotation import REFACTOR, name_sizes_action
+from torch_lsp.dependents import importers_of
 from torch_lsp.diagnostics import all_rules
 from torch_lsp.documents import CheckedVersion, DocumentSettings, DocumentStore, OpenDocument
 from torch_lsp.message_stream import TorchProtocol, serve_stream
@@ -174,6 +176,27 @@ class TorchLanguageServer(LanguageServer):
         if self.client_supports("workspace.inlay_hint.refresh_support"):
             self.workspace_inlay_hint_refresh(None)  # `shapes.inlayHints` may have changed
 
+    def recheck_importers(self, uri: str, delay: float) -> None:
+        """`uri` changed: the open documents importing it are checked again (their checks
+        and shapes were computed against its old text)."""
+        changed = self.documents.get(uri)
+        resolver = getattr(self, "workspace_resolver", None)
+        if changed is None or changed.path is None or resolver is None:
+            return
+        analysed = []
+        for document in self.documents.all():
+            latest = self.scheduler.versions.latest(document.uri)
+            if document.uri != uri and latest is not None and latest.result is not None:
+                analysed.append((document.uri, latest.result.analysis))
+        stale = importers_of(changed.path, analysed, resolver)
+        for importer in stale:
+            self.scheduler.forget_checks(importer)
+            self.scheduler.check_soon(importer, delay)
+        if stale and self.pulls_diagnostics and self.client_supports("workspace.diagnostics.refresh_support"):
+            self.workspace_diagnostic_refresh(None)
+        if stale and self.client_supports("workspace.inlay_hint.refresh_support"):
+            self.workspace_inlay_hint_refresh(None)
+
     async def shape_report(self, uri: str):
         """The shapes of the open document's current version (from the cached analysis), or None."""
         document = self.documents.get(uri)
@@ -281,6 +304,22 @@ async def quick_fixes(ls: "TorchLanguageServer", document: OpenDocument, checked
     return fixes + noqa
 
 
+async def name_sizes_actions(ls: "TorchLanguageServer", document: OpenDocument, checked: CheckedVersion,
+                             position: lsp.Position) -> list[lsp.CodeAction]:
+    """"Name the sizes of `x`" on a tensor binding whose shape has unknown sizes."""
+    lines = checked.result.analysis.lines
+    if position.line >= len(lines.lines):
+        return []
+    byte_col = lines.byte_from_client(position.line, position.character, ls.encoding)
+    action = await ls.scheduler.on_analysis_thread(_name_sizes_action, checked.result.analysis, position.line + 1,
+                                                   byte_col)
+    return [to_code_action(action, document, lines, ls.encoding, None, ls.versioned_edits)] if action else []
+
+
+def _name_sizes_action(analysis, line: int, byte_col: int):
+    return name_sizes_action(analysis, infer_shapes(analysis), line, byte_col)
+
+
 async def fix_all_code_action(ls: "TorchLanguageServer", document: OpenDocument, checked: CheckedVersion,
                               lazy: bool) -> lsp.CodeAction | None:
     """`source.fixAll.torch-lsp`: every safe fix in one edit (left to resolve when `lazy`)."""
@@ -302,8 +341,10 @@ def create_server() -> TorchLanguageServer:
         ls.init_options = editor_section(params.initialization_options)
         ls.settings.workspace_folders = workspace_folders(params)
         ls.probes.workspace = ls.settings.workspace_folders[0] if ls.settings.workspace_folders else None
-        # Shapes follow imported model classes into other files of the workspace.
-        set_default_resolver(WorkspaceResolver(ls.settings.workspace_folders))
+        # Shapes follow imported model classes into other files of the workspace, open
+        # ones as the editor has them.
+        ls.workspace_resolver = WorkspaceResolver(ls.settings.workspace_folders, ls.documents.open_text_of)
+        set_default_resolver(ls.workspace_resolver)
         ls.settings.set_editor(ls.init_options)
 
     @server.feature(lsp.INITIALIZED)
@@ -341,10 +382,12 @@ def create_server() -> TorchLanguageServer:
         changes = content_changes(params)
         if ls.documents.change(uri, params.text_document.version, changes, ls.encoding) is not None:
             ls.scheduler.check_soon(uri, CHANGE_DEBOUNCE_S)
+            ls.recheck_importers(uri, CHANGE_DEBOUNCE_S)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: TorchLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
         ls.scheduler.check_soon(params.text_document.uri, 0)
+        ls.recheck_importers(params.text_document.uri, 0)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: TorchLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
@@ -355,7 +398,7 @@ def create_server() -> TorchLanguageServer:
 
     @server.feature(
         lsp.TEXT_DOCUMENT_DIAGNOSTIC,
-        lsp.DiagnosticOptions(identifier=SERVER_NAME, inter_file_dependencies=False, workspace_diagnostics=False),
+        lsp.DiagnosticOptions(identifier=SERVER_NAME, inter_file_dependencies=True, workspace_diagnostics=False),
     )
     async def document_diagnostic(ls: TorchLanguageServer, params: lsp.DocumentDiagnosticParams):
         checked, complete = await ls.scheduler.pulled(params.text_document.uri)
@@ -363,14 +406,16 @@ def create_server() -> TorchLanguageServer:
             return lsp.RelatedFullDocumentDiagnosticReport(items=[])
         # The first step's answer has an id of its own, so that pulling again after the
         # refresh is never answered "unchanged".
-        result_id = f"{ls.session_token}:{checked.version}:{checked.generation}" + ("" if complete else ":first")
+        result_id = (f"{ls.session_token}:{checked.version}:{checked.generation}"
+                     f":{ls.scheduler.rechecks.get(params.text_document.uri, 0)}" + ("" if complete else ":first"))
         if params.previous_result_id == result_id:
             return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
         return lsp.RelatedFullDocumentDiagnosticReport(items=checked.diagnostics, result_id=result_id)
 
     @server.feature(
         lsp.TEXT_DOCUMENT_CODE_ACTION,
-        lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=True),
+        lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL, REFACTOR],
+                              resolve_provider=True),
     )
     async def code_action(ls: TorchLanguageServer, params: lsp.CodeActionParams):
         document = ls.documents.get(params.text_document.uri)
@@ -381,7 +426,8 @@ def create_server() -> TorchLanguageServer:
         ours = [d for d in params.context.diagnostics if d.source == DIAGNOSTIC_SOURCE and d.code in rules]
         wants_fixes = wants_kind(only, QUICKFIX) and bool(ours)
         wants_fix_all = wants_kind(only, FIX_ALL) and (bool(only) or ls.resolves_edits)
-        if not wants_fixes and not wants_fix_all:
+        wants_refactor = wants_kind(only, REFACTOR)
+        if not wants_fixes and not wants_fix_all and not wants_refactor:
             return []
         try:
             checked = await ls.scheduler.analysed(document)
@@ -391,6 +437,8 @@ def create_server() -> TorchLanguageServer:
         if checked is None or checked.result is None:
             return []
         actions = await quick_fixes(ls, document, checked, ours) if wants_fixes else []
+        if wants_refactor:
+            actions.extend(await name_sizes_actions(ls, document, checked, params.range.start))
         if wants_fix_all and any(f.fix and f.fix.safety == "safe" for f in checked.result.findings):
             fix_all = await fix_all_code_action(ls, document, checked, lazy=ls.resolves_edits and not only)
             if fix_all is not None:

@@ -43,9 +43,13 @@ layers: one module per family, each rule registered under its literal name, so
 `grep -rn '"conv2d"' server/shapes` finds it; a new op or layer goes into its family's
 module, see the package docstrings),
 `stated` (comments, jaxtyping annotations, docstrings), `interpret` / `frame` /
-`expressions` / `calls` / `syntax` / `limits` (the abstract interpreter), `report`
-and `listing` (what the front ends read), `batch` (which dim is the batch: the view TL202
-needs), `resolver` (other files).  TL202 and TL203 read their shapes here, from
+`expressions` / `calls` / `syntax` / `limits` (the abstract interpreter), `loaders`
+(datasets and the batches a `DataLoader` yields), `report` and `listing` (what the front
+ends read), `contexts` (names for sizes that differ between a function's call contexts:
+`B`, `in_channels`, `H//2`), `symbols` (where a symbol comes from, and the annotation that
+would name an unknown size), `parameters` (parameter totals of modules), `batch` (which
+dim is the batch: the view TL202 needs), `resolver` (other files, open ones as the
+editor has them).  TL202 and TL203 read their shapes here, from
 `symbolic_tensor_at` / `symbolic_size_at` and `batch`: there is no other shape path.
 Unknown stays unknown: a wrong shape is worse than none.
 """

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from torch_lsp.shapes import functions as fn
-from torch_lsp.shapes import layers
+from torch_lsp.shapes import layers, loaders
 from torch_lsp.shapes.dims import Dim
 from torch_lsp.shapes.limits import MAX_STEPS, Budget
 from torch_lsp.shapes.pyvalues import RangeValue, SuperValue, UnknownTensorOf
@@ -174,7 +174,23 @@ class CallRules:
         if callee.bound_self is not None and self.engine.signature(callee.node).is_staticmethod:
             callee = FunctionRef(callee.node, callee.scope, None, callee.owner)
         frame = self.engine.call_function(callee, args, kwargs, self, site.node)
+        if callee.bound_self is not None and callee.bound_self is self.self_value and self.self_name is not None:
+            self._reread_attributes(site.env)
         return frame.result if frame is not None else UNKNOWN
+
+    def _reread_attributes(self, env) -> None:
+        """After `self._make_layer(...)` during construction: the attributes the builder set
+        on the instance (`self.inplanes`) replace what this frame bound before the call."""
+        instance = self.self_value
+        caller = self.caller[0] if self.caller else None
+        constructing = self.is_init or (caller is not None and caller.is_init and caller.self_value is instance)
+        if not isinstance(instance, Instance) or not constructing:
+            return
+        prefix = f"{self.self_name}."
+        for key in [k for k in env if k.startswith(prefix) and k.count(".") == 1]:
+            current = instance.attrs.get(key[len(prefix):])
+            if current is not None:
+                env[key] = current
 
     def _call_lambda(self, callee: FunctionRef, args: list[Value]) -> Value:
         node = callee.node
@@ -293,6 +309,10 @@ class CallRules:
         rule = fn.FUNCTIONS.get(qualname)
         if rule is not None:
             return rule(fn.Call(site, args, kwargs))
+        if qualname in loaders.DATA_LOADERS:
+            return loaders.data_loader(self, args, kwargs, site)
+        if qualname in loaders.TENSOR_DATASETS:
+            return loaders.tensor_dataset(args)
         layer_name = torch_layer_name(qualname)
         if layer_name is not None:
             return self._construct_layer(layer_name, args, kwargs)
@@ -356,6 +376,10 @@ class CallRules:
             return RangeValue.of(args)
         if name in ("zip", "enumerate", "reversed", "list", "tuple", "sorted"):
             return sequence_builtin(name, args, self)
+        if name == "iter" and len(args) == 1 and isinstance(args[0], loaders.LoaderValue):
+            return args[0]
+        if name == "next" and len(args) == 1 and isinstance(args[0], loaders.LoaderValue):
+            return args[0].batch
         if name == "int" and args:
             return args[0] if isinstance(args[0], Int) else (Int(args[0].dim) if isinstance(args[0], Opaque) else Int(None))
         if name == "float":

@@ -12,6 +12,7 @@ from torch_lsp.shapes.limits import MAX_UNROLL
 from torch_lsp.shapes.layers.requirements import float_indices, mixed_product
 from torch_lsp.shapes.ops import ShapeError, describe
 from torch_lsp.shapes.pyvalues import ELLIPSIS_VALUE, RangeValue, SliceValue, SuperValue
+from torch_lsp.shapes.loaders import LoaderValue
 from torch_lsp.shapes.syntax import is_property, positional_params, statements_of
 from torch_lsp.shapes.values import (
     NONE, NUM, UNKNOWN, UNKNOWN_TENSOR, Bool, BoundTorchMethod, ClassRef, DictValue, FunctionRef, Instance, Int,
@@ -545,6 +546,8 @@ class ExpressionRules:
             return join_all(iterable.children)
         if isinstance(iterable, RangeValue):
             return Int(None)
+        if isinstance(iterable, LoaderValue):
+            return iterable.batch
         if isinstance(iterable, Tensor) and iterable.rank is not None and iterable.rank >= 1:
             return Tensor(iterable.dims[1:], False, iterable.dtype, iterable.origin)
         return UNKNOWN

@@ -10,20 +10,25 @@ from typing import TYPE_CHECKING, Iterable
 from torch_lsp.shapes import functions as fn
 from torch_lsp.shapes import ops
 from torch_lsp.shapes.calls import CallRules, ModuleCall
-from torch_lsp.shapes.dims import Dim
+from torch_lsp.shapes.dims import Dim, product
 from torch_lsp.shapes.expressions import EXPRESSION_METHODS, ExpressionRules
+from torch_lsp.shapes.loaders import LoaderValue
 from torch_lsp.shapes.limits import Budget, MAX_STEPS
 from torch_lsp.shapes.stated import annotation_shape, comment_shape, merge_stated, parameter_shape
 from torch_lsp.shapes.syntax import (
     breaks_or_continues, is_parameter_call, module_body, shape_subject,
 )
 from torch_lsp.shapes.values import (
-    NONE, UNKNOWN, UNKNOWN_TENSOR, ClassRef, DictValue, FunctionRef, Instance, Int, ListValue, Opaque, SizeOf, Str,
+    NONE, UNKNOWN, UNKNOWN_TENSOR, ClassRef, DictValue, FunctionRef, Instance, Int, Layer, ListValue, Opaque, SizeOf, Str,
     Tensor, TupleValue, Value, join, join_all,
 )
 
 if TYPE_CHECKING:
     from torch_lsp.shapes.interpret import Engine, ModuleScope
+
+
+# Parameters one module may share with another (weight tying).
+TIEABLE_PARAMETERS = ("weight", "bias")
 
 
 @dataclass(eq=False)
@@ -99,7 +104,8 @@ class Frame(ExpressionRules, CallRules):
             else:
                 value = Opaque(name, Dim.symbol(name))
             value = self._stated_parameter(param, value)
-            if value.__class__ is Tensor and value.has_shape or value.__class__ is Int and value.dim is not None:
+            if value.__class__ is Tensor and value.has_shape or value.__class__ is Int and value.dim is not None \
+                    or value.__class__ is LoaderValue and value.batch is not UNKNOWN:
                 informative = True
             self.params[name] = value
             self.param_nodes[name] = param
@@ -429,11 +435,30 @@ class Frame(ExpressionRules, CallRules):
             if isinstance(instance, Instance):
                 if self.is_init or _called_from_init(self):
                     instance.attrs[target.attr] = value
+                    instance.changes += 1
                 if isinstance(stmt, ast.Assign) and is_parameter_call(self.scope.analysis, stmt.value):
                     instance.parameters.add(target.attr)
             self.record(target, value)
         else:
-            self.eval(owner, env)
+            module = self.eval(owner, env)
+            if isinstance(stmt, ast.Assign) and target.attr in TIEABLE_PARAMETERS:
+                self._tie_parameter(module, target.attr, stmt.value, env)
+
+    def _tie_parameter(self, module: Value, name: str, source: ast.AST, env) -> None:
+        """`self.transformer.wte.weight = self.lm_head.weight` in `__init__`: one tensor, two
+        modules; the model counts it once (the replaced parameter is recorded on the model)."""
+        instance = self.self_value
+        if not isinstance(instance, Instance) or not (self.is_init or _called_from_init(self)):
+            return
+        if not isinstance(module, Layer) or not isinstance(source, ast.Attribute) or source.attr not in TIEABLE_PARAMETERS:
+            return
+        if not isinstance(self.eval(source.value, env), (Layer, Instance)):
+            return
+        replaced = module.kind.weights(module).get(name)
+        if isinstance(replaced, Tensor) and replaced.fully_known:
+            instance.tied.append(product(replaced.dims))
+        else:
+            instance.tied.append(None)
 
     def _assign_item(self, target: ast.Subscript, value: Value, env) -> None:
         container = self.eval(target.value, env)

@@ -29,9 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 from torch_lsp.shapes.dims import Dim
 from torch_lsp.shapes.frame import Frame, Mismatch
-from torch_lsp.shapes.limits import Budget, MAX_CALL_DEPTH, MAX_CONTEXTS, MAX_STEPS, MAX_TEXT
+from torch_lsp.shapes.loaders import LoaderValue
+from torch_lsp.shapes.limits import Budget, MAX_CALL_DEPTH, MAX_CONTEXTS, MAX_FUNCTION_CONTEXTS, MAX_STEPS, MAX_TEXT
 from torch_lsp.shapes.syntax import (
-    DATACLASS_DECORATORS, Signature, assigned_foreign_attributes, is_generator, self_attributes_assigned, takes_self,
+    DATACLASS_DECORATORS, Signature, assigned_foreign_attributes, builders_of_init, is_generator,
+    self_attributes_assigned, takes_self,
 )
 from torch_lsp.shapes.values import (
     UNKNOWN, ClassRef, DictValue, FunctionRef, Instance, Int, Layer, ListValue, Opaque, Origin, Tensor, TupleValue,
@@ -110,6 +112,8 @@ class Engine:
         self.stated_comments: dict[tuple[ast.stmt, str], Any] = {}  # what a comment says of a name a line binds
         self.generators: dict[ast.AST, bool] = {}
         self.contexts: dict[ast.AST, int] = {}  # frames run per function
+        self.instance_contexts: dict[tuple, int] = {}  # frames run per function and bound instance
+        self.overflowed: set[ast.AST] = set()  # functions some call of which shared the standalone run
         self.enclosing: dict[ast.AST, set[str]] = {}
         self.function_locals: dict[ast.AST, set[str]] = {}
         self.signatures: dict[ast.AST, Signature] = {}
@@ -255,9 +259,13 @@ class Engine:
         found = self.volatile.get(ref.node)
         if found is None:
             found = set(self.foreign_volatile)
-            for stmt in ref.node.body:
-                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name != "__init__":
-                    found |= self_attributes_assigned(stmt)
+            assigned = {stmt.name: self_attributes_assigned(stmt) for stmt in ref.node.body
+                        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name != "__init__"}
+            assigned = {name: attributes for name, attributes in assigned.items() if attributes}
+            builders = builders_of_init(ref.node, set(assigned)) if assigned else set()
+            for name, attributes in assigned.items():
+                if name not in builders:
+                    found |= attributes
             self.volatile[ref.node] = found
         return found
 
@@ -319,13 +327,21 @@ class Engine:
         signature = self.signature(node)
         bound = function.bound_self is not None
         args, kwargs = normalized_arguments(signature, bound, args, kwargs)
-        if not standalone and (self.contexts.get(node, 0) >= MAX_CONTEXTS or not says_something(
-                function.bound_self, args, kwargs)):
+        instance_key = (node, id(function.bound_self))
+        informative = says_something(function.bound_self, args, kwargs) or signature.leaves_sized_defaults(
+            bound, len(args), kwargs) or _renames_sizes(signature, bound, args)
+        if not standalone and (self.contexts.get(node, 0) >= MAX_FUNCTION_CONTEXTS
+                               or function.bound_self is not None
+                               and self.instance_contexts.get(instance_key, 0) >= MAX_CONTEXTS or not informative):
             # Nothing new to learn, or enough contexts already: answer from the general run.
+            if informative:
+                self.overflowed.add(node)
             args, kwargs = opaque_arguments(signature.names[bound:]), {}
             if bound and function.owner is not None and takes_self(node):
                 function = FunctionRef(node, function.scope, self.standalone_instance(function.owner), function.owner)
-        key = (id(node), function.bound_self.key if function.bound_self is not None else None,
+        bound_self = function.bound_self
+        key = (id(node), bound_self.key if bound_self is not None else None,
+               bound_self.changes if bound_self.__class__ is Instance else 0,
                tuple([a.key for a in args]), keyword_key(kwargs) if kwargs else ())
         frame = self.frames.get(key)
         if frame is not None:
@@ -339,6 +355,7 @@ class Engine:
         frame.from_call_site = caller.from_call_site if caller is not None else function.owner is None
         frame.bind_arguments(args, kwargs)
         self.contexts[function.node] = self.contexts.get(function.node, 0) + 1
+        self.instance_contexts[instance_key] = self.instance_contexts.get(instance_key, 0) + 1
         self.active.add(key)
         self.depth += 1
         try:
@@ -391,13 +408,29 @@ def normalized_arguments(signature: Signature, bound: bool, args: list[Value], k
                 break
         else:
             return args, kwargs
+    # An opaque argument keeps its own name (the caller's symbol: `planes`, not the helper's
+    # `out_planes`) when it is a plain size the caller names.
     names = signature.names[1 if bound else 0:]
     fixed = list(args)
     for index, value in enumerate(fixed):
-        if index < len(names) and (value is UNKNOWN or value.__class__ is Opaque):
+        if index < len(names) and (value is UNKNOWN or value.__class__ is Opaque and not _named_size(value)):
             fixed[index] = Opaque(names[index], Dim.symbol(names[index]))
-    named = {k: (Opaque(k, Dim.symbol(k)) if v is UNKNOWN or v.__class__ is Opaque else v) for k, v in kwargs.items()}
+    named = {k: (Opaque(k, Dim.symbol(k)) if v is UNKNOWN or v.__class__ is Opaque and not _named_size(v) else v)
+             for k, v in kwargs.items()}
     return fixed, named
+
+
+def _renames_sizes(signature: Signature, bound: bool, args: list[Value]) -> bool:
+    """Sizes passed by a name other than the parameter's (`conv3x3(inplanes, planes)` into
+    `in_planes, out_planes`): the run keeps the caller's names, so the caller's shapes show them."""
+    names = signature.names[1 if bound else 0:]
+    return any(value.__class__ is Opaque and _named_size(value) and value.name != name
+               for value, name in zip(args, names))
+
+
+def _named_size(value: Opaque) -> bool:
+    """A parameter's own opaque value, used as a size: its symbol is its name."""
+    return value.dim is not None and value.dim == Dim.symbol(value.name)
 
 
 def opaque_arguments(names) -> list[Value]:
@@ -436,6 +469,8 @@ def _informative(value: Value, depth: int) -> bool:
         return not value.standalone
     if isinstance(value, (Layer, ClassRef, FunctionRef)):
         return True
+    if isinstance(value, LoaderValue):
+        return _informative(value.batch, depth + 1)
     if depth < 2 and isinstance(value, TupleValue):
         return any(_informative(v, depth + 1) for v in value.items)
     if depth < 2 and isinstance(value, ListValue):

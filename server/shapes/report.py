@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.shapes.dims import Dim, known_sum, product
 from torch_lsp.shapes.calls import ModuleCall
+from torch_lsp.shapes.contexts import ContextNames
+from torch_lsp.shapes.parameters import module_parameters, unknown_parameters_reason
+from torch_lsp.shapes.symbols import SuggestedShape, suggested_shape, symbol_origins
 from torch_lsp.shapes.frame import Frame
 from torch_lsp.shapes.interpret import Engine
 from torch_lsp.shapes.values import (
@@ -84,6 +87,7 @@ class ShapeReport:
         self.analysis = analysis
         self.engine = engine
         self.error: str | None = None  # an internal error's traceback, when the pass stopped on one
+        self._context_names: dict[ast.AST, ContextNames | None] = {}
 
     @property
     def complete(self) -> bool:
@@ -107,7 +111,40 @@ class ShapeReport:
         frames = self._frames_by_node.get(node)
         if not frames:
             return None
-        return choose(frames, lambda f: f.values[node])
+        value = choose(frames, lambda f: f.values[node])
+        if value.__class__ is Tensor and (value.variadic or None in value.dims):
+            named = self._named_across_contexts(node, frames)
+            if named is not None and information(named) > information(value):
+                return named
+        return value
+
+    def _named_across_contexts(self, node: ast.AST, frames: list[Frame]) -> Tensor | None:
+        """The shape with the sizes its call contexts disagree on named (see `contexts`)."""
+        contexts = [f for f in frames if not f.standalone and f.informative and f.from_call_site]
+        values = [f.values[node] for f in contexts]
+        if len(contexts) < 2 or any(v.__class__ is not Tensor for v in values):
+            return None
+        names = self.context_names(frames[0].node)
+        if names is None:
+            return None
+        standalone = [f.values[node] for f in frames if f.standalone]
+        alone = join_all(standalone) if standalone else None
+        named = names.tensor(contexts, values, alone if isinstance(alone, Tensor) else None)
+        return _fill_in(named, alone) if named is not None else None
+
+    def context_names(self, function: ast.AST) -> ContextNames | None:
+        """The names of the sizes that differ between `function`'s call contexts (None when
+        some call of it was not recorded on its own)."""
+        if function in self._context_names:
+            return self._context_names[function]
+        names = None
+        if function not in self.engine.overflowed:
+            frames = [f for f in self.engine.frames_by_function.get(function, []) if f.scope.is_main]
+            contexts = [f for f in frames if not f.standalone and f.informative and f.from_call_site]
+            if len(contexts) >= 2:
+                names = ContextNames(contexts, [f for f in frames if f.standalone])
+        self._context_names[function] = names
+        return names
 
     def tensor_at(self, node: ast.AST) -> Tensor | None:
         """The tensor an expression evaluates to, when its shape is at least partly known."""
@@ -282,7 +319,8 @@ class ShapeReport:
         if isinstance(value, Tensor):
             if not value.has_shape:
                 return None
-            return f"```python\n{label}: Tensor{value.render()}\n```" + _origin_line(value)
+            return f"```python\n{label}: Tensor{value.render()}\n```" + _origin_line(value) + self._symbol_lines(
+                node, value)
         if isinstance(value, TupleValue) and any(isinstance(v, Tensor) for v in value.items):
             return f"```python\n{label}: {render_value(value)}\n```"
         if isinstance(value, (Layer, Instance)):
@@ -291,6 +329,34 @@ class ShapeReport:
             return f"```python\n{label}: int = {value.dim.render()}\n```"
         if isinstance(value, ListValue) and value.kind == "ModuleList":
             return f"```python\n{label}: ModuleList[{_module_name(value.element)}]\n```"
+        return None
+
+    def _symbol_lines(self, node: ast.AST, tensor: Tensor) -> str:
+        """Where each symbol of the shape comes from; for unknown dims, the statement of the
+        shape that would name them."""
+        frames = self._frames_by_node.get(node) or []
+        names = self.context_names(frames[0].node) if frames else None
+        lines = symbol_origins(self.analysis, node, tensor, names)
+        suggestion = self.suggested_shape(node)
+        if suggestion is not None:
+            what = "annotate it" if suggestion.kind == "annotation" else "state it in a comment"
+            code = f"{_node_label(node, self.analysis)}{suggestion.text}" if suggestion.kind == "annotation" \
+                else suggestion.text.strip()
+            lines.append(f"Nothing names the `?` sizes: {what}, `{code}`")
+        return "".join(f"\n\n{line}" for line in lines)
+
+    def suggested_shape(self, node: ast.AST) -> SuggestedShape | None:
+        """The annotation or shape comment that would name the unknown sizes bound at `node`."""
+        value = self.value_of(node)
+        return suggested_shape(self.analysis, node, value) if isinstance(value, Tensor) else None
+
+    def binding_node_at(self, line: int, col: int) -> ast.AST | None:
+        """The parameter or assigned name at this position whose tensor has a shape."""
+        for node in self._positions.get(line, ()):
+            if isinstance(node, (ast.arg, ast.Name)):
+                start, end = _name_span(node, self.analysis)
+                if start <= col <= end:
+                    return node
         return None
 
     def _module_hover(self, node: ast.AST, label: str, module: Value) -> str:
@@ -303,6 +369,9 @@ class ShapeReport:
         count = module_parameters(module)
         if count is not None:
             lines.append(f"parameters: {_count(count)}")
+        elif isinstance(module, Instance):
+            reason = unknown_parameters_reason(module)
+            lines.append(f"parameters: unknown{': ' + reason if reason else ''}")
         return "\n\n".join(lines)
 
     def _function_hover(self, node: ast.AST) -> str | None:
@@ -340,6 +409,9 @@ class ShapeReport:
         header = f"{name}: {', '.join(render_value(v) for v in inputs if isinstance(v, Tensor))} → {render_value(frame.result)}"
         table = _table(rows)
         footer = f"Total params: {_count(total) if total is not None else '?'}"
+        reason = unknown_parameters_reason(frame.self_value) if total is None else None
+        if reason:
+            footer += f" ({reason})"
         return f"```text\n{header}\n{table}\n{footer}\n```\nstatic estimate: shapes from the code, nothing was run"
 
     def _summary_frame(self, cls: ast.ClassDef) -> Frame | None:
@@ -420,44 +492,6 @@ def _module_name(module: Value) -> str:
     if isinstance(module, ListValue):
         return "ModuleList"
     return "?"
-
-
-def module_parameters(module: Value, depth: int = 0) -> Dim | None:
-    """Parameter count of a layer or of an instance of the file's own module classes."""
-    if depth > 16:
-        return None
-    if isinstance(module, Layer):
-        if module.kind.name == "Sequential":
-            return known_sum(module_parameters(c, depth + 1) for c in module.children)
-        if module.kind.name in ("TransformerEncoder", "TransformerDecoder"):
-            layers_count = module.get("num_layers")
-            inner = module_parameters(module.children[0], depth + 1) if module.children else None
-            if isinstance(layers_count, Dim) and inner is not None:
-                return inner * layers_count
-            return None
-        return module.kind.param_count(module)
-    if isinstance(module, Instance):
-        counts = []
-        for name, value in module.attrs.items():
-            if isinstance(value, Tensor):
-                if name in module.parameters:
-                    counts.append(product(value.dims) if value.fully_known else None)
-            elif isinstance(value, (Layer, Instance, ListValue, DictValue)):
-                counts.append(module_parameters(value, depth + 1))
-        return known_sum(counts)
-    if isinstance(module, ListValue):
-        if module.kind != "ModuleList":
-            return Dim()
-        if module.exact:
-            return known_sum(module_parameters(v, depth + 1) for v in module.items)
-        each = module_parameters(module.element, depth + 1)
-        length = getattr(module, "length", None)
-        return each * length if each is not None and length is not None else None
-    if isinstance(module, DictValue):
-        if module.kind != "ModuleDict":
-            return Dim()
-        return known_sum(module_parameters(v, depth + 1) for v in module.items.values()) if module.exact else None
-    return Dim()
 
 
 def _count(count: Dim) -> str:

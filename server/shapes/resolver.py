@@ -9,6 +9,9 @@ whatever finds files:
   `<folder>/model/__init__.py` under the importing file's folder and the workspace
   roots, and caches each file's analysis by (path, size, mtime).  Cheap enough for the
   keystroke path once warm: a cache hit is one `stat`.
+- Files open in an editor are read from the editor's text, not the disk: a language
+  server installs `open_text` (path -> (version, text) or None), so an unsaved edit of
+  `model.py` is what `train.py` sees.
 - Returning None for a module it cannot or has not yet resolved is always allowed (the
   class is then unknown, and the rules that need it stay silent).
 
@@ -21,7 +24,7 @@ path lookup, like this one, would find it without jedi.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -37,14 +40,19 @@ class ImportResolver(Protocol):
 class WorkspaceResolver:
     """Resolves imports to `.py` files under the importer's folder and the given roots."""
 
-    def __init__(self, roots: list[str] | None = None):
+    def __init__(self, roots: list[str] | None = None,
+                 open_text: Callable[[str], "tuple[int | None, str] | None"] | None = None):
         self.roots = [os.path.abspath(r) for r in roots or []]
-        self._cache: dict[str, tuple[tuple[int, int], "Analysis"]] = {}
+        self.open_text = open_text
+        self._cache: dict[str, tuple[tuple, "Analysis"]] = {}
 
     def analysis_of(self, module: str, importer_path: str | None) -> "Analysis | None":
         path = self.find(module, importer_path)
         if path is None:
             return None
+        opened = self.open_text(path) if self.open_text is not None else None
+        if opened is not None:
+            return self._open_analysis(path, *opened)
         try:
             status = os.stat(path)
         except OSError:
@@ -63,6 +71,19 @@ class WorkspaceResolver:
         from torch_lsp.analysis import analyze
 
         analysis = analyze(source, path)
+        self._cache[path] = (stamp, analysis)
+        return analysis
+
+    def _open_analysis(self, path: str, version: int | None, text: str) -> "Analysis | None":
+        stamp = ("open", version, len(text))
+        cached = self._cache.get(path)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        if len(text) > MAX_FILE_BYTES:
+            return None
+        from torch_lsp.analysis import analyze
+
+        analysis = analyze(text, path)
         self._cache[path] = (stamp, analysis)
         return analysis
 

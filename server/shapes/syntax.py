@@ -22,7 +22,7 @@ class Signature:
     """A def's parameters as the interpreter binds them, read once per function per pass
     (every call of the function needs them, and most calls are memo hits)."""
 
-    __slots__ = ("positional", "names", "kwonly", "defaults", "vararg", "kwarg", "is_staticmethod")
+    __slots__ = ("positional", "names", "kwonly", "defaults", "sized_defaults", "vararg", "kwarg", "is_staticmethod")
 
     def __init__(self, node: ast.AST):
         self.positional = positional_params(node)
@@ -39,7 +39,22 @@ class Signature:
                 if default is not None:
                     defaults[param.arg] = default
         self.defaults = defaults  # parameter name -> its default's expression
+        # Parameters whose default is a literal size (`num_classes=10`, `(4, 4)`): a call that
+        # leaves them out still says something about shapes.
+        self.sized_defaults = {name for name, default in defaults.items() if _is_size_literal(default)}
         self.is_staticmethod = is_staticmethod(node)
+
+    def leaves_sized_defaults(self, bound: bool, given: int, keywords) -> bool:
+        """A call with `given` positional arguments and these keywords leaves out a parameter
+        whose default is a literal size."""
+        passed = set(self.names[:given + (1 if bound else 0)]) | set(keywords)
+        return bool(self.sized_defaults - passed)
+
+
+def _is_size_literal(node: ast.AST) -> bool:
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return bool(node.elts) and all(_is_size_literal(e) for e in node.elts)
+    return isinstance(node, ast.Constant) and type(node.value) is int
 
 
 def takes_self(node: ast.AST) -> bool:
@@ -95,6 +110,30 @@ def self_attributes_assigned(function: ast.AST) -> set[str]:
                         and isinstance(part.ctx, ast.Store):
                     names.add(part.attr)
     return names
+
+
+def builders_of_init(cls: ast.ClassDef, candidates: set[str]) -> set[str]:
+    """Which of the `candidates` methods are only ever called as `self.name(...)` from
+    `__init__` or from other such methods (`_make_layer`): what they assign to `self` is part
+    of construction, not live state."""
+    methods = {s.name: s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    callers: dict[str, set[str]] = {name: set() for name in candidates}
+    for name, method in methods.items():
+        for node in ast.walk(method):
+            if isinstance(node, ast.Attribute) and node.attr in callers and node.attr != name:
+                parent_call = isinstance(node.value, ast.Name) and node.value.id == "self"
+                callers[node.attr].add(name if parent_call else "<other>")
+    builders: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, called_by in callers.items():
+            if name in builders or name == "__init__" or not called_by:
+                continue
+            if all(c == "__init__" or c in builders for c in called_by):
+                builders.add(name)
+                changed = True
+    return builders
 
 
 def statements_of(function: ast.AST):

@@ -409,7 +409,7 @@ class Layer(Value):
 class Instance(Value):
     """An object of one of the analysed file's classes (a model, a block, a config)."""
 
-    __slots__ = ("cls", "attrs", "label", "standalone", "parameters")
+    __slots__ = ("cls", "attrs", "label", "standalone", "parameters", "tied", "changes")
 
     def __init__(self, cls: "ClassRef", label: str, standalone: bool = False):
         self.cls = cls
@@ -417,6 +417,11 @@ class Instance(Value):
         self.label = label  # "GPT(config)" for messages
         self.standalone = standalone  # built from opaque arguments (not a concrete call)
         self.parameters: set[str] = set()  # attributes assigned from `nn.Parameter(...)`
+        # Sizes of submodules' parameters replaced by another module's (weight tying): counted once.
+        self.tied: list[Dim | None] = []
+        # How often construction changed an attribute: a builder method called twice with the
+        # same arguments (`self._make_layer(3, 2)`) may build different layers.
+        self.changes = 0
 
     @property
     def key(self) -> Any:

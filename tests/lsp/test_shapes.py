@@ -36,6 +36,13 @@ def position_of(text: str, needle: str, encoding: str, offset: int = 0) -> lsp.P
     return lsp.Position(line=line_no, character=units)
 
 
+async def hover_text(editor: Session, document, text: str, needle: str, offset: int = 0) -> str:
+    hover = await editor.client.text_document_hover_async(lsp.HoverParams(
+        text_document=lsp.TextDocumentIdentifier(uri=document.uri),
+        position=position_of(text, needle, editor.encoding, offset)))
+    return hover.contents.value if hover is not None else ""
+
+
 @pytest.mark.parametrize("profile", PROFILES)
 async def test_hover_shows_the_tensor_shape(profile, tmp_path):
     async with session(profile, tmp_path) as editor:
@@ -204,3 +211,120 @@ async def test_errors_for_every_size_and_of_dtypes_reach_the_editor(profile, tmp
         assert "floating-point target [4]" in dtype.message
         (shape,) = [d for d in items if d.code == "TL501"]
         assert "2*hidden" in shape.message
+
+
+BLOCK = """import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def head(features):
+    return features.mean(0)
+
+
+def classify(scores):
+    assert scores.dim() == 2
+    flat = scores.reshape(-1, 10)
+    return flat.softmax(-1)
+
+
+small = Block(16)(torch.randn(4, 16))
+large = Block(32)(torch.randn(2, 32))
+"""
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_sizes_that_differ_between_calls_are_named_and_unknown_ones_can_be(profile, tmp_path):
+    async with session(profile, tmp_path) as editor:
+        document = editor.open("block.py", BLOCK)
+        await editor.diagnostics(document)
+        hover = await hover_text(editor, document, BLOCK, "x):")
+        assert "x: Tensor[B, width]" in hover
+        assert "`B`: a size that differs between the calls of this function: 4 (call on line 24), " \
+               "2 (call on line 25)" in hover
+        assert "`width`: the argument `width` of `Block.__init__`" in hover
+        # `features` is never called with a tensor: the hover suggests the annotation that
+        # names its sizes, and a code action inserts it.
+        where = position_of(BLOCK, "features):", editor.encoding)
+        everything = lsp.Range(start=where, end=where)
+        actions = await editor.code_actions(document, everything, [], only=["refactor"])
+        assert not actions  # nothing is known of `features`' shape, not even its rank
+        where = position_of(BLOCK, "x):", editor.encoding)
+        actions = await editor.code_actions(document, lsp.Range(start=where, end=where), [], only=["refactor"])
+        assert not actions  # every size of `x` is named already
+        hover = await hover_text(editor, document, BLOCK, "scores):")
+        assert "scores: Tensor[?, ?]" in hover
+        assert 'annotate it, `scores: Float[Tensor, "B D"]`' in hover
+        where = position_of(BLOCK, "scores):", editor.encoding, 2)
+        (action,) = await editor.code_actions(document, lsp.Range(start=where, end=where), [], only=["refactor"])
+        assert action.kind == "refactor.rewrite"
+        fixed = editor.applied(document, action)
+        assert 'def classify(scores: Float[Tensor, "B D"]):' in fixed
+        assert fixed.startswith("from jaxtyping import Float\nfrom torch import Tensor\nimport torch\n")
+        where = position_of(BLOCK, "flat =", editor.encoding)
+        (action,) = await editor.code_actions(document, lsp.Range(start=where, end=where), [], only=["refactor"])
+        assert "    flat = scores.reshape(-1, 10)  # [B, 10]\n" in editor.applied(document, action)
+
+
+IMPORTED_MODEL = """import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+TRAIN = """import torch
+
+from model import Net
+
+logits = Net()(torch.randn(4, 32))
+"""
+
+
+async def eventually(editor: Session, document, wanted) -> list[lsp.Diagnostic]:
+    """The document's diagnostics once `wanted(diagnostics)` holds (pulled again, or the
+    latest push for its version), within the session's safety-net time."""
+    import asyncio
+
+    for _ in range(600):
+        if editor.pulls:
+            items = list((await editor.pull(document)).items)
+        else:
+            pushed = [p for p in editor.client.published[document.uri] if p.version == document.version]
+            items = list(pushed[-1].diagnostics) if pushed else None
+        if items is not None and wanted(items):
+            return items
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"diagnostics of {document.uri} never became as wanted")
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_editing_a_model_file_rechecks_the_open_files_that_import_it(profile, tmp_path):
+    (tmp_path / "model.py").write_text(IMPORTED_MODEL, encoding="utf-8")
+    (tmp_path / "train.py").write_text(TRAIN, encoding="utf-8")
+    async with session(profile, tmp_path) as editor:
+        model = editor.open("model.py", IMPORTED_MODEL)
+        train = editor.open("train.py", TRAIN)
+        await eventually(editor, train, lambda items: not any(d.code == "TL501" for d in items))
+        assert "logits: Tensor[4, 10]" in await hover_text(editor, train, TRAIN, "logits =")
+        # An unsaved edit of model.py: train.py's call now contradicts it (the file on
+        # disk still says 32, so this is the editor's text being followed).
+        editor.change(model, IMPORTED_MODEL.replace("nn.Linear(32, 10)", "nn.Linear(64, 10)"))
+        found = await eventually(editor, train, lambda items: any(d.code == "TL501" for d in items))
+        assert any("64" in d.message for d in found if d.code == "TL501")
+        editor.change(model, IMPORTED_MODEL.replace("nn.Linear(32, 10)", "nn.Linear(32, 7)"))
+        await eventually(editor, train, lambda items: not any(d.code == "TL501" for d in items))
+        assert "logits: Tensor[4, 7]" in await hover_text(editor, train, TRAIN, "logits =")

@@ -11,7 +11,10 @@ Scoring (`score`):
 - *coverage*: the share of them for which the static pass gives a full shape (every size
   known, symbolic or concrete);
 - *precision*: the share of the shapes shown (full or partial) that are right at every
-  run of that line.  A concrete size must equal the real one; a symbol is right when it
+  run of that line;
+- *exact*: the share of the shapes shown that are full (no `?`) and right;
+- *wrong*: the shapes shown that are not right (a wrong rank or size, or a symbol that
+  stands for several sizes in its scope).  A concrete size must equal the real one; a symbol is right when it
   stands for one size everywhere in its scope, and an expression (`3*n_embd`,
   `(H-3)//2+1`) when it evaluates to the real size with those symbol values.
   The scope is the whole file (`per_file`), or one function invocation.
@@ -139,6 +142,7 @@ class Score:
     full: int = 0  # runtime tensor bindings with a full static shape
     shown: int = 0  # static shapes (full or partial) at lines that ran
     right: int = 0
+    exact: int = 0  # shown, full and right
     wrong: list[str] = field(default_factory=list)
 
     @property
@@ -149,11 +153,16 @@ class Score:
     def precision(self) -> float:
         return self.right / self.shown if self.shown else 1.0
 
+    @property
+    def exactness(self) -> float:
+        return self.exact / self.shown if self.shown else 1.0
+
     def add(self, other: "Score") -> None:
         self.runtime_tensors += other.runtime_tensors
         self.full += other.full
         self.shown += other.shown
         self.right += other.right
+        self.exact += other.exact
         self.wrong.extend(other.wrong)
 
 
@@ -175,6 +184,7 @@ def score(static: list[dict], runtime: RuntimeShapes, per_file: bool, label: str
         problem = _check(shape, observations, symbols, per_file)
         if problem is None:
             result.right += 1
+            result.exact += full
         else:
             result.wrong.append(f"{label}:{key[0]}:{key[2]}: static {shape}, {problem}")
     return result

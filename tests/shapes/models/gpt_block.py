@@ -80,6 +80,7 @@ class GPT(nn.Module):
             ln_f=nn.LayerNorm(config.n_embd),
         ))
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        self.transformer.wte.weight = self.lm_head.weight  # weight tying
 
     def forward(self, idx, targets=None):
         b, t = idx.size()
@@ -101,3 +102,6 @@ if __name__ == "__main__":
     model = GPT(GPTConfig())
     idx = torch.randint(0, 100, (2, 8))
     logits, loss = model(idx)
+    prompt = torch.randint(0, 100, (3, 5))
+    targets = torch.randint(0, 100, (3, 5))
+    prompt_logits, prompt_loss = model(prompt, targets)
