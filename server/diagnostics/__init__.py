@@ -36,6 +36,7 @@ def _load_rule_modules() -> None:
         memory,
         performance,
         shapes,
+        api,
     )
 
 
