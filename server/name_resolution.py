@@ -39,26 +39,35 @@ class ImportedName:
     alias: ast.alias
 
 
-_REFERENCES: FactKey[dict[str, list[Reference]]] = FactKey("name_resolution.references")
-_IMPORTED: FactKey[list[ImportedName]] = FactKey("name_resolution.imported_names")
-_REBOUND: FactKey[frozenset[str]] = FactKey("name_resolution.rebound")
+@dataclass(frozen=True)
+class _Scan:
+    references: dict[str, list[Reference]]
+    imported: list[ImportedName]
+    rebound: frozenset[str]
+
+
+_SCAN: FactKey[_Scan] = FactKey("name_resolution.scan")
+
+
+def _scan(analysis: "Analysis") -> _Scan:
+    return analysis.facts.get_or_compute(_SCAN, lambda: _collect(analysis))
 
 
 def references(analysis: "Analysis") -> dict[str, list[Reference]]:
     """{qualified name: its uses in source order}; every prefix of a dotted use counts
     (`torch.cuda.amp.autocast()` is also a use of `torch.cuda.amp`)."""
-    return analysis.facts.get_or_compute(_REFERENCES, lambda: _collect_references(analysis))
+    return _scan(analysis).references
 
 
 def imported_names(analysis: "Analysis") -> list[ImportedName]:
     """Each name bound by an `import` or `from ... import` (relative imports left out)."""
-    return analysis.facts.get_or_compute(_IMPORTED, lambda: _collect_imported(analysis))
+    return _scan(analysis).imported
 
 
 def rebound_names(analysis: "Analysis") -> frozenset[str]:
     """Names the file binds other than by an import: definitions, assignments, parameters,
     loop and `with` targets."""
-    return analysis.facts.get_or_compute(_REBOUND, lambda: _collect_rebound(analysis.tree))
+    return _scan(analysis).rebound
 
 
 def resolves(analysis: "Analysis", name: str) -> str | None:
@@ -68,57 +77,50 @@ def resolves(analysis: "Analysis", name: str) -> str | None:
     return analysis.imports.get(name)
 
 
-def _collect_references(analysis: "Analysis") -> dict[str, list[Reference]]:
-    found: dict[str, list[Reference]] = {}
+def _collect(analysis: "Analysis") -> _Scan:
+    """One walk of the tree: imports, other bindings, and the dotted names rooted at an import."""
+    imports = analysis.imports
+    imported: list[ImportedName] = []
+    rebound: set[str] = set()
     called: dict[int, ast.Call] = {}
-    stack: list[ast.AST] = [analysis.tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Call):
-            called[id(node.func)] = node
-        elif isinstance(node, (ast.Attribute, ast.Name)):
-            chain: list[ast.Attribute] = []
-            root: ast.AST = node
-            while isinstance(root, ast.Attribute):
-                chain.append(root)
-                root = root.value
-            target = resolves(analysis, root.id) if isinstance(root, ast.Name) else None
-            if target is None:
-                if isinstance(root, ast.Name):
-                    continue
-                stack.append(root)
-                continue
-            qualname = target
-            found.setdefault(qualname, []).append(Reference(qualname, root, called.get(id(root))))
-            for attribute in reversed(chain):
-                qualname = f"{qualname}.{attribute.attr}"
-                found.setdefault(qualname, []).append(Reference(qualname, attribute, called.get(id(attribute))))
-            continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
-    return found
-
-
-def _collect_imported(analysis: "Analysis") -> list[ImportedName]:
-    bound = []
+    chains: list[tuple[ast.expr, str, list[str]]] = []  # (node, root name, attributes after it)
     for node in ast.walk(analysis.tree):
-        if isinstance(node, ast.Import):
-            bound += [ImportedName(alias.name, node, alias) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            bound += [ImportedName(f"{node.module}.{alias.name}", node, alias) for alias in node.names
-                      if alias.name != "*"]
-    bound.sort(key=lambda item: (item.alias.lineno, item.alias.col_offset))
-    return bound
+        kind = type(node)
+        if kind is ast.Attribute:
+            parts, root = [node.attr], node.value
+            while type(root) is ast.Attribute:
+                parts.append(root.attr)
+                root = root.value
+            if type(root) is ast.Name and root.id in imports:
+                chains.append((node, root.id, parts[::-1]))
+        elif kind is ast.Name:
+            if type(node.ctx) is ast.Load:
+                if node.id in imports:
+                    chains.append((node, node.id, []))
+            else:
+                rebound.add(node.id)
+        elif kind is ast.Call:
+            called[id(node.func)] = node
+        elif kind is ast.arg:
+            rebound.add(node.arg)
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            rebound.add(node.name)
+        elif kind is ast.ExceptHandler and node.name:
+            rebound.add(node.name)
+        elif kind is ast.Import:
+            imported += [ImportedName(alias.name, node, alias) for alias in node.names]
+        elif kind is ast.ImportFrom and node.module and not node.level:
+            imported += [ImportedName(f"{node.module}.{alias.name}", node, alias) for alias in node.names
+                         if alias.name != "*"]
+    found: dict[str, list[Reference]] = {}
+    for node, root, parts in chains:
+        if root in rebound:
+            continue
+        qualname = ".".join([imports[root], *parts])
+        found.setdefault(qualname, []).append(Reference(qualname, node, called.get(id(node))))
+    for uses in found.values():
+        uses.sort(key=lambda r: (r.node.lineno, r.node.col_offset))
+    imported.sort(key=lambda item: (item.alias.lineno, item.alias.col_offset))
+    return _Scan(found, imported, frozenset(rebound))
 
 
-def _collect_rebound(tree: ast.AST) -> frozenset[str]:
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names.add(node.name)
-    return frozenset(names)
