@@ -11,6 +11,7 @@ is unsure stays silent.  Computed once per analysed version (`analysis.facts`).
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -124,3 +125,27 @@ def _collect(analysis: "Analysis") -> _Scan:
     return _Scan(found, imported, frozenset(rebound))
 
 
+_PARENTS: FactKey[dict[int, ast.AST]] = FactKey("name_resolution.parents")
+# A test that asks which PyTorch runs: `_TORCH_GREATER_EQUAL_2_4`, `torch.__version__ >= ...`,
+# `hasattr(torch, "compile")`, `version.parse(...)`.
+_VERSION_TEST = re.compile(r"version|VERSION|GREATER|LESS|_LT_|_GE_|hasattr|getattr")
+
+
+def in_compatibility_code(analysis: "Analysis", node: ast.AST) -> bool:
+    """`node` runs only on some PyTorch versions: in the `except` of a `try` (the fallback of an
+    import or call that failed), or in a branch of an `if`/`... if ... else ...` that tests the
+    version or what the module has."""
+    parents = analysis.facts.get_or_compute(_PARENTS, lambda: _parent_map(analysis.tree))
+    child, parent = node, parents.get(id(node))
+    while parent is not None:
+        if isinstance(parent, ast.ExceptHandler):
+            return True
+        if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
+            if _VERSION_TEST.search(ast.unparse(parent.test)):
+                return True
+        child, parent = parent, parents.get(id(parent))
+    return False
+
+
+def _parent_map(tree: ast.AST) -> dict[int, ast.AST]:
+    return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}

@@ -108,7 +108,7 @@ def _import_style(analysis: "Analysis") -> Iterator[TorchvisionIssue]:
                         edits=[(span_of(stmt), f"from torchvision import {module}")])
         yield TorchvisionIssue(
             alias, f"`import torchvision.{module} as {module}` is `from torchvision import {module}` written the long "
-            "way.", plan, severity="information")
+            "way.", plan, severity="hint")
 
 
 @register
@@ -116,7 +116,7 @@ class TorchvisionDeprecated(Rule):
     """## What it does
     Flags `pretrained=` and `pretrained_backbone=` of torchvision model builders
     (`resnet50(pretrained=True)`, through any import), the deprecated
-    `torchvision.transforms.v2.ToTensor`, and (as information)
+    `torchvision.transforms.v2.ToTensor`, and (as a hint)
     `import torchvision.models as models`, which is `from torchvision import models`.
 
     ## Why is this bad

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.diagnostics.api.catalogue import ApiChange
 from torch_lsp.diagnostics.correctness.tl205_tensor_from_tensor import tensor_evidence
-from torch_lsp.name_resolution import ImportedName, Reference, imported_names, references
+from torch_lsp.name_resolution import (ImportedName, Reference, imported_names, in_compatibility_code,
+                                        references)
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -28,6 +29,14 @@ class ApiUse:
 
 def api_uses(analysis: "Analysis", table: dict[str, ApiChange], methods: dict[str, str] | None = None
              ) -> Iterator[ApiUse]:
+    """Every use, except in compatibility code (the fallback for an older PyTorch, which must
+    use the old name: `... if _TORCH_GREATER_EQUAL_2_4 else torch.cuda.amp.GradScaler()`)."""
+    for use in _all_uses(analysis, table, methods):
+        if not in_compatibility_code(analysis, use.node):
+            yield use
+
+
+def _all_uses(analysis: "Analysis", table: dict[str, ApiChange], methods: dict[str, str] | None) -> Iterator[ApiUse]:
     found = references(analysis)
     for qualname, api in table.items():
         for reference in found.get(qualname, ()):
