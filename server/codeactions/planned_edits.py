@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from torch_lsp.codeactions.edits import TextEdit
 from torch_lsp.codeactions.imports import use_module
+from torch_lsp.codeactions.registry import SAFE, FixOffer
 from torch_lsp.codeactions.rewrite import CannotRewrite, Rewrite
 from torch_lsp.diagnostics.api.replacements import AddedName
 
@@ -35,3 +36,8 @@ def plan_edits(analysis: "Analysis", plan: "Plan") -> list[TextEdit] | None:
     if any(a.end > b.start for a, b in zip(edits, edits[1:])):
         return None
     return edits
+
+
+def plan_offer(analysis: "Analysis", code: str, plan: "Plan") -> FixOffer:
+    """The fix of a `code` finding that carries out `plan` (its edits are made when built)."""
+    return FixOffer(code, plan.title, plan.safety, lambda: plan_edits(analysis, plan), plan.safety == SAFE)

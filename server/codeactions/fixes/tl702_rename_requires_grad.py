@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from torch_lsp.codeactions.locate import finding_span, span
-from torch_lsp.codeactions.planned_edits import plan_edits
+from torch_lsp.codeactions.planned_edits import plan_offer
 from torch_lsp.codeactions.registry import FixOffer, fixer
 from torch_lsp.diagnostics.api.replacements import Plan
 from torch_lsp.diagnostics.api.tl702_require_grad_typo import TYPO, typo_targets
@@ -20,5 +20,5 @@ def rename_requires_grad(analysis: "Analysis", finding: "Finding") -> list[FixOf
         if span(target) == finding_span(finding):
             name_at = (target.end_lineno, target.end_col_offset - len(TYPO), target.end_lineno, target.end_col_offset)
             plan = Plan("Rename to `requires_grad`", edits=[(name_at, "requires_grad")])
-            return [FixOffer("TL702", plan.title, "safe", lambda: plan_edits(analysis, plan), True)]
+            return [plan_offer(analysis, "TL702", plan)]
     return []

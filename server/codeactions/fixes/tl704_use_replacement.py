@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from torch_lsp.codeactions.locate import finding_span
-from torch_lsp.codeactions.planned_edits import plan_edits
+from torch_lsp.codeactions.planned_edits import plan_offer
 from torch_lsp.codeactions.registry import FixOffer, fixer
 from torch_lsp.diagnostics.api.replacements import replacement_plan
 from torch_lsp.diagnostics.api.tl704_deprecated_api import deprecated_for, deprecated_methods
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 @fixer("TL704")
 def use_replacement(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
     version = analysis.torch_version
-    use = use_at(analysis, deprecated_for(version), finding_span(finding), deprecated_methods(version))
+    use = use_at(analysis, deprecated_for(version), finding_span(finding), deprecated_methods())
     plan = replacement_plan(analysis, use) if use is not None else None
     if plan is None:
         return []
-    return [FixOffer("TL704", plan.title, plan.safety, lambda: plan_edits(analysis, plan), plan.safety == "safe")]
+    return [plan_offer(analysis, "TL704", plan)]

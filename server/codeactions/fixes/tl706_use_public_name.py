@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from torch_lsp.codeactions.locate import finding_span
-from torch_lsp.codeactions.planned_edits import plan_edits
+from torch_lsp.codeactions.planned_edits import plan_offer
 from torch_lsp.codeactions.registry import FixOffer, fixer
 from torch_lsp.diagnostics.api.replacements import replacement_plan
 from torch_lsp.diagnostics.api.tl706_non_public_api import ALIASES
@@ -21,4 +21,4 @@ def use_public_name(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
     plan = replacement_plan(analysis, use) if use is not None else None
     if plan is None:
         return []
-    return [FixOffer("TL706", plan.title, plan.safety, lambda: plan_edits(analysis, plan), True)]
+    return [plan_offer(analysis, "TL706", plan)]

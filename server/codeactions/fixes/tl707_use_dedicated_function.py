@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from torch_lsp.codeactions.locate import finding_span, span
-from torch_lsp.codeactions.planned_edits import plan_edits
+from torch_lsp.codeactions.planned_edits import plan_offer
 from torch_lsp.codeactions.registry import FixOffer, fixer
 from torch_lsp.diagnostics.api.tl707_numerics import numeric_rewrites
 
@@ -18,5 +18,5 @@ def use_dedicated_function(analysis: "Analysis", finding: "Finding") -> list[Fix
     for rewrite in numeric_rewrites(analysis):
         if span(rewrite.node) == finding_span(finding) and rewrite.plan is not None:
             plan = rewrite.plan
-            return [FixOffer("TL707", plan.title, "safe", lambda: plan_edits(analysis, plan), True)]
+            return [plan_offer(analysis, "TL707", plan)]
     return []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from torch_lsp.codeactions.locate import finding_span, span
-from torch_lsp.codeactions.planned_edits import plan_edits
+from torch_lsp.codeactions.planned_edits import plan_offer
 from torch_lsp.codeactions.registry import FixOffer, fixer
 from torch_lsp.diagnostics.api.tl708_torchvision_deprecated import torchvision_issues
 
@@ -19,5 +19,5 @@ def use_weights(analysis: "Analysis", finding: "Finding") -> list[FixOffer]:
     for issue in torchvision_issues(analysis):
         if span(issue.node) == finding_span(finding) and issue.plan is not None:
             plan = issue.plan
-            return [FixOffer("TL708", plan.title, "safe", lambda: plan_edits(analysis, plan), True)]
+            return [plan_offer(analysis, "TL708", plan)]
     return []

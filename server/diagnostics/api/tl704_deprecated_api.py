@@ -24,7 +24,9 @@ def deprecated_for(version: tuple[int, int] | None) -> dict[str, ApiChange]:
     return table
 
 
-def deprecated_methods(version: tuple[int, int] | None) -> dict[str, str]:
+def deprecated_methods() -> dict[str, str]:
+    """Tensor methods of the deprecated and removed functions (TL704 reports a removed one only for
+    a target version that still has it)."""
     return {**DEPRECATED_METHODS, **REMOVED_METHODS}
 
 
@@ -76,7 +78,7 @@ class DeprecatedApi(Rule):
 
     def check(self, analysis: "Analysis") -> Iterator[Finding]:
         version = analysis.torch_version
-        for use in api_uses(analysis, deprecated_for(version), deprecated_methods(version)):
+        for use in api_uses(analysis, deprecated_for(version), deprecated_methods()):
             api = use.api
             plan = replacement_plan(analysis, use)
             removal = f" and is removed in {api.removed_in}" if api.removed_in else ""
