@@ -121,9 +121,11 @@ class Context:
 class Analysis:
     """Everything the rules need about one version of one file."""
 
-    def __init__(self, source: str, path: str | None = None):
+    def __init__(self, source: str, path: str | None = None, torch_version: tuple[int, int] | None = None):
         self.source = source
         self.path = path or "<stdin>"
+        # The PyTorch the file is checked against (`torch_lsp.torch_version`); None: the newest.
+        self.torch_version = torch_version
         self.lines = LineIndex(source)
         self.tree, self.syntax_errors = parse_source(source)
         self.imports: dict[str, str] = {}
@@ -739,8 +741,8 @@ def is_torch_ecosystem_module(module: str) -> bool:
     return module.split(".")[0] in _TORCH_ECOSYSTEM
 
 
-def analyze(source: str, path: str | None = None) -> Analysis:
-    return Analysis(source, path)
+def analyze(source: str, path: str | None = None, torch_version: tuple[int, int] | None = None) -> Analysis:
+    return Analysis(source, path, torch_version)
 
 
 _FRAMEWORK_CONSTRUCTORS = ("lightning.Fabric", "lightning.fabric.Fabric", "lightning_fabric.Fabric",

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from torch_lsp.analysis import Analysis, analyze
 from torch_lsp.diagnostics import Finding, all_rules, run_rules
 from torch_lsp.settings import Settings
+from torch_lsp.torch_version import target_version
 
 SYNTAX_ERROR_CODE = "syntax-error"
 
@@ -80,7 +81,7 @@ def add_probe_findings(result: CheckResult, settings: Settings | None = None) ->
 
 
 def _check(source: str, path: str | None, settings: Settings, shapes: bool) -> CheckResult:
-    analysis = analyze(source, path)
+    analysis = analyze(source, path, target_version(settings, path))
     findings = [syntax_finding(issue) for issue in analysis.syntax_errors]
     findings += run_rules(
         analysis,

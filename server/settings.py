@@ -12,6 +12,8 @@ The keys are ruff's:
     probe.device = "meta"          # the shape probe: "meta", "cpu" or "cuda"
     probe.timeout = 10             # seconds per probe
     probe.memory = 4096            # MB of address space for the probe's process
+    target-version = "2.4"         # the PyTorch the code runs on (default: the one installed
+                                   # in the project's environment, else the newest)
 
 The probe runs the project's own code, so `probe.enabled` and `probe.python` are read
 only from the editor's settings (in VS Code, of a trusted workspace) or the command line
@@ -45,7 +47,7 @@ from torch_lsp.shapes.probe.client import PROBE_DEVICES, ProbeOptions
 
 TOOL_TABLE = "[tool.torch-lsp]"
 EDITOR_SOURCE = "the editor settings for torch-lsp"
-KNOWN_KEYS = ("select", "extend-select", "ignore", "per-file-ignores", "severity", "shapes.inlayHints",
+KNOWN_KEYS = ("select", "extend-select", "ignore", "per-file-ignores", "severity", "target-version", "shapes.inlayHints",
               "probe.enabled", "probe.python", "probe.device", "probe.timeout", "probe.memory")
 # Settings that make torch-lsp run the project's code: never taken from the project's own files.
 EDITOR_ONLY_KEYS = ("probe.enabled", "probe.python")
@@ -114,6 +116,8 @@ class Settings:
     inlay_hints: bool = True
     probe_enabled: bool = False
     probe: ProbeOptions = field(default_factory=ProbeOptions)
+    # `target-version`: the PyTorch version the code runs on ("2.4"), None when not set.
+    torch_version: str | None = None
     # The folder relative globs refer to: the pyproject's, or the editor's workspace.
     root: str | None = None
     _file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -316,6 +320,14 @@ class _TableReader:
         self.wrong_type(key, "a string", value)
         return default
 
+    def version(self, key: str, value: Any, default: str | None) -> str | None:
+        from torch_lsp.torch_version import parse_version
+
+        if isinstance(value, str) and parse_version(value) is not None:
+            return value
+        self.wrong_type(key, 'a PyTorch version such as "2.4"', value)
+        return default
+
     def editor_only(self, key: str) -> None:
         self._errors.append(
             f"In {self.where}, `{key}` is ignored: it makes torch-lsp run the project's code, so it is "
@@ -333,6 +345,7 @@ def _apply_table(base: Settings, table: Mapping[str, Any], where: str, root: str
     per_file: tuple[PerFileIgnore, ...] = ()
     severity: dict[str, str] = {}
     inlay_hints = base.inlay_hints
+    torch_version = base.torch_version
     probe_enabled, probe = base.probe_enabled, base.probe
     for key, written, value in _flattened(table):
         if value is None:  # editors send null for "not set"
@@ -359,6 +372,8 @@ def _apply_table(base: Settings, table: Mapping[str, Any], where: str, root: str
             per_file = reader.per_file_ignores(written, value, root)
         elif key == "severity":
             severity = reader.severity(written, value)
+        elif key == "target-version":
+            torch_version = reader.version(written, value, torch_version)
         elif key == "shapes.inlay-hints":
             inlay_hints = reader.boolean(written, value, base.inlay_hints)
         elif key in ("shapes", "probe"):
@@ -371,6 +386,7 @@ def _apply_table(base: Settings, table: Mapping[str, Any], where: str, root: str
         per_file_ignores=base.per_file_ignores + per_file,
         severity={**base.severity, **severity},
         inlay_hints=inlay_hints,
+        torch_version=torch_version,
         probe_enabled=probe_enabled,
         probe=probe,
         root=base.root or root,

@@ -37,6 +37,7 @@ def _load_rule_modules() -> None:
         performance,
         shapes,
         compile,
+        api,
     )
 
 

@@ -73,6 +73,9 @@ class Rule:
     severity: ClassVar[str]
     fix_safety: ClassVar[str] = "none"
     enabled_by_default: ClassVar[bool] = True
+    # The fix exists only where an exact rewrite is known (the catalogue says "safe where ..."):
+    # other findings of the rule come without one.
+    fix_only_where_exact: ClassVar[bool] = False
     # Rules that read the shape pass (the costliest fact): the server sends them in a second
     # step (a second push, or a refresh for pull clients) so the others reach the editor sooner.
     needs_shapes: ClassVar[bool] = False

@@ -193,6 +193,7 @@ def test_the_server_accepts_every_mapped_setting_and_applies_it(build: Build) ->
         "perFileIgnores": {"tests/**": ["TL3"]},
         "severity": {"TL301": "error", "TL1": "hint"},
         "shapes.inlayHints": False,
+        "targetVersion": "2.4",
         "probe.enabled": True,
         "probe.python": "/usr/bin/python3",
         "probe.device": "cpu",
@@ -211,6 +212,7 @@ def test_the_server_accepts_every_mapped_setting_and_applies_it(build: Build) ->
     assert not settings.is_selected("TL301", "/work/project/tests/test_model.py")
     assert settings.severity_of("TL301") == "error" and settings.severity_of("TL102") == "hint"
     assert settings.inlay_hints is False
+    assert settings.torch_version == "2.4"
     assert settings.probe_enabled is True
     assert (settings.probe.python, settings.probe.device, settings.probe.timeout, settings.probe.memory) == (
         "/usr/bin/python3", "cpu", 5, 2048)

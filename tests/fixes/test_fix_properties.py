@@ -26,6 +26,7 @@ from torch_lsp.codeactions import apply_edits, build, fix_all, fix_offers, main_
 from torch_lsp.codeactions.imports import import_anchor
 from torch_lsp.diagnostics.correctness.tl206_activation_before_loss import activation_output
 from torch_lsp.codeactions.locate import call_at, keyword_at, loop_at, statement_at
+from torch_lsp.name_resolution import imported_names, references
 from torch_lsp.syntax_nodes import argument
 
 REPO = Path(__file__).resolve().parents[2]
@@ -118,6 +119,7 @@ def _allowed_ranges(analysis, finding) -> list[tuple[int, int]]:
     keyword = keyword_at(analysis, finding)
     node = loop.node if loop is not None else (
         call_at(analysis, finding) or statement_at(analysis, finding) or (keyword and keyword[0])
+        or _statement_around(analysis, finding)
     )
     assert node is not None, "the finding's node was not found"
     context = analysis.context(node)
@@ -131,10 +133,35 @@ def _allowed_ranges(analysis, finding) -> list[tuple[int, int]]:
         activation = activation_output(analysis, argument(node, 0, "input"))[1]
         statement = analysis.statement_of(activation)
         ranges.append(_lines_of(positions, statement.lineno, statement.end_lineno))
+    if finding.code in ("TL704", "TL706"):  # a name imported with `from`: renamed where imported and used
+        ranges += _imported_name_ranges(analysis, finding)
     anchor, _ = import_anchor(analysis)
     if anchor is not None:
         ranges.append(_lines_of(positions, anchor.lineno, anchor.lineno - 1))
         ranges.append(_lines_of(positions, anchor.end_lineno + 1, anchor.end_lineno))
+    return ranges
+
+
+def _statement_around(analysis, finding):
+    """The statement a finding inside it reports (an imported name, an operator expression)."""
+    inside = [stmt for stmt in analysis.statements if stmt.lineno <= finding.line <= stmt.end_lineno
+              and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.While,
+                                        ast.If, ast.With, ast.Try))]
+    return inside[-1] if inside else None
+
+
+def _imported_name_ranges(analysis, finding) -> list[tuple[int, int]]:
+    ranges = []
+    for imported in imported_names(analysis):
+        alias = imported.alias
+        local = alias.asname or alias.name
+        spans = [(alias.lineno, alias.col_offset)] + [
+            (r.node.lineno, r.node.col_offset) for r in references(analysis).get(imported.qualname, ())
+            if isinstance(r.node, ast.Name) and r.node.id == local]
+        if (finding.line, finding.col) in spans:
+            stmt = imported.stmt
+            ranges.append(_lines_of(analysis.lines, stmt.lineno, stmt.end_lineno))
+            ranges += [_lines_of(analysis.lines, line, line) for line, _ in spans]
     return ranges
 
 

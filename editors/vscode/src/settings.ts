@@ -39,6 +39,7 @@ export const SERVER_SETTINGS: readonly ServerSetting[] = [
     { vscodeKey: "ignore", serverKey: "ignore" },
     { vscodeKey: "perFileIgnores", serverKey: "per-file-ignores" },
     { vscodeKey: "severity", serverKey: "severity" },
+    { vscodeKey: "targetVersion", serverKey: "target-version" },
     { vscodeKey: "shapes.inlayHints", serverKey: "shapes.inlayHints" },
     // The shape probe runs the workspace's code: never in an untrusted workspace.
     { vscodeKey: "probe.enabled", serverKey: "probe.enabled", untrustedValue: false },

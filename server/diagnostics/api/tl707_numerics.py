@@ -1,0 +1,170 @@
+"""TL707 numerics: `log(1 + x)`, `exp(x) - 1`, `log(sum(exp(x), dim))` and `a / sqrt(b)` have
+dedicated, more accurate (or cheaper) torch functions."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator
+
+from torch_lsp.diagnostics import register
+from torch_lsp.diagnostics.api.replacements import Plan, segment, span_of, spelled
+from torch_lsp.diagnostics.api.uses import calls_of
+from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.syntax_nodes import argument, has_star_args, is_none
+
+if TYPE_CHECKING:
+    from torch_lsp.analysis import Analysis
+
+
+@dataclass(frozen=True)
+class NumericRewrite:
+    node: ast.AST  # what the finding spans
+    written: str  # `torch.log(1 + x)` as the message quotes the pattern
+    better: str  # `torch.log1p(x)`
+    why: str
+    gain: str  # what the dedicated function does better
+    plan: Plan | None
+
+
+def numeric_rewrites(analysis: "Analysis") -> list[NumericRewrite]:
+    found = [*_log1p(analysis), *_expm1(analysis), *_logsumexp(analysis), *_rsqrt(analysis)]
+    return sorted(found, key=lambda r: (r.node.lineno, r.node.col_offset))
+
+
+def _plan(better: str, name: str, edits: list, package, at: ast.AST) -> Plan:
+    title = f"Replace with `{better}`" if len(better) < 60 and "\n" not in better else f"Use `{name}`"
+    return Plan(title, edits=edits, import_module=package, at=at)
+
+
+def _is_one(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float) and node.value == 1
+
+
+def _called(analysis: "Analysis", call: ast.Call, name: str) -> str:
+    """The call's own source with the function replaced by `name` written in the file's style."""
+    return name + segment(analysis, call)[len(segment(analysis, call.func)):]
+
+
+def _log1p(analysis: "Analysis") -> Iterator[NumericRewrite]:
+    for call in calls_of(analysis, "torch.log"):
+        if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], ast.BinOp):
+            continue
+        total = call.args[0]
+        if not isinstance(total.op, ast.Add) or not (_is_one(total.left) or _is_one(total.right)):
+            continue
+        x = total.right if _is_one(total.left) else total.left
+        name, package = spelled(analysis, "torch.log1p", call, call.func)
+        better = f"{name}({segment(analysis, x)})"
+        yield NumericRewrite(call, "torch.log(1 + x)", "torch.log1p(x)", "loses the digits of a small `x`",
+                             "computes the same more accurately", _plan(better, name, [(span_of(call), better)], package, call))
+
+
+def _expm1(analysis: "Analysis") -> Iterator[NumericRewrite]:
+    for call in calls_of(analysis, "torch.exp"):
+        parent = _parent(analysis, call)
+        if not (isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Sub) and parent.left is call
+                and _is_one(parent.right)) or len(call.args) != 1 or call.keywords:
+            continue
+        name, package = spelled(analysis, "torch.expm1", call, call.func)
+        better = _called(analysis, call, name)
+        yield NumericRewrite(parent, "torch.exp(x) - 1", "torch.expm1(x)", "loses the digits of a small `x`",
+                             "computes the same more accurately", _plan(better, name, [(span_of(parent), better)], package, call))
+
+
+def _logsumexp(analysis: "Analysis") -> Iterator[NumericRewrite]:
+    for call in calls_of(analysis, "torch.log"):
+        if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], ast.Call):
+            continue
+        total = call.args[0]
+        if analysis.call_qualname(total) != "torch.sum" or has_star_args(total) or not total.args:
+            continue
+        inner = total.args[0]
+        if not isinstance(inner, ast.Call) or analysis.call_qualname(inner) != "torch.exp" or len(inner.args) != 1:
+            continue
+        dim = argument(total, 1, "dim")
+        if dim is None or is_none(dim):
+            continue  # logsumexp needs a dim; `sum` without one reduces everything
+        plan = None
+        if argument(total, 3, "dtype") is None and not inner.keywords:
+            name, package = spelled(analysis, "torch.logsumexp", call, call.func)
+            rest = [segment(analysis, a) for a in total.args[1:]] + [segment(analysis, k) for k in total.keywords]
+            better = f"{name}({', '.join([segment(analysis, inner.args[0]), *rest])})"
+            plan = _plan(better, name, [(span_of(call), better)], package, call)
+        yield NumericRewrite(call, "torch.log(torch.sum(torch.exp(x), dim))", "torch.logsumexp(x, dim)",
+                             "overflows to `inf` once any `x` exceeds about 88 (float32)",
+                             "subtracts the maximum first and stays finite", plan)
+
+
+def _rsqrt(analysis: "Analysis") -> Iterator[NumericRewrite]:
+    for call in calls_of(analysis, "torch.sqrt"):
+        parent = _parent(analysis, call)
+        if not (isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Div) and parent.right is call):
+            continue
+        if len(call.args) != 1 or call.keywords:
+            continue
+        name, package = spelled(analysis, "torch.rsqrt", call, call.func)
+        if _is_one(parent.left):
+            better = _called(analysis, call, name)
+            edits = [(span_of(parent), better)]
+        else:
+            gap_start = (parent.left.end_lineno, parent.left.end_col_offset, call.lineno, call.col_offset)
+            gap = _text(analysis, gap_start)
+            if gap.count("/") != 1:
+                continue
+            edits = [(gap_start, gap.replace("/", "*")), (span_of(call.func), name)]
+            better = f"{segment(analysis, parent.left)} * {_called(analysis, call, name)}"
+        yield NumericRewrite(parent, "a / torch.sqrt(b)", "a * torch.rsqrt(b)", "runs a square root and a division",
+                             "computes the same in one kernel", _plan(better, name, edits, package, call))
+
+
+def _text(analysis: "Analysis", span: tuple[int, int, int, int]) -> str:
+    lines = analysis.lines
+    return analysis.source[lines.offset_of_ast(span[0], span[1]):lines.offset_of_ast(span[2], span[3])]
+
+
+def _parent(analysis: "Analysis", node: ast.AST) -> ast.AST | None:
+    stmt = analysis.statement_of(node)
+    for candidate in ast.walk(stmt) if stmt is not None else ():
+        for child in ast.iter_child_nodes(candidate):
+            if child is node:
+                return candidate
+    return None
+
+
+@register
+class Numerics(Rule):
+    """## What it does
+    Flags `torch.log(1 + x)`, `torch.exp(x) - 1`, `torch.log(torch.sum(torch.exp(x), dim))`
+    and `a / torch.sqrt(b)`, for which PyTorch has dedicated functions: `torch.log1p`,
+    `torch.expm1`, `torch.logsumexp` and `torch.rsqrt`.
+
+    ## Why is this bad
+    `1 + x` rounds a small `x` away before the logarithm sees it (and `exp(x) - 1`
+    cancels the same digits); summing `exp(x)` overflows to `inf` for logits above about
+    88 in float32, where `logsumexp` subtracts the maximum first; dividing by a square
+    root takes two kernels where `rsqrt` takes one.
+
+    ## Example
+    ```python
+    log_z = torch.log(torch.sum(torch.exp(logits), dim=-1))
+    ```
+
+    ## Use instead
+    ```python
+    log_z = torch.logsumexp(logits, dim=-1)
+    ```
+    """
+
+    code = "TL707"
+    name = "numerics"
+    severity = "information"
+    fix_safety = "safe"
+    fix_only_where_exact = True
+
+    def check(self, analysis: "Analysis") -> Iterator[Finding]:
+        for rewrite in numeric_rewrites(analysis):
+            yield self.finding(
+                rewrite.node,
+                f"`{rewrite.written}` {rewrite.why}: `{rewrite.better}` {rewrite.gain}.",
+                rewrite.plan.title if rewrite.plan else None,
+            )

@@ -1,0 +1,151 @@
+"""Every use and every import of a library name in a file, resolved through the imports.
+
+`import torch as T; T.solve(a, b)`, `from torch import load; load(f)` and
+`from torch.cuda.amp import autocast` all name `torch.solve`, `torch.load` and
+`torch.cuda.amp.autocast`; rules that look for an API by its qualified name (TL7xx) ask
+`references(analysis)[qualname]` and get each place it is used, with the call when it is
+called.  A name the file also binds some other way (`def load(...)`, `solve = ...`, a
+parameter) is not resolved at all: which binding a use sees is not known, and a rule that
+is unsure stays silent.  Computed once per analysed version (`analysis.facts`).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from torch_lsp.fact_cache import FactKey
+
+if TYPE_CHECKING:
+    from torch_lsp.analysis import Analysis
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A use of `qualname`: `node` is the `Name` or `Attribute` that names it; `call` the call
+    when the node is the called function (`T.solve` in `T.solve(a, b)`)."""
+
+    qualname: str
+    node: ast.expr
+    call: ast.Call | None
+
+
+@dataclass(frozen=True)
+class ImportedName:
+    """One name an import statement binds: `alias` of `stmt`, naming `qualname`."""
+
+    qualname: str
+    stmt: ast.Import | ast.ImportFrom
+    alias: ast.alias
+
+
+@dataclass(frozen=True)
+class _Scan:
+    references: dict[str, list[Reference]]
+    imported: list[ImportedName]
+    rebound: frozenset[str]
+
+
+_SCAN: FactKey[_Scan] = FactKey("name_resolution.scan")
+
+
+def _scan(analysis: "Analysis") -> _Scan:
+    return analysis.facts.get_or_compute(_SCAN, lambda: _collect(analysis))
+
+
+def references(analysis: "Analysis") -> dict[str, list[Reference]]:
+    """{qualified name: its uses in source order}; every prefix of a dotted use counts
+    (`torch.cuda.amp.autocast()` is also a use of `torch.cuda.amp`)."""
+    return _scan(analysis).references
+
+
+def imported_names(analysis: "Analysis") -> list[ImportedName]:
+    """Each name bound by an `import` or `from ... import` (relative imports left out)."""
+    return _scan(analysis).imported
+
+
+def rebound_names(analysis: "Analysis") -> frozenset[str]:
+    """Names the file binds other than by an import: definitions, assignments, parameters,
+    loop and `with` targets."""
+    return _scan(analysis).rebound
+
+
+def resolves(analysis: "Analysis", name: str) -> str | None:
+    """What a bare name refers to through the imports, None when not imported or rebound."""
+    if name in rebound_names(analysis):
+        return None
+    return analysis.imports.get(name)
+
+
+def _collect(analysis: "Analysis") -> _Scan:
+    """One walk of the tree: imports, other bindings, and the dotted names rooted at an import."""
+    imports = analysis.imports
+    imported: list[ImportedName] = []
+    rebound: set[str] = set()
+    called: dict[int, ast.Call] = {}
+    chains: list[tuple[ast.expr, str, list[str]]] = []  # (node, root name, attributes after it)
+    for node in ast.walk(analysis.tree):
+        kind = type(node)
+        if kind is ast.Attribute:
+            parts, root = [node.attr], node.value
+            while type(root) is ast.Attribute:
+                parts.append(root.attr)
+                root = root.value
+            if type(root) is ast.Name and root.id in imports:
+                chains.append((node, root.id, parts[::-1]))
+        elif kind is ast.Name:
+            if type(node.ctx) is ast.Load:
+                if node.id in imports:
+                    chains.append((node, node.id, []))
+            else:
+                rebound.add(node.id)
+        elif kind is ast.Call:
+            called[id(node.func)] = node
+        elif kind is ast.arg:
+            rebound.add(node.arg)
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            rebound.add(node.name)
+        elif kind is ast.ExceptHandler and node.name:
+            rebound.add(node.name)
+        elif kind is ast.Import:
+            imported += [ImportedName(alias.name, node, alias) for alias in node.names]
+        elif kind is ast.ImportFrom and node.module and not node.level:
+            imported += [ImportedName(f"{node.module}.{alias.name}", node, alias) for alias in node.names
+                         if alias.name != "*"]
+    found: dict[str, list[Reference]] = {}
+    for node, root, parts in chains:
+        if root in rebound:
+            continue
+        qualname = ".".join([imports[root], *parts])
+        found.setdefault(qualname, []).append(Reference(qualname, node, called.get(id(node))))
+    for uses in found.values():
+        uses.sort(key=lambda r: (r.node.lineno, r.node.col_offset))
+    imported.sort(key=lambda item: (item.alias.lineno, item.alias.col_offset))
+    return _Scan(found, imported, frozenset(rebound))
+
+
+_PARENTS: FactKey[dict[int, ast.AST]] = FactKey("name_resolution.parents")
+# A test that asks which PyTorch runs: `_TORCH_GREATER_EQUAL_2_4`, `torch.__version__ >= ...`,
+# `hasattr(torch, "compile")`, `version.parse(...)`.
+_VERSION_TEST = re.compile(r"version|VERSION|GREATER|LESS|_LT_|_GE_|hasattr|getattr")
+
+
+def in_compatibility_code(analysis: "Analysis", node: ast.AST) -> bool:
+    """`node` runs only on some PyTorch versions: in the `except` of a `try` (the fallback of an
+    import or call that failed), or in a branch of an `if`/`... if ... else ...` that tests the
+    version or what the module has."""
+    parents = analysis.facts.get_or_compute(_PARENTS, lambda: _parent_map(analysis.tree))
+    child, parent = node, parents.get(id(node))
+    while parent is not None:
+        if isinstance(parent, ast.ExceptHandler):
+            return True
+        if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
+            if _VERSION_TEST.search(ast.unparse(parent.test)):
+                return True
+        child, parent = parent, parents.get(id(parent))
+    return False
+
+
+def _parent_map(tree: ast.AST) -> dict[int, ast.AST]:
+    return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
