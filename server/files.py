@@ -1,4 +1,5 @@
-"""Which files `torch-lsp check` reads: Python files under the paths it is given.
+"""Which files `torch-lsp check` reads: Python files and Jupyter notebooks (`.ipynb`)
+under the paths it is given.
 
 Directories are walked recursively in a stable (sorted) order.  A walk skips
 hidden folders, virtual environments (folders holding `pyvenv.cfg` or
@@ -25,6 +26,7 @@ from typing import Iterator
 SKIPPED_FOLDER_NAMES = frozenset(
     {"__pycache__", "__pypackages__", "site-packages", "dist-packages", "node_modules", "venv"}
 )
+CHECKED_SUFFIXES = (".py", ".ipynb")
 # A folder holding one of these files is an environment, whatever it is called.
 ENVIRONMENT_MARKERS = ("pyvenv.cfg", "conda-meta")
 
@@ -229,7 +231,7 @@ def _walk(root: Path, rules: GitignoreRules) -> Iterator[Path]:
                 if is_skipped_folder(entry) or rules.is_ignored(chain, absolute_entry, True):
                     continue
                 folders.append((shown_entry, absolute_entry, _chain_into(chain, absolute_entry, rules)))
-            elif entry.name.endswith(".py") and entry.is_file():
+            elif entry.name.endswith(CHECKED_SUFFIXES) and entry.is_file():
                 if not rules.is_ignored(chain, absolute_entry, False):
                     yield Path(shown_entry)
         stack.extend(reversed(folders))  # depth-first, alphabetical
