@@ -277,20 +277,25 @@ class UnreadableFile(Exception):
 def read_python_source(path: Path) -> str:
     """The text of a Python file, decoded as Python does (UTF-8 unless a BOM or a
     `# -*- coding: ... -*-` line says otherwise)."""
+    return decode_python_source(read_checked_bytes(path, "list it in .gitignore if it is generated"), str(path))
+
+
+def read_checked_bytes(path: Path, when_too_large: str) -> bytes:
+    """The bytes of a file to check; `UnreadableFile` when it cannot be read or is larger
+    than torch-lsp checks (the message ends with `when_too_large`, what to do then)."""
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
             raise UnreadableFile(
                 f"{path} was skipped because it is {size / 1_000_000:.1f} MB and torch-lsp checks files up to "
-                f"{MAX_FILE_BYTES // (1024 * 1024)} MB; list it in .gitignore if it is generated."
+                f"{MAX_FILE_BYTES // (1024 * 1024)} MB; {when_too_large}."
             )
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as error:
         raise UnreadableFile(
             f"{path} was skipped because it cannot be read ({error.strerror or error}); "
             "check that it exists and that you may read it."
         ) from None
-    return decode_python_source(data, str(path))
 
 
 def decode_python_source(data: bytes, name: str) -> str:

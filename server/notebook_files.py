@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from torch_lsp.files import MAX_FILE_BYTES, UnreadableFile
+from torch_lsp.files import UnreadableFile, read_checked_bytes
 from torch_lsp.notebooks import NotebookProgram, notebook_program
 
 NOTEBOOK_SUFFIX = ".ipynb"
@@ -65,20 +65,7 @@ def is_notebook(path: str | Path) -> bool:
 
 
 def read_notebook(path: Path) -> NotebookFile:
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise InvalidNotebook(
-                f"{path} was skipped because it is {size / 1_000_000:.1f} MB and torch-lsp checks notebooks up "
-                f"to {MAX_FILE_BYTES // (1024 * 1024)} MB; clear its outputs to make it smaller."
-            )
-        data = path.read_bytes()
-    except OSError as error:
-        raise InvalidNotebook(
-            f"{path} was skipped because it cannot be read ({error.strerror or error}); "
-            "check that it exists and that you may read it."
-        ) from None
-    return parse_notebook(data, str(path))
+    return parse_notebook(read_checked_bytes(path, "clear its outputs to make it smaller"), str(path))
 
 
 def parse_notebook(data: bytes, name: str) -> NotebookFile:

@@ -173,3 +173,22 @@ async def test_the_server_declares_notebook_sync_for_jupyter_python_cells(editor
     (selector,) = sync.notebook_selector
     assert selector.notebook == "jupyter-notebook"
     assert [cell.language for cell in selector.cells] == ["python"]
+
+
+async def test_related_information_points_into_the_cell_that_holds_it(editor):
+    notebook = ClientNotebook(editor, "related.ipynb", [
+        (CODE, "import torch\nimport torch.nn.functional as F\nmodel = torch.nn.Linear(2, 1)\n"
+               "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)"),
+        (MARKDOWN, "Train"),
+        (CODE, "for x, y in loader:\n    F.mse_loss(model(x), y).backward()\n    optimizer.step()"),
+    ])
+    optimizer_cell, loop_cell = notebook.cells[0], notebook.cells[2]
+    diagnostics = await notebook.diagnostics(loop_cell, until=lambda d: any(x.code == "TL101" for x in d))
+    (tl101,) = [d for d in diagnostics if d.code == "TL101"]
+    assert tl101.range.start.line == 0
+    if not tl101.related_information:
+        pytest.skip("this client profile declares no relatedInformation support")
+    (info,) = tl101.related_information
+    assert info.location.uri == optimizer_cell.uri
+    assert info.location.range.start == lsp.Position(line=3, character=12)
+    notebook.close()

@@ -159,3 +159,16 @@ def test_probe_failure_is_reported_in_its_cell(tmp_path, cli):
                                  "--format", "json", "probe.ipynb", cwd=tmp_path, timeout=300).stdout)
     assert as_file
     assert [(2, f["line"], f["column"]) for f in as_file] == [(f["cell"], f["line"], f["column"]) for f in in_notebook]
+
+
+def test_related_places_name_their_cell(tmp_path, cli):
+    cells = [code_cell("import torch\nimport torch.nn.functional as F\nmodel = torch.nn.Linear(2, 1)\n"
+                       "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)"),
+             markdown_cell("Train"),
+             code_cell("for x, y in loader:\n    F.mse_loss(model(x), y).backward()\n    optimizer.step()")]
+    (tmp_path / "t.ipynb").write_text(notebook_text(cells), encoding="utf-8")
+    items = json.loads(cli("check", "--format", "json", "--select", "TL101", "t.ipynb", cwd=tmp_path).stdout)
+    (item,) = items
+    assert (item["cell"], item["line"]) == (3, 1)
+    (related,) = item["related"]
+    assert (related["path"], related["cell"], related["line"], related["column"]) == ("t.ipynb", 1, 4, 13)
