@@ -331,10 +331,20 @@ class CheckRun:
     # -- inputs ------------------------------------------------------------------------
     def check_stdin(self, stdin_filename: str | None) -> None:
         from torch_lsp.files import UnreadableFile, decode_python_source
+        from torch_lsp.notebook_files import InvalidNotebook, is_notebook, parse_notebook
 
         shown = stdin_filename or STDIN
+        data = sys.stdin.buffer.read()
         try:
-            source = decode_python_source(sys.stdin.buffer.read(), "standard input")
+            if stdin_filename is not None and is_notebook(stdin_filename):
+                notebook = parse_notebook(data, shown)
+                self.check_text(notebook.program.source, shown, stdin_filename, notebook)
+                return
+            source = decode_python_source(data, "standard input")
+        except InvalidNotebook as error:
+            self.broken_notebooks += 1
+            self.skip(str(error))
+            return
         except UnreadableFile as error:
             self.skip(str(error))
             return
@@ -493,19 +503,8 @@ class FixRun(CheckRun):
         from torch_lsp.codeactions import fix_all
 
         result = fix_all(source, path, self.settings_for(path), unsafe=self.unsafe)
-        if notebook is not None and result.changed:
-            cells = notebook.program.cells_of(result.source)
-            if cells is None:
-                self.note(f"torch-lsp check: the fixes for {shown} could not be split back into its cells, so it "
-                          f"was left unchanged; please report it at {ISSUES_URL}.")
-                return super().result_for(source, shown, path)
-            fixed_text = notebook.rewritten(cells)
-            self._count_fixes(result)
-            if self.diff:
-                sys.stdout.write(unified_diff(notebook.text, fixed_text, shown))
-            else:
-                write_fixed_notebook(Path(path), notebook, cells)
-            return self._remaining(result)
+        if notebook is not None:
+            return self._fixed_notebook(result, notebook, shown, path)
         self._count_fixes(result)
         if self.diff:
             sys.stdout.write(unified_diff(source, result.source, shown))
@@ -513,6 +512,24 @@ class FixRun(CheckRun):
             sys.stdout.write(result.source)
         elif result.changed:
             write_fixed(Path(path), result.source)
+        return self._remaining(result)
+
+    def _fixed_notebook(self, result, notebook, shown: str, path: str | None):
+        """Write (or print, or diff) a notebook whose program `result` fixed: only the
+        sources of the cells that changed are rewritten."""
+        cells = notebook.program.cells_of(result.source) if result.changed else [c.text for c in notebook.cells]
+        if cells is None:
+            self.note(f"torch-lsp check: the fixes for {shown} could not be split back into its cells, so it "
+                      f"was left unchanged; please report it at {ISSUES_URL}.")
+            return super().result_for(notebook.program.source, shown, path)
+        fixed_text = notebook.rewritten(cells)
+        self._count_fixes(result)
+        if self.diff:
+            sys.stdout.write(unified_diff(notebook.text, fixed_text, shown))
+        elif self._stdin_text is not None:
+            sys.stdout.write(fixed_text)
+        elif result.changed:
+            write_fixed_notebook(Path(path), notebook, cells)
         return self._remaining(result)
 
     def _count_fixes(self, result) -> None:

@@ -56,7 +56,8 @@ class OpenNotebook:
     code_cells: set[str]  # the URIs of the cells that are code
     texts: dict[str, NotebookCellText]
     program: NotebookProgram = field(init=False)
-    published: set[str] = field(default_factory=set)  # cells last sent diagnostics
+    # What each cell was last sent: (its version, its diagnostics).
+    published: dict[str, tuple[int | None, list]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.rebuild()
@@ -365,13 +366,17 @@ def add_notebook_features(server: "TorchLanguageServer") -> None:
 
 
 def publish_per_cell(ls: "TorchLanguageServer", notebook: OpenNotebook, diagnostics: list[lsp.Diagnostic]) -> None:
-    """Push a notebook program's diagnostics to its cells (and clear cells that had some
-    and are no longer code)."""
+    """Push a notebook program's diagnostics to its cells: to each cell whose text or
+    diagnostics changed since the last push, and an empty list to a cell that had some
+    and is no longer code."""
     by_cell = diagnostics_by_cell(notebook, diagnostics)
-    for uri in sorted(notebook.published - set(by_cell)):
+    for uri in sorted(set(notebook.published) - set(by_cell)):
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+    published = {}
     for uri, cell_diagnostics in by_cell.items():
         version = notebook.texts[uri].version if uri in notebook.texts else None
-        ls.text_document_publish_diagnostics(
-            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=cell_diagnostics, version=version))
-    notebook.published = set(by_cell)
+        published[uri] = (version, cell_diagnostics)
+        if notebook.published.get(uri) != published[uri]:
+            ls.text_document_publish_diagnostics(
+                lsp.PublishDiagnosticsParams(uri=uri, diagnostics=cell_diagnostics, version=version))
+    notebook.published = published

@@ -172,3 +172,16 @@ def test_related_places_name_their_cell(tmp_path, cli):
     assert (item["cell"], item["line"]) == (3, 1)
     (related,) = item["related"]
     assert (related["path"], related["cell"], related["line"], related["column"]) == ("t.ipynb", 1, 4, 13)
+
+
+def test_a_notebook_on_standard_input(tmp_path, cli):
+    cells = [code_cell(["import torch.nn.functional as F\n", "%matplotlib inline\n", "p = F.softmax(x)"])]
+    text = notebook_text(cells)
+    checked = cli("check", "--stdin-filename", "nb.ipynb", "-", stdin=text, cwd=tmp_path)
+    assert checked.stdout.startswith("nb.ipynb:cell 1:3:5: TL201 "), checked.stdout + checked.stderr
+    fixed = cli("check", "--fix", "--stdin-filename", "nb.ipynb", "-", stdin=text, cwd=tmp_path)
+    assert fixed.stdout == text.replace('"p = F.softmax(x)"', '"p = F.softmax(x, dim=-1)"')
+    clean = text.replace("F.softmax(x)", "F.softmax(x, dim=1)")
+    assert cli("check", "--fix", "--stdin-filename", "nb.ipynb", "-", stdin=clean, cwd=tmp_path).stdout == clean
+    broken = cli("check", "--stdin-filename", "nb.ipynb", "-", stdin="{", cwd=tmp_path)
+    assert broken.returncode == 2 and "nb.ipynb is not a valid notebook" in broken.stderr
