@@ -17,7 +17,9 @@ string or a backslash continuation (`x = (a\\n % b)` is Python).
 from __future__ import annotations
 
 import ast
+import functools
 import re
+
 from torch_lsp.text import split_keeping_breaks
 
 # Cell magics whose body is Python (IPython's own and the common ones that run the cell).
@@ -25,10 +27,17 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "m
 TIMED_LINE_MAGIC = re.compile(r"%(time|timeit)[ \t]+(?=[^\s-])")
 ASSIGNED_MAGIC = re.compile(r"[\w.\s,()\[\]*]+=\s*[!%]")
 CELL_MAGIC = re.compile(r"%%(\w+)")
+# A line that starts with %, ! or ?, an assignment from ! or %, or a ? before a line's end.
+MAYBE_IPYTHON = re.compile(r"^[ \t]*[%!?]|=[ \t]*[!%]|\?[ \t]*(?:#.*)?$", re.MULTILINE)
+# What the statement scanner stops at; everything else is skipped in one step.
+_TOKEN_CHARS = re.compile(r"[\"'#()\[\]{}\\]")
 
 
+@functools.lru_cache(maxsize=512)  # the server joins every cell again on each keystroke in one
 def mask_magics(source: str) -> str:
     """`source` with IPython's lines masked: the same lines, each of the same length."""
+    if not MAYBE_IPYTHON.search(source):
+        return source  # most cells: nothing that could be IPython's
     pieces = split_keeping_breaks(source)
     lines = pieces[0::2]
     first = CELL_MAGIC.match(lines[0])
@@ -57,8 +66,10 @@ def _is_ipython_line(line: str) -> bool:
     stripped = line.lstrip()
     if stripped[:1] in ("%", "!", "?"):
         return True
-    if ASSIGNED_MAGIC.match(stripped) and not stripped.startswith(("=", "!=")):
+    if ("!" in stripped or "%" in stripped) and ASSIGNED_MAGIC.match(stripped):
         return not _parses(stripped)
+    if "?" not in stripped:
+        return False
     code = line[: ScanState().scan(line)].rstrip()
     return code.endswith("?")
 
@@ -142,7 +153,10 @@ class ScanState:
             if self.string is not None:
                 i = self._in_string(line, i)
                 continue
-            char = line[i]
+            match = _TOKEN_CHARS.search(line, i)
+            if match is None:
+                break
+            i, char = match.start(), match.group()
             if char == "#":
                 return i
             if char in "\"'":
@@ -154,7 +168,7 @@ class ScanState:
                 self.depth += 1
             elif char in ")]}":
                 self.depth = max(0, self.depth - 1)
-            elif char == "\\" and i == n - 1:
+            elif i == n - 1:  # a backslash ending the line
                 self.continued = True
             i += 1
         if self.string is not None and len(self.string) == 1:
@@ -162,12 +176,17 @@ class ScanState:
         return n
 
     def _in_string(self, line: str, i: int) -> int:
+        """Past the end of the open string, or to the end of the line if it goes on."""
         quote = self.string
-        if line[i] == "\\":
-            if i == len(line) - 1:
-                self.continued = True
-            return i + 2
-        if line.startswith(quote, i):
+        while True:
+            escape, end = line.find("\\", i), line.find(quote, i)
+            if escape != -1 and (end == -1 or escape < end):
+                if escape == len(line) - 1:
+                    self.continued = True
+                    return len(line)
+                i = escape + 2
+                continue
+            if end == -1:
+                return len(line)
             self.string = None
-            return i + len(quote)
-        return i + 1
+            return end + len(quote)
