@@ -36,6 +36,7 @@ NOTEBOOK_SYNC = lsp.NotebookDocumentSyncOptions(
     save=True,
 )
 PYTHON = "python"
+END_OF_LINE = 2**31 - 1  # LSP: a character past the end of a line is the line's end
 
 
 @dataclass
@@ -173,12 +174,13 @@ def shifted(range_: lsp.Range, lines: int) -> lsp.Range:
 
 
 def clamped_to(range_: lsp.Range, cell: CellSpan) -> lsp.Range:
-    """A range of the program that ends past its cell, cut at the cell's last line."""
+    """A range of the program cut at its cell's last line (a range past the end of a line
+    means its end, as LSP says)."""
     last = cell.first_line + cell.line_count - 2  # 0-based
     if range_.end.line <= last:
         return range_
-    return lsp.Range(start=range_.start, end=lsp.Position(line=last, character=range_.start.character
-                                                          if range_.start.line == last else 0))
+    start = range_.start if range_.start.line <= last else lsp.Position(line=last, character=END_OF_LINE)
+    return lsp.Range(start=start, end=lsp.Position(line=last, character=END_OF_LINE))
 
 
 @dataclass(frozen=True)
@@ -255,10 +257,9 @@ def diagnostics_by_cell(notebook: OpenNotebook, diagnostics: list[lsp.Diagnostic
     empty list for a cell without any)."""
     program = notebook.program
     by_cell: dict[str, list[lsp.Diagnostic]] = {notebook.cell_uri(cell): [] for cell in program.cells}
-    for diagnostic in diagnostics:
-        cell = program.cell_at(diagnostic.range.start.line + 1)
-        if cell is None:
-            continue
+    for diagnostic in diagnostics if program.cells else ():
+        # One on a separator line (a syntax error after an unclosed bracket) goes to the cell before.
+        cell, _ = program.cell_line(diagnostic.range.start.line + 1)
         place = CellPlace(notebook, cell, notebook.cell_uri(cell))
         related = [_related_in_cell(notebook, info) for info in diagnostic.related_information or []] or None
         by_cell[place.cell_uri].append(evolve(

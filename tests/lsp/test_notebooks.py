@@ -192,3 +192,12 @@ async def test_related_information_points_into_the_cell_that_holds_it(editor):
     assert info.location.uri == optimizer_cell.uri
     assert info.location.range.start == lsp.Position(line=3, character=12)
     notebook.close()
+
+
+async def test_a_half_typed_cell_does_not_blank_the_others(editor):
+    notebook = ClientNotebook(editor, "half_typed.ipynb", [
+        (CODE, "x = (1,"), (CODE, "import torch.nn as nn\nm = nn.DataParallel(nn.Linear(2, 2))")])
+    typed, other = notebook.cells
+    assert codes(await notebook.diagnostics(other, until=bool)) == [("TL406", 1)]
+    assert codes(await notebook.diagnostics(typed, until=bool)) == [("syntax-error", 0)]
+    notebook.close()
