@@ -26,7 +26,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import check_bench, memory_bench, server_bench, storm_bench
+from bench import check_bench, memory_bench, notebook_bench, server_bench, storm_bench
 from bench.figures import Row, lines_label, median, ms, render, spread
 from bench.generate import EXAMPLES_DIR, REPO_ROOT, generate_source, write_generated
 
@@ -98,6 +98,8 @@ def engine_rows(generated: list[Path], parse_seconds: dict[int, float], runs: Ru
                         f"{seconds / parse_seconds[size]:.1f}x ast.parse, {findings} findings"))
 
     rows += cost_rows(generated[SIZES.index(TARGET_SIZE)], parse_seconds[TARGET_SIZE], runs)
+    rows += notebook_bench.notebook_rows(generated[SIZES.index(TARGET_SIZE)], TARGET_SIZE, parse_seconds[TARGET_SIZE],
+                                         runs.parse)
 
     files = sorted(EXAMPLES_DIR.glob("*.py")) + generated
     total_lines = check_bench.count_lines(files)

@@ -31,6 +31,7 @@ class FileOutcome:
     problems: list = field(default_factory=list)
     skipped: str | None = None
     internal_error: str | None = None
+    broken_notebook: bool = False  # skipped because the notebook is not one (invalid JSON, ...)
 
 
 def worker_count(files: int, jobs: int | None) -> int:
@@ -57,18 +58,27 @@ def check_files(files: list[tuple[Path, object]], workers: int) -> Iterator[File
 
 
 def check_file(path: Path, settings) -> FileOutcome:
-    """Read and check one file (in a worker, or in this process)."""
+    """Read and check one file, a notebook's code cells as one program (in a worker, or in
+    this process)."""
     from torch_lsp.checker import check_source
     from torch_lsp.files import UnreadableFile, read_python_source
+    from torch_lsp.notebook_files import InvalidNotebook, is_notebook, read_notebook
     from torch_lsp.reporting import problems_of
 
     shown = str(path)
+    program = None
     try:
-        source = read_python_source(path)
+        if is_notebook(path):
+            program = read_notebook(path).program
+            source = program.source
+        else:
+            source = read_python_source(path)
+    except InvalidNotebook as error:
+        return FileOutcome(shown, skipped=str(error), broken_notebook=True)
     except UnreadableFile as error:
         return FileOutcome(shown, skipped=str(error))
     try:
-        return FileOutcome(shown, problems_of(check_source(source, shown, settings), shown))
+        return FileOutcome(shown, problems_of(check_source(source, shown, settings), shown, program))
     except Exception:  # noqa: BLE001 - one bad file must not hide the others' results
         return FileOutcome(shown, internal_error=traceback.format_exc())
 

@@ -32,9 +32,14 @@ exit status:
 
 Files that cannot be checked (not valid UTF-8, unreadable, larger than 5 MB)
 are named on standard error with what to do, and skipped; the others are still
-checked and decide the exit status.  Folders are walked for *.py files,
-skipping hidden folders, virtual environments, __pycache__ and whatever
-.gitignore files exclude; files named on the command line are always checked.
+checked and decide the exit status; a notebook that is not valid JSON is named
+the same way and makes the exit status 2.  Folders are walked for *.py and
+*.ipynb files, skipping hidden folders, virtual environments, __pycache__ and
+whatever .gitignore files exclude; files named on the command line are always
+checked.  A notebook's code cells are checked as one program, in order (IPython
+magics and shell lines are skipped); its problems are shown as
+path:cell N:line:col, N counting every cell from 1 and the line within the cell,
+and --fix rewrites only the code cells it changes.
 With --fix, safe fixes are applied and the files rewritten (line endings,
 indentation and encoding kept); the problems left are reported and decide the
 exit status.  --diff prints the same changes as a unified diff on standard
@@ -99,7 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument(
         "paths", nargs="*", metavar="PATH",
-        help="files or folders to check; '-' reads standard input (default: the current folder)",
+        help="files, notebooks (.ipynb) or folders to check; '-' reads standard input (default: the current "
+             "folder)",
     )
     from torch_lsp.reporting import FORMATS
 
@@ -128,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
         "shapes", help="print the tensor shapes inferred for a file",
         description="Print the shape inferred statically for every tensor-valued name a file binds.",
     )
-    shapes.add_argument("file", metavar="FILE", help="a Python file")
+    shapes.add_argument("file", metavar="FILE", help="a Python file or a Jupyter notebook (.ipynb)")
     shapes.add_argument("--format", choices=["text", "json"], default="text", help="output format (default: text)")
     add_probe_options(shapes)
     shapes.set_defaults(run=run_shapes)
@@ -204,14 +210,20 @@ def run_rules(args: argparse.Namespace) -> int:
 def run_shapes(args: argparse.Namespace) -> int:
     from torch_lsp.analysis import analyze
     from torch_lsp.files import UnreadableFile, read_python_source
+    from torch_lsp.notebook_files import is_notebook, read_notebook
     from torch_lsp.shapes import WorkspaceResolver, infer_shapes
     from torch_lsp.shapes.listing import shapes_json, shapes_text
 
     path = Path(args.file)
     if not path.is_file():
-        raise UsageError(f"no such file: {args.file}. Give the path of one Python file.")
+        raise UsageError(f"no such file: {args.file}. Give the path of one Python file or notebook.")
+    program = None
     try:
-        source = read_python_source(path)
+        if is_notebook(path):
+            program = read_notebook(path).program
+            source = program.source
+        else:
+            source = read_python_source(path)
     except UnreadableFile as error:
         raise UsageError(str(error)) from None
     analysis = analyze(source, str(path))
@@ -227,9 +239,9 @@ def run_shapes(args: argparse.Namespace) -> int:
         for note in probed.notes:
             print(f"torch-lsp shapes: {note}", file=sys.stderr)
     if args.format == "json":
-        text = shapes_json(analysis, report, probed)
+        text = shapes_json(analysis, report, probed, program)
     else:
-        text = shapes_text(analysis, report, str(path), probed)
+        text = shapes_text(analysis, report, str(path), probed, program)
     sys.stdout.write(text)
     return EXIT_CLEAN
 
@@ -331,6 +343,7 @@ class CheckRun:
         self.checked = 0
         self.skipped = 0
         self.internal_errors = 0
+        self.broken_notebooks = 0
         self.files_with_problems = 0
         self._settings_by_folder: dict[str, object] = {}
         self._reported_settings_errors: set[str] = set()
@@ -341,10 +354,20 @@ class CheckRun:
     # -- inputs ------------------------------------------------------------------------
     def check_stdin(self, stdin_filename: str | None) -> None:
         from torch_lsp.files import UnreadableFile, decode_python_source
+        from torch_lsp.notebook_files import InvalidNotebook, is_notebook, parse_notebook
 
         shown = stdin_filename or STDIN
+        data = sys.stdin.buffer.read()
         try:
-            source = decode_python_source(sys.stdin.buffer.read(), "standard input")
+            if stdin_filename is not None and is_notebook(stdin_filename):
+                notebook = parse_notebook(data, shown)
+                self.check_text(notebook.program.source, shown, stdin_filename, notebook)
+                return
+            source = decode_python_source(data, "standard input")
+        except InvalidNotebook as error:
+            self.broken_notebooks += 1
+            self.skip(str(error))
+            return
         except UnreadableFile as error:
             self.skip(str(error))
             return
@@ -368,10 +391,14 @@ class CheckRun:
 
     def check_one_by_one(self, files: list[Path]) -> None:
         from torch_lsp.files import UnreadableFile, read_python_source
+        from torch_lsp.notebook_files import is_notebook
 
         for done, file in enumerate(files):
             if self._progress:
                 self._progress.show(done, str(file))
+            if is_notebook(file):
+                self.check_notebook(file)
+                continue
             try:
                 source = read_python_source(file)
             except UnreadableFile as error:
@@ -388,19 +415,37 @@ class CheckRun:
             if self._progress:
                 self._progress.show(done, outcome.shown)
             if outcome.skipped is not None:
+                self.broken_notebooks += outcome.broken_notebook  # never "no problems" for those
                 self.skip(outcome.skipped)
             elif outcome.internal_error is not None:
                 self.internal_error(outcome.shown, outcome.internal_error)
             else:
                 self.add_problems(outcome.problems)
 
+    def check_notebook(self, file: Path) -> None:
+        """A `.ipynb` file: its code cells checked as one program (`torch_lsp.notebooks`)."""
+        from torch_lsp.files import UnreadableFile
+        from torch_lsp.notebook_files import InvalidNotebook, read_notebook
+
+        try:
+            notebook = read_notebook(file)
+        except InvalidNotebook as error:
+            self.broken_notebooks += 1  # never "no problems" for a notebook nobody could read
+            self.skip(str(error))
+            return
+        except UnreadableFile as error:
+            self.skip(str(error))
+            return
+        self.check_text(notebook.program.source, str(file), str(file), notebook)
+
     report_stream = sys.stdout  # where the problems are reported
 
-    def check_text(self, source: str, shown: str, path: str | None) -> None:
+    def check_text(self, source: str, shown: str, path: str | None, notebook=None) -> None:
         from torch_lsp.reporting import problems_of
 
         try:
-            problems = problems_of(self.result_for(source, shown, path), shown)
+            result = self.result_for(source, shown, path, notebook)
+            problems = problems_of(result, shown, notebook.program if notebook is not None else None)
         except Exception:  # noqa: BLE001 - one bad file must not hide the others' results
             self.internal_error(shown, traceback.format_exc())
             return
@@ -418,8 +463,8 @@ class CheckRun:
             f"Please report it with this traceback at {ISSUES_URL}.\n{trace}"
         )
 
-    def result_for(self, source: str, shown: str, path: str | None):
-        """The `CheckResult` whose findings are reported for this text."""
+    def result_for(self, source: str, shown: str, path: str | None, notebook=None):
+        """The `CheckResult` whose findings are reported for this text (a notebook's program)."""
         from torch_lsp.checker import check_source
 
         result = check_source(source, path, self.settings_for(path))
@@ -483,7 +528,7 @@ class CheckRun:
         self.note(summary)
 
     def exit_status(self, exit_zero: bool) -> int:
-        if self.internal_errors or (self.skipped and not self.checked):
+        if self.internal_errors or self.broken_notebooks or (self.skipped and not self.checked):
             return EXIT_ERROR
         if self.problems and not exit_zero:
             return EXIT_FINDINGS
@@ -511,19 +556,47 @@ class FixRun(CheckRun):
         self.report_stream = sys.stderr
         super().check_stdin(stdin_filename)
 
-    def result_for(self, source: str, shown: str, path: str | None):
-        from torch_lsp.codeactions import fix_all, main_fix
+    def result_for(self, source: str, shown: str, path: str | None, notebook=None):
+        from torch_lsp.codeactions import fix_all
 
         result = fix_all(source, path, self.settings_for(path), unsafe=self.unsafe)
-        for finding in result.fixed:
-            self.fixed[finding.code] = self.fixed.get(finding.code, 0) + 1
-        self.files_fixed += result.changed
+        if notebook is not None:
+            return self._fixed_notebook(result, notebook, shown, path)
+        self._count_fixes(result)
         if self.diff:
             sys.stdout.write(unified_diff(source, result.source, shown))
         elif self._stdin_text is not None:
             sys.stdout.write(result.source)
         elif result.changed:
             write_fixed(Path(path), result.source)
+        return self._remaining(result)
+
+    def _fixed_notebook(self, result, notebook, shown: str, path: str | None):
+        """Write (or print, or diff) a notebook whose program `result` fixed: only the
+        sources of the cells that changed are rewritten."""
+        cells = notebook.program.cells_of(result.source) if result.changed else [c.text for c in notebook.cells]
+        if cells is None:
+            self.note(f"torch-lsp check: the fixes for {shown} could not be split back into its cells, so it "
+                      f"was left unchanged; please report it at {ISSUES_URL}.")
+            return super().result_for(notebook.program.source, shown, path)
+        fixed_text = notebook.rewritten(cells)
+        self._count_fixes(result)
+        if self.diff:
+            sys.stdout.write(unified_diff(notebook.text, fixed_text, shown))
+        elif self._stdin_text is not None:
+            sys.stdout.write(fixed_text)
+        elif result.changed:
+            write_fixed_notebook(Path(path), notebook, cells)
+        return self._remaining(result)
+
+    def _count_fixes(self, result) -> None:
+        for finding in result.fixed:
+            self.fixed[finding.code] = self.fixed.get(finding.code, 0) + 1
+        self.files_fixed += result.changed
+
+    def _remaining(self, result):
+        from torch_lsp.codeactions import main_fix
+
         if not self.unsafe:
             remaining = result.remaining
             self.unsafe_left += sum(main_fix(remaining.analysis, f, unsafe=True) is not None for f in remaining.findings)
@@ -563,6 +636,16 @@ def _ended(lines: list[str]) -> list[str]:
     if lines and not lines[-1].endswith(("\n", "\r")):
         lines[-1] += "\n\\ No newline at end of file\n"
     return lines
+
+
+def write_fixed_notebook(path: Path, notebook, cells: list[str]) -> None:
+    """Rewrite a notebook with its fixed code cells, every other byte kept (`notebook_files`)."""
+    import shutil
+
+    temporary = path.with_name(f".{path.name}.torch-lsp-fix")
+    temporary.write_bytes(notebook.rewritten_bytes(cells, path.read_bytes()))
+    shutil.copymode(path, temporary)
+    os.replace(temporary, path)
 
 
 def write_fixed(path: Path, text: str) -> None:

@@ -1,4 +1,5 @@
-"""Which files `torch-lsp check` reads: Python files under the paths it is given.
+"""Which files `torch-lsp check` reads: Python files and Jupyter notebooks (`.ipynb`)
+under the paths it is given.
 
 Directories are walked recursively in a stable (sorted) order.  A walk skips
 hidden folders, virtual environments (folders holding `pyvenv.cfg` or
@@ -28,6 +29,7 @@ from typing import Callable, Iterator
 SKIPPED_FOLDER_NAMES = frozenset(
     {"__pycache__", "__pypackages__", "site-packages", "dist-packages", "node_modules", "venv"}
 )
+CHECKED_SUFFIXES = (".py", ".ipynb")
 # A folder holding one of these files is an environment, whatever it is called.
 ENVIRONMENT_MARKERS = ("pyvenv.cfg", "conda-meta")
 
@@ -241,7 +243,7 @@ def _walk(root: Path, rules: GitignoreRules, unreadable_folder: Callable[[str], 
                 if is_skipped_folder(entry) or rules.is_ignored(chain, absolute_entry, True):
                     continue
                 folders.append((shown_entry, absolute_entry, _chain_into(chain, absolute_entry, rules)))
-            elif entry.name.endswith(".py") and _may_be_file(entry):
+            elif entry.name.endswith(CHECKED_SUFFIXES) and _may_be_file(entry):
                 if not rules.is_ignored(chain, absolute_entry, False):
                     yield Path(shown_entry)
         stack.extend(reversed(folders))  # depth-first, alphabetical
@@ -291,8 +293,14 @@ class UnreadableFile(Exception):
 
 def read_python_source(path: Path) -> str:
     """The text of a Python file, decoded as Python does (UTF-8 unless a BOM or a
-    `# -*- coding: ... -*-` line says otherwise).  Only regular files are read: a named
-    pipe would block, a device (`/dev/zero`) never end."""
+    `# -*- coding: ... -*-` line says otherwise)."""
+    return decode_python_source(read_checked_bytes(path, "list it in .gitignore if it is generated"), str(path))
+
+
+def read_checked_bytes(path: Path, when_too_large: str) -> bytes:
+    """The bytes of a file to check; `UnreadableFile` when it cannot be read or is larger
+    than torch-lsp checks (the message ends with `when_too_large`, what to do then).  Only
+    regular files are read: a named pipe would block, a device (`/dev/zero`) never end."""
     try:
         status = path.stat()
         if not stat.S_ISREG(status.st_mode):
@@ -304,10 +312,10 @@ def read_python_source(path: Path) -> str:
         if size > MAX_FILE_BYTES:
             raise UnreadableFile(
                 f"{path} was skipped because it is {size / 1_000_000:.1f} MB and torch-lsp checks files up to "
-                f"{MAX_FILE_BYTES // (1024 * 1024)} MB; list it in .gitignore if it is generated."
+                f"{MAX_FILE_BYTES // (1024 * 1024)} MB; {when_too_large}."
             )
         with path.open("rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)  # a file that grew since: no more than the limit
+            return handle.read(MAX_FILE_BYTES + 1)  # a file that grew since: no more than the limit
     except OSError as error:
         if error.errno == errno.ELOOP:
             raise UnreadableFile(f"{path} was skipped because it is a symbolic link that leads back to itself; "
@@ -316,7 +324,6 @@ def read_python_source(path: Path) -> str:
             f"{path} was skipped because it cannot be read ({error.strerror or error}); "
             "check that it exists and that you may read it."
         ) from None
-    return decode_python_source(data, str(path))
 
 
 def _kind_of(mode: int) -> str:

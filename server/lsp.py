@@ -39,6 +39,13 @@ from torch_lsp.dependents import importers_of
 from torch_lsp.diagnostics import all_rules
 from torch_lsp.documents import CheckedVersion, DocumentSettings, DocumentStore, OpenDocument
 from torch_lsp.message_stream import TorchProtocol, serve_stream
+from torch_lsp.notebook_sync import (
+    NOTEBOOK_SYNC,
+    NotebookDocuments,
+    add_notebook_features,
+    edit_in_cells,
+    publish_per_cell,
+)
 from torch_lsp.protocol import (
     DIAGNOSTIC_SOURCE,
     SETTINGS_SECTION,
@@ -102,8 +109,10 @@ class TorchLanguageServer(LanguageServer):
 
     def __init__(self) -> None:
         super().__init__(SERVER_NAME, __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
-                         protocol_cls=OwnDocumentsProtocol)
+                         notebook_document_sync=NOTEBOOK_SYNC, protocol_cls=OwnDocumentsProtocol)
         self.documents = DocumentStore()
+        # Open notebooks: each is checked as one program under its own URI (`notebook_sync`).
+        self.notebooks = NotebookDocuments()
         self.settings = DocumentSettings()
         self.scheduler = CheckScheduler(self)
         self.shown_settings_problems: set[tuple[str, tuple[str, ...]]] = set()
@@ -160,6 +169,10 @@ class TorchLanguageServer(LanguageServer):
 
     # -- what the server tells the client ----------------------------------------
     def publish_diagnostics(self, uri: str, diagnostics: list[lsp.Diagnostic], version: int | None) -> None:
+        notebook = self.notebooks.get(uri)
+        if notebook is not None:
+            publish_per_cell(self, notebook, diagnostics)
+            return
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
         )
@@ -311,7 +324,7 @@ async def name_sizes_actions(ls: "TorchLanguageServer", document: OpenDocument, 
     if position.line >= len(lines.lines):
         return []
     byte_col = lines.byte_from_client(position.line, position.character, ls.encoding)
-    action = await ls.scheduler.on_analysis_thread(_name_sizes_action, checked.result.analysis, position.line + 1,
+    action = await ls.scheduler.on_request_thread(_name_sizes_action, checked.result.analysis, position.line + 1,
                                                    byte_col)
     return [to_code_action(action, document, lines, ls.encoding, None, ls.versioned_edits)] if action else []
 
@@ -401,7 +414,8 @@ def create_server() -> TorchLanguageServer:
         lsp.DiagnosticOptions(identifier=SERVER_NAME, inter_file_dependencies=True, workspace_diagnostics=False),
     )
     async def document_diagnostic(ls: TorchLanguageServer, params: lsp.DocumentDiagnosticParams):
-        checked, complete = await ls.scheduler.pulled(params.text_document.uri)
+        cell = ls.notebooks.place_of(params.text_document.uri)  # a notebook cell: its notebook is checked
+        checked, complete = await ls.scheduler.pulled(cell.notebook_uri if cell else params.text_document.uri)
         if checked is None:
             return lsp.RelatedFullDocumentDiagnosticReport(items=[])
         # The first step's answer has an id of its own, so that pulling again after the
@@ -410,7 +424,8 @@ def create_server() -> TorchLanguageServer:
                      f":{ls.scheduler.rechecks.get(params.text_document.uri, 0)}" + ("" if complete else ":first"))
         if params.previous_result_id == result_id:
             return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
-        return lsp.RelatedFullDocumentDiagnosticReport(items=checked.diagnostics, result_id=result_id)
+        items = cell.diagnostics_in_cell(checked.diagnostics) if cell else checked.diagnostics
+        return lsp.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
 
     @server.feature(
         lsp.TEXT_DOCUMENT_CODE_ACTION,
@@ -418,12 +433,15 @@ def create_server() -> TorchLanguageServer:
                               resolve_provider=True),
     )
     async def code_action(ls: TorchLanguageServer, params: lsp.CodeActionParams):
-        document = ls.documents.get(params.text_document.uri)
+        cell = ls.notebooks.place_of(params.text_document.uri)  # a notebook cell: act on the program
+        document = ls.documents.get(cell.notebook_uri if cell else params.text_document.uri)
         if document is None:
             return []
         only = params.context.only
         rules = all_rules()
         ours = [d for d in params.context.diagnostics if d.source == DIAGNOSTIC_SOURCE and d.code in rules]
+        if cell is not None:
+            ours = [cell.diagnostic_to_program(d) for d in ours]
         wants_fixes = wants_kind(only, QUICKFIX) and bool(ours)
         wants_fix_all = wants_kind(only, FIX_ALL) and (bool(only) or ls.resolves_edits)
         wants_refactor = wants_kind(only, REFACTOR)
@@ -443,6 +461,8 @@ def create_server() -> TorchLanguageServer:
             fix_all = await fix_all_code_action(ls, document, checked, lazy=ls.resolves_edits and not only)
             if fix_all is not None:
                 actions.append(fix_all)
+        if cell is not None:
+            actions = cell.actions_in_cell(actions, ls.encoding, ls.versioned_edits)
         return actions
 
     @server.feature(lsp.CODE_ACTION_RESOLVE)
@@ -461,16 +481,23 @@ def create_server() -> TorchLanguageServer:
         if action.kind == FIX_ALL:
             resolved = await fix_all_code_action(ls, document, checked, lazy=False)
             action.edit = resolved.edit if resolved is not None else None
-            return action
-        built = await ls.scheduler.on_request_thread(build_fix, checked.result.analysis, checked.result.findings,
-                                                      *fix_request_of(action, data))
-        if built is not None:
-            action.edit = to_code_action(built, document, checked.result.analysis.lines, ls.encoding, None,
-                                         ls.versioned_edits).edit
+        else:
+            built = await ls.scheduler.on_request_thread(build_fix, checked.result.analysis, checked.result.findings,
+                                                         *fix_request_of(action, data))
+            if built is not None:
+                action.edit = to_code_action(built, document, checked.result.analysis.lines, ls.encoding, None,
+                                             ls.versioned_edits).edit
+        notebook = ls.notebooks.get(document.uri)  # the edit of a notebook's program goes to its cells
+        if notebook is not None and action.edit is not None:
+            action.edit = edit_in_cells(notebook, action.edit, ls.encoding, ls.versioned_edits)
         return action
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
     async def hover(ls: TorchLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
+        cell = ls.notebooks.place_of(params.text_document.uri)  # a notebook cell: hover on the program
+        if cell is not None:
+            params = lsp.HoverParams(lsp.TextDocumentIdentifier(cell.notebook_uri), cell.to_program(params.position))
+            return cell.hover_in_cell(await hover(ls, params))
         try:
             document, found = await ls.shape_report(params.text_document.uri)
         except Exception:
@@ -496,6 +523,11 @@ def create_server() -> TorchLanguageServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT, lsp.InlayHintOptions(resolve_provider=False))
     async def inlay_hints(ls: TorchLanguageServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
+        cell = ls.notebooks.place_of(params.text_document.uri)  # a notebook cell: the program's hints in it
+        if cell is not None:
+            params = lsp.InlayHintParams(lsp.TextDocumentIdentifier(cell.notebook_uri),
+                                         cell.range_to_program(params.range))
+            return cell.hints_in_cell(await inlay_hints(ls, params))
         document = ls.documents.get(params.text_document.uri)
         if document is None:
             return []
@@ -539,6 +571,8 @@ def create_server() -> TorchLanguageServer:
         """Arguments: the document URI, a module class name and, optionally, the input shape
         (`[B, 3, 32, 32]`); without one the server offers the shapes it can suggest."""
         return await ask_and_probe(ls, list(arguments))
+
+    add_notebook_features(server)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: TorchLanguageServer, params: lsp.DidChangeConfigurationParams) -> None:

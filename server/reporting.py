@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 from urllib.parse import quote
@@ -36,15 +36,19 @@ class Problem:
     severity: str
     message: str
     fix: FixInfo | None
-    # (path, line, column, end_line, end_column, message): what the finding depends on, 1-based.
-    related: tuple[tuple[str, int, int, int, int, str], ...] = ()
+    # (path, line, column, end_line, end_column, message): what the finding depends on, 1-based;
+    # in a notebook a 7th item, the related place's cell.
+    related: tuple[tuple, ...] = ()
+    cell: int | None = None  # in a notebook: the 1-based cell, and `line` counts within it
 
     def as_json(self) -> dict:
         fix = {"title": self.fix.title, "safety": self.fix.safety} if self.fix else None
-        extra = {"related": [dict(zip(("path", "line", "column", "end_line", "end_column", "message"), r))
+        extra = {"related": [dict(zip(("path", "line", "column", "end_line", "end_column", "message", "cell"), r))
                              for r in self.related]} if self.related else {}
+        where = {"cell": self.cell} if self.cell is not None else {}
         return {
             "path": self.path,
+            **where,
             "line": self.line,
             "column": self.column,
             "end_line": self.end_line,
@@ -57,10 +61,11 @@ class Problem:
         }
 
 
-def problems_of(result, shown_path: str) -> list[Problem]:
-    """The findings of a `CheckResult` with `ast` positions turned into 1-based columns."""
+def problems_of(result, shown_path: str, program=None) -> list[Problem]:
+    """The findings of a `CheckResult` with `ast` positions turned into 1-based columns; for
+    a notebook's `program` (`torch_lsp.notebooks`), lines counted within their cells."""
     lines = result.analysis.lines
-    return [
+    problems = [
         Problem(
             path=shown_path,
             line=finding.line,
@@ -75,6 +80,24 @@ def problems_of(result, shown_path: str) -> list[Problem]:
         )
         for finding in result.findings
     ]
+    return [in_cell(problem, program) for problem in problems] if program is not None else problems
+
+
+def in_cell(problem: Problem, program) -> Problem:
+    """A problem of a notebook's program with its lines counted within its cell."""
+    cell, line = program.cell_line(problem.line)
+    _, end_line = program.cell_line(problem.end_line, within=cell)
+    related = tuple(_related_in_cell(r, problem.path, program) for r in problem.related)
+    return replace(problem, cell=cell.number, line=line, end_line=end_line, related=related,
+                   message=program.in_cell_terms(problem.message))
+
+
+def _related_in_cell(related: tuple, path: str, program) -> tuple:
+    if related[0] != path:
+        return related
+    cell, line = program.cell_line(related[1])
+    _, end_line = program.cell_line(related[3], within=cell)
+    return (path, line, related[2], end_line, related[4], program.in_cell_terms(related[5]), cell.number)
 
 
 def _related_of(related, lines, shown_path: str) -> tuple[str, int, int, int, int, str]:
@@ -87,7 +110,11 @@ def _related_of(related, lines, shown_path: str) -> tuple[str, int, int, int, in
 
 # -- check output formats ---------------------------------------------------------------
 def render_text(problems: list[Problem], rules: Mapping[str, type[Rule]]) -> str:
-    return "".join(f"{p.path}:{p.line}:{p.column}: {p.code} {p.message}\n" for p in problems)
+    return "".join(f"{p.path}:{_cell_prefix(p)}{p.line}:{p.column}: {p.code} {p.message}\n" for p in problems)
+
+
+def _cell_prefix(problem: Problem) -> str:
+    return f"cell {problem.cell}:" if problem.cell is not None else ""
 
 
 def render_json(problems: list[Problem], rules: Mapping[str, type[Rule]]) -> str:
@@ -98,10 +125,15 @@ def render_github(problems: list[Problem], rules: Mapping[str, type[Rule]]) -> s
     """GitHub Actions workflow commands: each problem becomes an annotation on the diff."""
     return "".join(
         f"::{GITHUB_COMMANDS.get(p.severity, 'notice')} file={_github_property(p.path)},line={p.line},"
-        f"col={p.column},endLine={p.end_line},endColumn={p.end_column},title={_github_property(p.code)}"
+        f"col={p.column},endLine={p.end_line},endColumn={p.end_column},title={_github_property(_github_title(p))}"
         f"::{_github_data(p.message)}\n"
         for p in problems
     )
+
+
+def _github_title(problem: Problem) -> str:
+    """The rule code; in a notebook also the cell, since the line counts within it."""
+    return f"{problem.code} (cell {problem.cell})" if problem.cell is not None else problem.code
 
 
 def _github_data(text: str) -> str:
@@ -185,6 +217,9 @@ def _sarif_result(problem: Problem, index: Mapping[str, int]) -> dict:
     }
     if problem.code in index:
         result["ruleIndex"] = index[problem.code]
+    if problem.cell is not None:
+        # The region's lines count within the notebook's cell (the file's text is JSON).
+        result["properties"]["cell"] = problem.cell
     if problem.fix:
         result["properties"]["fix"] = {"title": problem.fix.title, "safety": problem.fix.safety}
     if problem.related:
@@ -192,7 +227,7 @@ def _sarif_result(problem: Problem, index: Mapping[str, int]) -> dict:
             {"id": number, "message": {"text": message}, "physicalLocation": {
                 "artifactLocation": _sarif_artifact(path),
                 "region": {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column}}}
-            for number, (path, line, column, end_line, end_column, message) in enumerate(problem.related)
+            for number, (path, line, column, end_line, end_column, message, *_) in enumerate(problem.related)
         ]
     return result
 

@@ -393,7 +393,7 @@ def _evidence_from_use(analysis: "Analysis", roles: ScopeRoles) -> None:
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
             continue
         name = func.value.id
-        if name == "self" or name in analysis.imports:
+        if name == "self" or name in analysis.imports or _bound_to_plain_local_class(analysis, roles, name):
             continue
         if func.attr in ("eval", "parameters", "named_parameters", "modules", "named_modules", "children") and not call.args:
             roles.models.add(name)
@@ -402,6 +402,18 @@ def _evidence_from_use(analysis: "Analysis", roles: ScopeRoles) -> None:
     for name in list(roles.models):
         if name in roles.loss_modules or name in roles.optimizers or name in roles.schedulers:
             roles.models.discard(name)
+
+
+def _bound_to_plain_local_class(analysis: "Analysis", roles: ScopeRoles, name: str) -> bool:
+    """`net = Stack([...])` where this file's `Stack` is no nn.Module: its `.parameters()`
+    is the class's own (a from-scratch network, as in makemore), not a model's."""
+    assignments = roles.assignments.get(name, [])
+    modules = local_module_classes(analysis)
+    return bool(assignments) and all(
+        isinstance(a.value, ast.Call) and isinstance(a.value.func, ast.Name)
+        and a.value.func.id in analysis.classes and a.value.func.id not in modules
+        for a in assignments
+    )
 
 
 def _value_facts(roles: ScopeRoles) -> None:

@@ -83,10 +83,16 @@ def server_config(env: dict[str, str] | None = None) -> ClientServerConfig:
     )
 
 
-def capabilities(profile: str, pull_refresh: bool = False, configuration: bool = True) -> lsp.ClientCapabilities:
+def capabilities(profile: str, pull_refresh: bool = False, configuration: bool = True,
+                 notebooks: bool | None = None) -> lsp.ClientCapabilities:
     """A client profile, optionally a pull client that supports refresh, or one
-    without `workspace/configuration`."""
+    without `workspace/configuration`.  Notebook sync is declared as the real client
+    does (VS Code since 1.74, Neovim never), or as `notebooks` says."""
     caps = client_capabilities(profile)
+    if notebooks if notebooks is not None else profile == VSCODE:
+        caps.notebook_document = lsp.NotebookDocumentClientCapabilities(
+            synchronization=lsp.NotebookDocumentSyncClientCapabilities(dynamic_registration=True,
+                                                                       execution_summary_support=True))
     if pull_refresh:
         caps.workspace.diagnostics = lsp.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
     if not configuration:
@@ -236,12 +242,13 @@ async def open_session(
     pull_refresh: bool = False,
     configuration: dict | None = None,
     configuration_support: bool = True,
+    notebooks: bool | None = None,
 ) -> Session:
     if configuration is not None:
         client.set_configuration(configuration)
     result = await client.initialize_session(
         lsp.InitializeParams(
-            capabilities=capabilities(profile, pull_refresh, configuration_support),
+            capabilities=capabilities(profile, pull_refresh, configuration_support, notebooks),
             root_uri=root.as_uri(),
             workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
             initialization_options=initialization_options,

@@ -34,6 +34,9 @@ export function createClient(setup: ClientSetup): LanguageClient {
         documentSelector: [
             { scheme: "file", language: "python" },
             { scheme: "untitled", language: "python" },
+            // Python cells of Jupyter notebooks: the server declares notebook sync, so the
+            // client sends each notebook as one (notebookDocument/*) and asks per cell.
+            { notebook: "jupyter-notebook", language: "python" },
         ],
         outputChannel: setup.output,
         traceOutputChannel: setup.output,

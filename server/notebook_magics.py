@@ -1,0 +1,192 @@
+"""IPython syntax in a notebook cell, masked so that the cell parses as Python.
+
+A code cell may hold lines that are IPython's, not Python's: line magics (`%time`,
+`%matplotlib inline`), shell escapes (`!pip install torch`, `files = !ls`), help
+(`model?`, `?model`, `model??`) and, on its first line, a cell magic (`%%capture`,
+`%%bash`).  `mask_magics` turns each such line into a Python comment by replacing one
+character with `#`, so every line keeps its length and every other position in the
+cell stays where it was.  Two cases keep their code: the body of a cell magic that
+runs Python (`%%time`, `%%capture`, ...), and a simple statement after `%time` or
+`%timeit` (`%time out = model(x)` still binds `out`; the magic's name becomes
+`0;` and spaces, the same length).  The body of any other cell magic (`%%bash`,
+`%%writefile`) is not Python and is masked whole.
+
+A line counts as IPython's only where a statement starts: not inside brackets, a
+string or a backslash continuation (`x = (a\\n % b)` is Python).
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import re
+
+from torch_lsp.text import split_keeping_breaks
+
+# Cell magics whose body is Python (IPython's own and the common ones that run the cell).
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "memit", "snakeviz", "profile"})
+TIMED_LINE_MAGIC = re.compile(r"%(time|timeit)[ \t]+(?=[^\s-])")
+ASSIGNED_MAGIC = re.compile(r"[\w.\s,()\[\]*]+=\s*[!%]")
+CELL_MAGIC = re.compile(r"%%(\w+)")
+# A line that starts with %, ! or ?, an assignment from ! or %, or a ? before a line's end.
+MAYBE_IPYTHON = re.compile(r"^[ \t]*[%!?]|=[ \t]*[!%]|\?[ \t]*(?:#.*)?$", re.MULTILINE)
+# What the statement scanner stops at; everything else is skipped in one step.
+_TOKEN_CHARS = re.compile(r"[\"'#()\[\]{}\\]")
+
+
+@functools.lru_cache(maxsize=512)  # the server joins every cell again on each keystroke in one
+def mask_magics(source: str) -> str:
+    """`source` with IPython's lines masked: the same lines, each of the same length."""
+    if not MAYBE_IPYTHON.search(source):
+        return source  # most cells: nothing that could be IPython's
+    pieces = split_keeping_breaks(source)
+    lines = pieces[0::2]
+    first = CELL_MAGIC.match(lines[0])
+    if first is not None and first.group(1) not in PYTHON_CELL_MAGICS:
+        for number in range(len(lines)):
+            if lines[number].strip():
+                _comment(lines, number)
+    else:
+        if first is not None:
+            _comment(lines, 0)
+        _mask_line_magics(lines, start=1 if first is not None else 0)
+    pieces[0::2] = lines
+    return "".join(pieces)
+
+
+def _mask_line_magics(lines: list[str], start: int) -> None:
+    state = ScanState()
+    for number in range(start, len(lines)):
+        if state.at_statement_start and _is_ipython_line(lines[number]):
+            _mask_line(lines, number)
+        else:
+            state.scan(lines[number])
+
+
+def _is_ipython_line(line: str) -> bool:
+    stripped = line.lstrip()
+    if stripped[:1] in ("%", "!", "?"):
+        return True
+    if ("!" in stripped or "%" in stripped) and ASSIGNED_MAGIC.match(stripped):
+        return not _parses(stripped)
+    if "?" not in stripped:
+        return False
+    code = line[: ScanState().scan(line)].rstrip()
+    return code.endswith("?")
+
+
+def _mask_line(lines: list[str], number: int) -> None:
+    line = lines[number]
+    indent = len(line) - len(line.lstrip())
+    timed = TIMED_LINE_MAGIC.match(line, indent)
+    if timed is not None and _is_simple_statement(line[timed.end():]):
+        width = timed.end() - indent
+        lines[number] = line[:indent] + "0;".ljust(width) + line[timed.end():]
+    else:
+        _comment(lines, number)
+
+
+def _comment(lines: list[str], number: int) -> None:
+    line = lines[number]
+    indent = len(line) - len(line.lstrip())
+    lines[number] = line[:indent] + "#" + line[indent + 1:]
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except SyntaxError:
+        return False
+    return True
+
+
+def _is_simple_statement(code: str) -> bool:
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return False
+    compound = (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.FunctionDef, ast.ClassDef, ast.AsyncFor,
+                ast.AsyncWith, ast.AsyncFunctionDef)
+    return len(body) == 1 and not isinstance(body[0], compound)
+
+
+def unmask_line(original: str, masked: str, fixed: str) -> str:
+    """The fixed text of a line that was masked, with IPython's characters put back.
+
+    A fix may rewrite the code after a mask (`0;    out = model(x)`) or re-indent the
+    line; the mask itself, the first characters after the indentation, is what it
+    never touches."""
+    masked_code, fixed_code = masked.lstrip(), fixed.lstrip()
+    original_code = original.lstrip()
+    width = _mask_width(original_code, masked_code)
+    if width and fixed_code[:width] == masked_code[:width]:
+        return fixed[: len(fixed) - len(fixed_code)] + original_code[:width] + fixed_code[width:]
+    return fixed
+
+
+def _mask_width(original_code: str, masked_code: str) -> int:
+    """How many leading characters the mask replaced."""
+    width = 0
+    for position, (was, now) in enumerate(zip(original_code, masked_code)):
+        if was != now:
+            width = position + 1
+    return width
+
+
+class ScanState:
+    """Just enough of Python's tokenizer to know where statements start: open
+    brackets, open triple-quoted strings and backslash continuations."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.string: str | None = None  # the open triple quote
+        self.continued = False
+
+    @property
+    def at_statement_start(self) -> bool:
+        return self.depth == 0 and self.string is None and not self.continued
+
+    def scan(self, line: str) -> int:
+        """Advance over one line; returns where its comment starts (its length if none)."""
+        i, n = 0, len(line)
+        self.continued = False
+        while i < n:
+            if self.string is not None:
+                i = self._in_string(line, i)
+                continue
+            match = _TOKEN_CHARS.search(line, i)
+            if match is None:
+                break
+            i, char = match.start(), match.group()
+            if char == "#":
+                return i
+            if char in "\"'":
+                quote = line[i:i + 3] if line[i:i + 3] in ('"""', "'''") else char
+                self.string = quote
+                i += len(quote)
+                continue
+            if char in "([{":
+                self.depth += 1
+            elif char in ")]}":
+                self.depth = max(0, self.depth - 1)
+            elif i == n - 1:  # a backslash ending the line
+                self.continued = True
+            i += 1
+        if self.string is not None and len(self.string) == 1:
+            self.string = None  # an unterminated short string ends with its line
+        return n
+
+    def _in_string(self, line: str, i: int) -> int:
+        """Past the end of the open string, or to the end of the line if it goes on."""
+        quote = self.string
+        while True:
+            escape, end = line.find("\\", i), line.find(quote, i)
+            if escape != -1 and (end == -1 or escape < end):
+                if escape == len(line) - 1:
+                    self.continued = True
+                    return len(line)
+                i = escape + 2
+                continue
+            if end == -1:
+                return len(line)
+            self.string = None
+            return end + len(quote)

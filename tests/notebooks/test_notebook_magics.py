@@ -1,0 +1,60 @@
+"""IPython's lines masked: every line keeps its length, Python stays Python."""
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from torch_lsp.notebook_magics import mask_magics
+from torch_lsp.notebooks import notebook_program
+
+
+@pytest.mark.parametrize("line, masked", [
+    ("%matplotlib inline", "#matplotlib inline"),
+    ("!pip install torch", "#pip install torch"),
+    ("files = !ls -la", "#iles = !ls -la"),
+    ("model?", "#odel?"),
+    ("?model", "#model"),
+    ("model??", "#odel??"),
+    ("%time out = model(x)", "0;    out = model(x)"),
+    ("%timeit -n 3 f()", "#timeit -n 3 f()"),
+    ("%time for i in x: pass", "#time for i in x: pass"),
+    ("    !echo inside a loop", "    #echo inside a loop"),
+    ("y = 3  # why?", "y = 3  # why?"),
+    ("x = a % b", "x = a % b"),
+    ("s = 'what?'", "s = 'what?'"),
+])
+def test_one_line(line, masked):
+    assert mask_magics(line) == masked
+
+
+def test_lines_inside_brackets_strings_and_continuations_are_python():
+    source = "x = (7\n     % 2)\ns = '''\n%not a magic\n'''\ny = 1 + \\\n    2\n!ls"
+    masked = mask_magics(source)
+    assert masked.split("\n") == source.split("\n")[:-1] + ["#ls"]
+    ast.parse(masked)
+
+
+def test_cell_magics():
+    assert mask_magics("%%capture\nimport torch\n") == "#%capture\nimport torch\n"
+    assert mask_magics("%%bash\necho hi (\n\n  ls\n") == "#%bash\n#cho hi (\n\n  #s\n"
+
+
+def test_every_line_keeps_its_length():
+    source = "%%time\n!pip install é\nmodel?\n%time a = f(1)\nb = 2\n"
+    masked = mask_magics(source)
+    assert [len(line) for line in masked.split("\n")] == [len(line) for line in source.split("\n")]
+
+
+def test_a_program_splits_back_into_its_cells_with_ipython_restored():
+    cells = [(1, "!pip install torch\nimport torch"), (3, "%time x = torch.ones(2)\n"), (4, ""), (5, "y = x\n\n")]
+    program = notebook_program(cells)
+    ast.parse(program.source)
+    assert program.cells_of(program.source) == [text for _, text in cells]
+    assert [(c.number, c.first_line, c.line_count) for c in program.cells] == [(1, 1, 2), (3, 4, 1), (4, 6, 1),
+                                                                                (5, 8, 2)]
+    assert program.cell_line(5) == (program.cells[1], 1)
+    fixed = program.source.replace("x = torch.ones(2)", "x = torch.ones(2, device=device)")
+    fixed = "import os\n" + fixed
+    assert program.cells_of(fixed) == ["import os\n!pip install torch\nimport torch",
+                                       "%time x = torch.ones(2, device=device)\n", "", "y = x\n\n"]
