@@ -188,7 +188,8 @@ async def _serve(protocol: TorchProtocol, stdin: BinaryIO) -> int:
     while True:
         chunk = await chunks.get()
         if not chunk:
-            return EXIT_AFTER_SHUTDOWN  # the client closed the stream
+            # The client closed the stream: a normal end only after `shutdown`.
+            return EXIT_AFTER_SHUTDOWN if protocol.shutdown_received else EXIT_WITHOUT_SHUTDOWN
         for body in framer.feed(chunk):
             try:
                 protocol.receive_body(body)

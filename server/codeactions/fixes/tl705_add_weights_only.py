@@ -18,5 +18,8 @@ def add_weights_only(analysis: "Analysis", finding: "Finding") -> list[FixOffer]
     call = call_at(analysis, finding)
     if call is None or passes_pickle_module(call):
         return []
+    # Safe only where it states the default (torch 2.6 on): the rule says which.
+    safety = finding.fix.safety if finding.fix is not None else None
     return [offer(analysis, finding, "Add `weights_only=True`",
-                  lambda rw: rw.change_call(call, lambda node: calls.add_keyword(node, "weights_only", "True")))]
+                  lambda rw: rw.change_call(call, lambda node: calls.add_keyword(node, "weights_only", "True")),
+                  safety=safety)]

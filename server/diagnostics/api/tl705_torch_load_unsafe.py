@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Iterator
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.api.catalogue import at_least, version_text
 from torch_lsp.diagnostics.api.uses import calls_of
-from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.diagnostics.base import Finding, FixInfo, Rule
 from torch_lsp.syntax_nodes import argument, has_star_args, keyword, node_text
 
 if TYPE_CHECKING:
@@ -42,9 +42,10 @@ class TorchLoadUnsafe(Rule):
 
     ## Fix safety
     Adds `weights_only=True`, the default of PyTorch 2.6 and later (not offered when a
-    `pickle_module` is given).  A checkpoint that pickles more than tensors and plain
-    containers then fails to load loudly; allow its types with
-    `torch.serialization.add_safe_globals`.
+    `pickle_module` is given): safe on a `target-version` of 2.6 or later, where it only
+    states the default; unsafe before, where a checkpoint that pickles more than tensors and
+    plain containers then fails to load (allow its types with
+    `torch.serialization.add_safe_globals`).
     """
 
     code = "TL705"
@@ -72,4 +73,8 @@ class TorchLoadUnsafe(Rule):
             finding = self.finding(call, message, title)
             if safe_default:
                 finding.severity = "information"
+            elif finding.fix is not None:
+                # Before 2.6 the flag changes what loads: a checkpoint pickling more than
+                # tensors then fails.  Only where it is the default already is it safe.
+                finding.fix = FixInfo(finding.fix.title, "unsafe")
             yield finding
