@@ -41,7 +41,8 @@ Where things are, and where a new one goes:
   handlers only; `protocol.py` converts to and from lsprotocol types; `check_scheduler.py`
   runs the check pipeline (debounce, first pass, complete pass, publish, release);
   `documents.py` keeps open documents and checked versions; `settings.py` merges defaults,
-  pyproject and editor settings; `files.py` walks folders for the CLI.
+  pyproject and editor settings; `files.py` walks folders for the CLI; `jupyter_lsp_spec.py`
+  tells JupyterLab (jupyter-lsp) how to start the server.
 """
 
 __version__ = "0.1.0"
