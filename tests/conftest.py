@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
 
 
 def run_cli(*args: str, cwd: Path | str | None = None, stdin: str | bytes | None = None,
@@ -31,3 +30,17 @@ def run_cli(*args: str, cwd: Path | str | None = None, stdin: str | bytes | None
 def cli():
     """Runs the CLI: `cli("check", "x.py", cwd=tmp_path)`."""
     return run_cli
+
+
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel of this checkout, built as `pip wheel .` builds it (isolated, setuptools from the index)."""
+    out = tmp_path_factory.mktemp("wheel")
+    completed = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", str(out), str(REPO)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    wheels = list(out.glob("torch_lsp-*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]

@@ -11,10 +11,11 @@ import pytest
 
 from torch_lsp.diagnostics import all_rules
 from torch_lsp.diagnostics.base import FIX_SAFETIES, SEVERITIES, Rule
+from tests.shared_files import SHARED, needs_shared
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "rules" / "fixtures"
-CATALOGUE = REPO.parent / "shared" / "spec" / "rules.md"
+CATALOGUE = SHARED / "spec" / "rules.md"
 SECTIONS = ["## What it does", "## Why is this bad", "## Example", "## Use instead"]
 
 RULES = all_rules()
@@ -93,7 +94,7 @@ def catalogue_rows() -> dict[str, list[str]]:
     return rows
 
 
-@pytest.mark.skipif(not CATALOGUE.is_file(), reason=f"the shared catalogue {CATALOGUE} is not beside the repository")
+@needs_shared("spec", "rules.md")
 @rule_params
 def test_rule_matches_the_catalogue(rule):
     rows = catalogue_rows()

@@ -8,6 +8,10 @@ server's settings (torch_lsp.settings.KNOWN_KEYS). The extension's settings mapp
 compiled by `npm test`, is run on sample values and its output fed to the server's
 own settings reader, which must accept it without a complaint.
 
+The .vsix ships the server (bundled/: the wheel of this checkout and its dependencies):
+the extension's own launch code, run on the unpacked .vsix, starts it with a Python that has
+nothing installed, from a scratch folder, with no `torch-lsp` on PATH, and it answers LSP.
+
 Without `npm` on PATH the test is skipped locally and fails in CI (`CI` set).
 """
 from __future__ import annotations
@@ -26,6 +30,10 @@ import pytest
 
 from torch_lsp.diagnostics import all_rules
 from torch_lsp.settings import KNOWN_KEYS, Settings, load_project_settings, merge_editor_settings
+
+# The build (npm ci, npm test, and packaging, which builds and bundles the server) takes
+# minutes on a loaded machine; it is set up inside the first test's time limit.
+pytestmark = pytest.mark.timeout(1200)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 EXTENSION = REPO_ROOT / "editors" / "vscode"
@@ -77,7 +85,8 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> Build:
     run([npm, "ci"], folder)
     # The install check's positive case runs against the interpreter these tests run in.
     test_output = run([npm, "test"], folder, TORCH_LSP_TEST_PYTHON=sys.executable)
-    run([npm, "run", "package"], folder)
+    # Packaging bundles the server: this checkout's wheel and its dependencies, installed by this Python.
+    run([npm, "run", "package"], folder, PYTHON=sys.executable, TORCH_LSP_REPOSITORY=str(REPO_ROOT))
     packages = sorted(folder.glob("*.vsix"))
     assert len(packages) == 1, f"`npm run package` should make one .vsix, made {[p.name for p in packages]}"
     return Build(folder, shutil.which("node") or "node", test_output, packages[0])
@@ -246,3 +255,109 @@ def test_settings_left_unset_leave_the_pyproject_in_force(build: Build, tmp_path
     settings, errors = merge_editor_settings(project, unset, root=tmp_path)
     assert errors == []
     assert not settings.is_selected("TL101") and settings.inlay_hints is False
+
+
+# -- the server the .vsix ships --------------------------------------------------------------
+SUPPORTED_PYTHONS = ["310", "311", "312", "313"]
+BUGGY = "import torch.nn.functional as F\n\n\ndef probabilities(logits):\n    return F.softmax(logits)\n"
+
+
+def test_the_vsix_ships_the_server_its_dependencies_and_the_wheel_to_install(build: Build) -> None:
+    names = set(vsix_names(build))
+    libs = "extension/bundled/libs/"
+    for package in ("torch_lsp", "pygls", "lsprotocol", "libcst", "jedi", "parso", "attrs", "cattrs"):
+        assert f"{libs}{package}/__init__.py" in names, package
+    for python in SUPPORTED_PYTHONS:  # libcst's parser is compiled per CPython version
+        assert any(re.fullmatch(rf"{libs}libcst/native\.cpython-{python}-.+\.(so|pyd)", name) for name in names), python
+    version = vsix_manifest(build)["version"]
+    assert f"extension/bundled/wheels/torch_lsp-{version}-py3-none-any.whl" in names
+    assert not [name for name in names if "/__pycache__/" in name or name.startswith(f"{libs}bin/")]
+
+
+@pytest.fixture(scope="module")
+def unpacked(build: Build, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("unpacked-vsix")
+    with zipfile.ZipFile(build.vsix) as archive:
+        archive.extractall(folder)
+    return folder / "extension"
+
+
+def bare_python(folder: Path) -> Path:
+    """A Python with nothing installed: a venv of this interpreter, without even pip."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=120)
+    python = folder / "bin" / "python"
+    assert subprocess.run([str(python), "-c", "import torch_lsp"], capture_output=True,
+                          env=user_environment()).returncode != 0
+    return python
+
+
+def user_environment() -> dict[str, str]:
+    """The environment of a user who never installed torch-lsp: no PYTHONPATH, no torch-lsp on PATH."""
+    env = {key: value for key, value in os.environ.items() if key not in {"PYTHONPATH", "VIRTUAL_ENV"}}
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not (Path(p) / "torch-lsp").exists())
+    assert shutil.which("torch-lsp", path=env["PATH"]) is None
+    return env
+
+
+def lsp_message(payload: dict) -> bytes:
+    body = json.dumps(payload).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def read_lsp_message(stream) -> dict:
+    length = None
+    while (line := stream.readline().strip()):
+        name, _, value = line.partition(b":")
+        if name.lower() == b"content-length":
+            length = int(value)
+    assert length is not None, "the server closed its output"
+    return json.loads(stream.read(length))
+
+
+def test_the_extension_starts_the_shipped_server_with_a_bare_python_and_no_torch_lsp_on_path(
+        build: Build, unpacked: Path, tmp_path: Path) -> None:
+    python = bare_python(tmp_path / "venv")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    # The extension's own code (compiled by `npm test`) picks the launch and checks it, as it does in VS Code.
+    script = (
+        "const { findBundledServer, launchCandidates } = require(process.env.OUT + '/bundled.js');"
+        "const { checkInstallation } = require(process.env.OUT + '/installCheck.js');"
+        "const { serveCommand } = require(process.env.OUT + '/launch.js');"
+        "const [first] = launchCandidates({ kind: 'interpreter', python: process.env.BARE_PYTHON, pythonArgs: [] },"
+        "  findBundledServer(process.env.EXTENSION));"
+        "checkInstallation(first.launch, process.env.SCRATCH).then((check) =>"
+        "  process.stdout.write(JSON.stringify({ what: first.what, check, serve: serveCommand(first.launch) })));"
+    )
+    env = {**user_environment(), "OUT": str(build.folder / "out" / "src"), "BARE_PYTHON": str(python),
+           "EXTENSION": str(unpacked), "SCRATCH": str(scratch)}
+    chosen = json.loads(subprocess.run([build.node, "-e", script], cwd=scratch, env=env, capture_output=True,
+                                       text=True, timeout=120, check=True).stdout)
+    assert chosen["what"] == "the server shipped with the extension"
+    assert chosen["check"] == {"installed": True, "version": vsix_manifest(build)["version"]}, chosen
+    serve = chosen["serve"]
+    assert serve["env"]["PYTHONPATH"] == str(unpacked / "bundled" / "libs")
+
+    document = scratch / "model.py"
+    server = subprocess.Popen([serve["command"], *serve["args"]], cwd=scratch, env={**user_environment(), **serve["env"]},
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        server.stdin.write(lsp_message({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "processId": None, "rootUri": scratch.as_uri(), "capabilities": {}}}))
+        server.stdin.flush()
+        while "id" not in (answer := read_lsp_message(server.stdout)):
+            pass
+        assert answer["result"]["serverInfo"]["name"] == "torch-lsp", answer
+        for payload in ({"jsonrpc": "2.0", "method": "initialized", "params": {}},
+                        {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+                            "uri": document.as_uri(), "languageId": "python", "version": 1, "text": BUGGY}}}):
+            server.stdin.write(lsp_message(payload))
+        server.stdin.flush()
+        while True:
+            message = read_lsp_message(server.stdout)
+            if message.get("method") == "textDocument/publishDiagnostics" and message["params"]["diagnostics"]:
+                break
+        assert [d["code"] for d in message["params"]["diagnostics"]] == ["TL201"]
+    finally:
+        server.kill()
+        server.wait()

@@ -29,8 +29,9 @@ from torch_lsp.codeactions.locate import call_at, keyword_at, loop_at, statement
 from torch_lsp.name_resolution import imported_names, references
 from torch_lsp.syntax_nodes import argument
 
+from tests.shared_files import SHARED, needs_shared, shared_file
+
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared"
 FILES = sorted((REPO / "tests" / "rules" / "fixtures").glob("*.py"))
 FILES += sorted((SHARED / "corpus" / "rules").glob("*.py")) + sorted((SHARED / "corpus" / "clean").glob("*.py"))
 FILES += sorted((REPO / "examples").glob("*.py"))
@@ -180,8 +181,13 @@ def _lines_of(positions: LineIndex, first: int, last: int) -> tuple[int, int]:
     return positions.line_start(first), positions.line_start(last + 1)
 
 
+@needs_shared("corpus", "rules")
+def test_the_shared_corpus_is_among_the_files_checked():
+    assert [path for path in FILES if SHARED in path.parents], "no file of ../shared/corpus was collected"
+
+
 def test_offers_are_titled_and_the_first_safe_one_is_preferred():
-    path = SHARED / "corpus" / "rules" / "TL301_accumulated_graph.py"
+    path = shared_file("corpus", "rules", "TL301_accumulated_graph.py")
     result = check_source(path.read_text(encoding="utf-8"), str(path))
     for finding in result.findings:
         offers = fix_offers(result.analysis, finding)

@@ -1,7 +1,6 @@
 """The shared corpus (../shared/corpus): every TL1xx–TL4xx marker found, no false positive."""
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -9,14 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.shared_files import SHARED, needs_shared
+
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared"
 SCORER = SHARED / "tools" / "score_rules.py"
 CORPUS = [SHARED / "corpus" / "rules", SHARED / "corpus" / "clean"]
 
-pytestmark = pytest.mark.skipif(
-    not SCORER.exists() and not os.environ.get("CI"), reason="../shared (corpus and scorer) is not beside the repo"
-)
+pytestmark = needs_shared("tools", "score_rules.py")
 
 
 def _score(codes: str) -> dict[str, float]:

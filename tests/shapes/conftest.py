@@ -13,8 +13,8 @@ def require_torch():
     try:
         import torch
     except ImportError:
-        message = ("torch is not installed; install the CPU build with `.venv/bin/pip install torch==2.13.0` "
-                   "(or `pip install -e .[test]`) to run the runtime-truth checks")
+        message = ("torch is not installed; install the CPU build with `.venv/bin/pip install torch==2.13.0 "
+                   "--index-url https://download.pytorch.org/whl/cpu` (as the README does) to run the runtime-truth checks")
         if os.environ.get("CI"):
             pytest.fail(message + " (CI is set, so a missing torch is an error).")
         pytest.skip(message)

@@ -10,7 +10,7 @@ import {
     RevealOutputChannelOn,
 } from "vscode-languageclient/node";
 
-import { serveCommand, ServerLaunch } from "./launch";
+import { commandEnvironment, serveCommand, ServerLaunch } from "./launch";
 import { SECTION } from "./settings";
 
 export const CLIENT_NAME = "torch-lsp";
@@ -29,7 +29,7 @@ export interface ClientSetup {
 export function createClient(setup: ClientSetup): LanguageClient {
     const line = serveCommand(setup.launch);
     // No `transport`: with one, vscode-languageclient would append `--stdio` to the command.
-    const server: Executable = { command: line.command, args: line.args, options: { cwd: setup.cwd } };
+    const server: Executable = { command: line.command, args: line.args, options: { cwd: setup.cwd, env: commandEnvironment(line) } };
     const options: LanguageClientOptions = {
         documentSelector: [
             { scheme: "file", language: "python" },

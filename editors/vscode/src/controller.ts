@@ -7,10 +7,11 @@ import * as os from "node:os";
 import * as vscode from "vscode";
 import { LanguageClient, State } from "vscode-languageclient/node";
 
+import { BundledServer, findBundledServer, launchCandidates } from "./bundled";
 import { createClient } from "./client";
 import { checkInstallation } from "./installCheck";
 import { runInstallTask } from "./installer";
-import { chooseLaunch, LaunchChoice } from "./interpreter";
+import { chooseLaunch, LaunchChoice, PythonEnvironment, resolveProgram, substituteVariables } from "./interpreter";
 import { describeCommand, serveCommand, ServerLaunch } from "./launch";
 import { activeEnvironment, isPythonExtensionInstalled, SELECT_INTERPRETER_COMMAND } from "./pythonExtension";
 import { explicitValue, SECTION, serverSettings } from "./settings";
@@ -26,12 +27,15 @@ export class ServerController implements vscode.Disposable {
     private running: ServerLaunch | undefined;
     private queue: Promise<void> = Promise.resolve();
     private stopRequested = false;
+    private readonly bundled: BundledServer;
 
     constructor(
         private readonly ownFolder: string,
         private readonly output: vscode.OutputChannel,
         private readonly status: ServerStatus,
-    ) {}
+    ) {
+        this.bundled = findBundledServer(ownFolder);
+    }
 
     /** Stops the server if it runs, then starts it again; `reason` goes to the output. */
     restart(reason: string): Promise<void> {
@@ -78,15 +82,20 @@ export class ServerController implements vscode.Disposable {
             this.fail(choice.message, [SELECT_INTERPRETER, OPEN_SETTINGS]);
             return;
         }
-        const command = describeCommand(serveCommand(choice.launch));
-        const check = await checkInstallation(choice.launch, this.ownFolder);
-        if (!check.installed) {
-            this.offerFix(choice.launch, choice.description, check.detail);
-            return;
+        const failures: string[] = [];
+        for (const candidate of launchCandidates(choice.launch, this.bundled)) {
+            const command = describeCommand(serveCommand(candidate.launch));
+            const check = await checkInstallation(candidate.launch, this.ownFolder);
+            if (check.installed) {
+                const detail = `torch-lsp ${check.version}, ${candidate.what}: ${command} (${choice.description})`;
+                this.log(`Starting ${detail}`);
+                await this.startClient(candidate.launch, detail);
+                return;
+            }
+            this.log(`Not ${candidate.what}: ${check.detail}`);
+            failures.push(check.detail);
         }
-        const detail = `torch-lsp ${check.version}: ${command} (${choice.description})`;
-        this.log(`Starting ${detail}`);
-        await this.startClient(choice.launch, detail);
+        this.offerFix(choice.launch, choice.description, failures.join(" "));
     }
 
     private async startClient(launch: ServerLaunch, detail: string): Promise<void> {
@@ -143,7 +152,9 @@ export class ServerController implements vscode.Disposable {
             configured: launchSetting("interpreter"),
             variables: { workspaceFolder: folder?.uri.fsPath, home: os.homedir(), env: process.env },
             trusted,
-            activeEnvironment: () => activeEnvironment(folder?.uri, (line) => this.log(line)),
+            // Without the Python extension, its setting python.defaultInterpreterPath still names the user's Python.
+            activeEnvironment: async () =>
+                (await activeEnvironment(folder?.uri, (line) => this.log(line))) ?? defaultInterpreterPath(folder?.uri),
             platform: process.platform,
         });
     }
@@ -164,15 +175,16 @@ export class ServerController implements vscode.Disposable {
             return;
         }
         this.fail(
-            `torch-lsp is not installed in the Python interpreter ${launch.python} (${description}): ${detail} ` +
-                "Install it there, select another interpreter, or set torch-lsp.path.",
+            `torch-lsp could not run in the Python interpreter ${launch.python} (${description}), ` +
+                `neither the server shipped with the extension nor one installed there or on PATH: ${detail} ` +
+                "Install it there, select another interpreter (Python 3.10 or newer), or set torch-lsp.path.",
             [INSTALL, SELECT_INTERPRETER, SHOW_OUTPUT],
             () => this.install(launch.python, launch.pythonArgs),
         );
     }
 
     private async install(python: string, pythonArgs: readonly string[]): Promise<void> {
-        const exitCode = await runInstallTask(python, pythonArgs, (line) => this.log(line));
+        const exitCode = await runInstallTask(python, pythonArgs, this.bundled.wheel, (line) => this.log(line));
         if (exitCode === 0) {
             await this.restart(`torch-lsp was installed in ${python}`);
             return;
@@ -206,6 +218,17 @@ export class ServerController implements vscode.Disposable {
     private log(line: string): void {
         this.output.appendLine(`[${new Date().toLocaleTimeString()}] ${line}`);
     }
+}
+
+/** `python.defaultInterpreterPath` when set to something other than its default, `python`. */
+function defaultInterpreterPath(scope: vscode.Uri | undefined): PythonEnvironment | undefined {
+    const configured = vscode.workspace.getConfiguration("python", scope).get<string>("defaultInterpreterPath")?.trim();
+    if (!configured || configured === "python") {
+        return undefined;
+    }
+    const folder = vscode.workspace.getWorkspaceFolder(scope ?? vscode.Uri.file(os.homedir()))?.uri.fsPath;
+    const variables = { workspaceFolder: folder ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath, home: os.homedir(), env: process.env };
+    return { executable: resolveProgram(substituteVariables(configured, variables), variables.workspaceFolder) };
 }
 
 function sameLaunch(a: ServerLaunch, b: ServerLaunch | undefined): boolean {

@@ -4,7 +4,7 @@
  */
 import { execFile } from "node:child_process";
 
-import { describeCommand, parseVersion, ServerLaunch, versionCommand } from "./launch";
+import { commandEnvironment, describeCommand, parseVersion, ServerLaunch, versionCommand } from "./launch";
 
 export type InstallationCheck =
     | { readonly installed: true; readonly version: string }
@@ -21,7 +21,7 @@ const DETAIL_LINES = 6;
 export function checkInstallation(launch: ServerLaunch, cwd: string): Promise<InstallationCheck> {
     const line = versionCommand(launch);
     return new Promise((resolve) => {
-        execFile(line.command, line.args, { cwd, timeout: CHECK_TIMEOUT_MS, windowsHide: true }, (error, stdout, stderr) => {
+        execFile(line.command, line.args, { cwd, env: commandEnvironment(line), timeout: CHECK_TIMEOUT_MS, windowsHide: true }, (error, stdout, stderr) => {
             const version = parseVersion(String(stdout));
             if (!error && version !== undefined) {
                 resolve({ installed: true, version });

@@ -1,6 +1,6 @@
 /**
- * Installs torch-lsp into the interpreter that will run it: `python -m pip install
- * torch-lsp` as a VS Code task, so pip's output stays visible in a terminal.
+ * Installs torch-lsp into the interpreter that will run it: `python -m pip install` of the
+ * wheel the extension ships, as a VS Code task, so pip's output stays visible in a terminal.
  */
 import * as vscode from "vscode";
 
@@ -10,8 +10,13 @@ export const INSTALL_TASK_TYPE = "torch-lsp";
 const INSTALL_TASK_NAME = "Install torch-lsp";
 
 /** pip's exit status, or undefined when the task could not be started. */
-export async function runInstallTask(python: string, pythonArgs: readonly string[], log: (line: string) => void): Promise<number | undefined> {
-    const line = installCommand(python, pythonArgs);
+export async function runInstallTask(
+    python: string,
+    pythonArgs: readonly string[],
+    shippedWheel: string | undefined,
+    log: (line: string) => void,
+): Promise<number | undefined> {
+    const line = installCommand(python, pythonArgs, shippedWheel);
     const scope = vscode.workspace.workspaceFolders?.[0] ?? vscode.TaskScope.Workspace;
     const task = new vscode.Task(
         { type: INSTALL_TASK_TYPE },

@@ -16,10 +16,10 @@ test("the server runs as `python -m torch_lsp serve`, or `torch-lsp serve`", () 
     assert.deepEqual(versionCommand(IN_VENV).args, ["-X", "utf8", "-m", "torch_lsp", "--version"]);
 });
 
-test("pip installs torch-lsp into the same interpreter", () => {
-    assert.deepEqual(installCommand("/p/bin/python", ["-X", "utf8"]), {
+test("pip installs the wheel the extension ships into the same interpreter", () => {
+    assert.deepEqual(installCommand("/p/bin/python", ["-X", "utf8"], "/ext/bundled/wheels/torch_lsp-0.1.0-py3-none-any.whl"), {
         command: "/p/bin/python",
-        args: ["-X", "utf8", "-m", "pip", "install", "torch-lsp"],
+        args: ["-X", "utf8", "-m", "pip", "install", "/ext/bundled/wheels/torch_lsp-0.1.0-py3-none-any.whl"],
     });
 });
 
