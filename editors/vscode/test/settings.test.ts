@@ -38,6 +38,7 @@ test("every VS Code setting maps to the server's key", () => {
         "probe.device": "cpu",
         "probe.timeout": 5,
         "probe.memory": 2048,
+        targetVersion: "2.5",
     };
     assert.deepEqual(serverSettings(inspector({ global: everything }), true), {
         select: ["TL1"],
@@ -51,6 +52,7 @@ test("every VS Code setting maps to the server's key", () => {
         "probe.device": "cpu",
         "probe.timeout": 5,
         "probe.memory": 2048,
+        "target-version": "2.5",
     });
 });
 
@@ -67,6 +69,7 @@ const unsetBut = (values: Record<string, unknown> = {}) => ({
     "probe.device": null,
     "probe.timeout": null,
     "probe.memory": null,
+    "target-version": null,
     ...values,
 });
 
