@@ -43,7 +43,9 @@ Where things are, and where a new one goes:
   converts to and from lsprotocol types; `check_scheduler.py`
   runs the check pipeline (debounce, first pass, complete pass, publish, release);
   `documents.py` keeps open documents and checked versions (an analysis only for the
-  newest version of recently active documents, diagnostics for the rest); `check_pool.py`
+  newest version of recently active documents, diagnostics for the rest);
+  `workspace_diagnostics.py` answers `workspace/diagnostic` for files not open, in the
+  background, as diagnostics only; `check_pool.py`
   spreads `check` over every core; `settings.py` merges defaults,
   pyproject and editor settings; `files.py` walks folders for the CLI.
 """

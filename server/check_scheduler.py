@@ -68,6 +68,8 @@ if TYPE_CHECKING:
 CONFIGURATION_TIMEOUT_S = 5.0
 GARBAGE_COLLECTION_INTERVAL_S = 2.0
 GARBAGE_COLLECTION_RETRY_S = 0.25
+# How often background work looks again whether open documents still wait for checks.
+BACKGROUND_WAIT_S = 0.05
 
 
 class CheckScheduler:
@@ -184,6 +186,15 @@ class CheckScheduler:
         """The result of `work(*args)`, run on the thread that answers requests about checked
         versions (hover, inlay hints, code actions): never behind another document's check."""
         return await asyncio.get_running_loop().run_in_executor(self._request_thread, work, *args)
+
+    async def when_idle(self, work: Callable, *args):
+        """The result of `work(*args)` on the analysis thread, started only once no open
+        document waits for a check (debouncing, or a pass queued or running): background
+        work such as workspace diagnostics yields to what the user is typing, and an open
+        document's check waits behind one such piece of work at most."""
+        while self._debouncing or self._first_passes or self._complete_passes:
+            await asyncio.sleep(BACKGROUND_WAIT_S)
+        return await self.on_analysis_thread(work, *args)
 
     def shutdown(self) -> None:
         for thread in (self._analysis_thread, self._request_thread, self._probe_thread):

@@ -62,6 +62,7 @@ from torch_lsp.shapes.probe.given_inputs import GivenInputs, InputShapeError, pa
 from torch_lsp.shapes.probe.lenses import PROBE_COMMAND, probe_lenses, suggested_inputs
 from torch_lsp.shapes.probe.results import hover_with_memory, hover_with_probe, probed_hint
 from torch_lsp.shapes.probe.session import ProbeSession, probe_report_of
+from torch_lsp.workspace_diagnostics import WorkspaceDiagnostics
 
 SERVER_NAME = "torch-lsp"
 CHANGE_DEBOUNCE_S = 0.075
@@ -104,6 +105,7 @@ class TorchLanguageServer(LanguageServer):
         self.documents = DocumentStore()
         self.settings = DocumentSettings()
         self.scheduler = CheckScheduler(self)
+        self.workspace_reports = WorkspaceDiagnostics(self)
         self.shown_settings_problems: set[tuple[str, tuple[str, ...]]] = set()
         self.session_token = uuid.uuid4().hex[:8]
         self.init_options: dict = {}
@@ -355,7 +357,7 @@ def create_server() -> TorchLanguageServer:
 
     @server.feature(
         lsp.TEXT_DOCUMENT_DIAGNOSTIC,
-        lsp.DiagnosticOptions(identifier=SERVER_NAME, inter_file_dependencies=False, workspace_diagnostics=False),
+        lsp.DiagnosticOptions(identifier=SERVER_NAME, inter_file_dependencies=False, workspace_diagnostics=True),
     )
     async def document_diagnostic(ls: TorchLanguageServer, params: lsp.DocumentDiagnosticParams):
         checked, complete = await ls.scheduler.pulled(params.text_document.uri)
@@ -367,6 +369,10 @@ def create_server() -> TorchLanguageServer:
         if params.previous_result_id == result_id:
             return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
         return lsp.RelatedFullDocumentDiagnosticReport(items=checked.diagnostics, result_id=result_id)
+
+    @server.feature(lsp.WORKSPACE_DIAGNOSTIC)
+    async def workspace_diagnostic(ls: TorchLanguageServer, params: lsp.WorkspaceDiagnosticParams):
+        return await ls.workspace_reports.report(params)
 
     @server.feature(
         lsp.TEXT_DOCUMENT_CODE_ACTION,
