@@ -79,6 +79,15 @@ def add_probe_findings(result: CheckResult, settings: Settings | None = None) ->
     return CheckResult(analysis, sorted(kept + extra, key=lambda f: f.sort_key))
 
 
+def load_rules_and_shape_engine() -> None:
+    """Import every rule and the whole shape engine now (a language server does so right
+    after answering `initialize`, which does not wait for them), so that the first check
+    does not pay for it."""
+    all_rules()
+    import torch_lsp.shapes.interpret  # noqa: F401 - imported for its side effect: loaded
+    import torch_lsp.shapes.report  # noqa: F401
+
+
 def _check(source: str, path: str | None, settings: Settings, shapes: bool) -> CheckResult:
     analysis = analyze(source, path)
     findings = [syntax_finding(issue) for issue in analysis.syntax_errors]

@@ -310,6 +310,7 @@ def create_server() -> TorchLanguageServer:
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: TorchLanguageServer, params: lsp.InitializedParams) -> None:
+        ls.scheduler.warm_up()
         register_watchers(ls)
         configured = None
         try:
