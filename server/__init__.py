@@ -43,12 +43,14 @@ Where things are, and where a new one goes:
   converts to and from lsprotocol types; `check_scheduler.py`
   runs the check pipeline (debounce, first pass, complete pass, publish, release);
   `documents.py` keeps open documents and checked versions (an analysis only for the
-  newest version of recently active documents, diagnostics for the rest); `check_pool.py`
-  spreads `check` over every core; `settings.py` merges defaults, pyproject and editor
-  settings; `files.py` walks folders for the CLI; `notebooks.py`, `notebook_magics.py`,
-  `notebook_files.py` and `notebook_sync.py` turn Jupyter notebooks into one program and
-  back (CLI and LSP notebook sync); `jupyter_lsp_spec.py` tells JupyterLab (jupyter-lsp)
-  how to start the server.
+  newest version of recently active documents, diagnostics for the rest);
+  `workspace_diagnostics.py` answers `workspace/diagnostic` for files not open, in the
+  background, as diagnostics only; `check_pool.py` spreads `check` over every core;
+  `settings.py` merges defaults, pyproject and editor settings; `files.py` walks folders
+  for the CLI; `notebooks.py`, `notebook_magics.py`, `notebook_files.py` and
+  `notebook_sync.py` turn Jupyter notebooks into one program and back (CLI and LSP
+  notebook sync); `jupyter_lsp_spec.py` tells JupyterLab (jupyter-lsp) how to start the
+  server.
 """
 
 __version__ = "0.1.0"

@@ -56,7 +56,8 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Awaitable, Callable
 
-from torch_lsp.checker import add_probe_findings, add_shape_findings, check_source, collector_paused
+from torch_lsp.checker import (add_probe_findings, add_shape_findings, check_source, collector_paused,
+                               load_rules_and_shape_engine)
 from torch_lsp.documents import CheckCache, CheckedVersion, OpenDocument, release_versions
 from torch_lsp.protocol import is_too_large, to_diagnostic, too_large_diagnostic
 from torch_lsp.shapes import infer_shapes
@@ -68,6 +69,8 @@ if TYPE_CHECKING:
 CONFIGURATION_TIMEOUT_S = 5.0
 GARBAGE_COLLECTION_INTERVAL_S = 2.0
 GARBAGE_COLLECTION_RETRY_S = 0.25
+# How often background work looks again whether open documents still wait for checks.
+BACKGROUND_WAIT_S = 0.05
 
 
 class CheckScheduler:
@@ -191,6 +194,20 @@ class CheckScheduler:
         """The result of `work(*args)`, run on the thread that answers requests about checked
         versions (hover, inlay hints, code actions): never behind another document's check."""
         return await asyncio.get_running_loop().run_in_executor(self._request_thread, work, *args)
+
+    def warm_up(self) -> None:
+        """Load the rules and the shape engine on the analysis thread: `initialize` is answered
+        without them, and the first check queues behind this instead of importing them itself."""
+        self._analysis_thread.submit(load_rules_and_shape_engine)
+
+    async def when_idle(self, work: Callable, *args):
+        """The result of `work(*args)` on the analysis thread, started only once no open
+        document waits for a check (debouncing, or a pass queued or running): background
+        work such as workspace diagnostics yields to what the user is typing, and an open
+        document's check waits behind one such piece of work at most."""
+        while self._debouncing or self._first_passes or self._complete_passes:
+            await asyncio.sleep(BACKGROUND_WAIT_S)
+        return await self.on_analysis_thread(work, *args)
 
     def shutdown(self) -> None:
         for thread in (self._analysis_thread, self._request_thread, self._probe_thread):

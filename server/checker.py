@@ -9,11 +9,14 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from torch_lsp.analysis import Analysis, analyze
 from torch_lsp.diagnostics import Finding, all_rules, run_rules
 from torch_lsp.settings import Settings
 from torch_lsp.torch_version import target_version
+
+if TYPE_CHECKING:
+    from torch_lsp.analysis import Analysis
 
 SYNTAX_ERROR_CODE = "syntax-error"
 
@@ -80,7 +83,21 @@ def add_probe_findings(result: CheckResult, settings: Settings | None = None) ->
     return CheckResult(analysis, sorted(kept + extra, key=lambda f: f.sort_key))
 
 
+def load_rules_and_shape_engine() -> None:
+    """Import every rule and the whole shape engine now (a language server does so right
+    after answering `initialize`, which does not wait for them), so that the first check
+    does not pay for it."""
+    all_rules()
+    import torch_lsp.analysis  # noqa: F401
+    import torch_lsp.shapes.interpret  # noqa: F401 - imported for its side effect: loaded
+    import torch_lsp.shapes.report  # noqa: F401
+
+
 def _check(source: str, path: str | None, settings: Settings, shapes: bool) -> CheckResult:
+    # Imported here: the language server imports this module before answering `initialize`,
+    # which needs no analysis (the rules and the analysis load right after, on their thread).
+    from torch_lsp.analysis import analyze
+
     analysis = analyze(source, path, target_version(settings, path))
     findings = [syntax_finding(issue) for issue in analysis.syntax_errors]
     findings += run_rules(

@@ -71,6 +71,7 @@ from torch_lsp.shapes.probe.given_inputs import GivenInputs, InputShapeError, pa
 from torch_lsp.shapes.probe.lenses import PROBE_COMMAND, probe_lenses, suggested_inputs
 from torch_lsp.shapes.probe.results import hover_with_memory, hover_with_probe, probed_hint
 from torch_lsp.shapes.probe.session import ProbeSession, probe_report_of
+from torch_lsp.workspace_diagnostics import WorkspaceDiagnostics
 
 SERVER_NAME = "torch-lsp"
 CHANGE_DEBOUNCE_S = 0.075
@@ -115,6 +116,7 @@ class TorchLanguageServer(LanguageServer):
         self.notebooks = NotebookDocuments()
         self.settings = DocumentSettings()
         self.scheduler = CheckScheduler(self)
+        self.workspace_reports = WorkspaceDiagnostics(self)
         self.shown_settings_problems: set[tuple[str, tuple[str, ...]]] = set()
         self.session_token = uuid.uuid4().hex[:8]
         self.init_options: dict = {}
@@ -362,6 +364,7 @@ def create_server() -> TorchLanguageServer:
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: TorchLanguageServer, params: lsp.InitializedParams) -> None:
+        ls.scheduler.warm_up()
         register_watchers(ls)
         configured = None
         try:
@@ -411,7 +414,7 @@ def create_server() -> TorchLanguageServer:
 
     @server.feature(
         lsp.TEXT_DOCUMENT_DIAGNOSTIC,
-        lsp.DiagnosticOptions(identifier=SERVER_NAME, inter_file_dependencies=True, workspace_diagnostics=False),
+        lsp.DiagnosticOptions(identifier=SERVER_NAME, inter_file_dependencies=True, workspace_diagnostics=True),
     )
     async def document_diagnostic(ls: TorchLanguageServer, params: lsp.DocumentDiagnosticParams):
         cell = ls.notebooks.place_of(params.text_document.uri)  # a notebook cell: its notebook is checked
@@ -426,6 +429,10 @@ def create_server() -> TorchLanguageServer:
             return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
         items = cell.diagnostics_in_cell(checked.diagnostics) if cell else checked.diagnostics
         return lsp.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
+
+    @server.feature(lsp.WORKSPACE_DIAGNOSTIC)
+    async def workspace_diagnostic(ls: TorchLanguageServer, params: lsp.WorkspaceDiagnosticParams):
+        return await ls.workspace_reports.report(params)
 
     @server.feature(
         lsp.TEXT_DOCUMENT_CODE_ACTION,

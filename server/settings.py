@@ -151,9 +151,12 @@ class Settings:
 
 
 def _registered_rules() -> Mapping[str, Any]:
-    from torch_lsp.diagnostics import RULES, all_rules
+    # Every family, always: the rules may be loading on another thread right now (the
+    # language server loads them after answering `initialize`), and `RULES` would then hold
+    # only the families registered so far; importing waits for that thread's imports.
+    from torch_lsp.diagnostics import all_rules
 
-    return RULES or all_rules()
+    return all_rules()
 
 
 # -- codes and prefixes ---------------------------------------------------------------

@@ -11,10 +11,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from torch_lsp.analysis import LoopInfo
-
 if TYPE_CHECKING:
-    from torch_lsp.analysis import Analysis
+    from torch_lsp.analysis import Analysis, LoopInfo
     from torch_lsp.diagnostics.base import Finding
 
 
@@ -54,7 +52,7 @@ def statement_at(analysis: "Analysis", finding: "Finding") -> ast.stmt | None:
     return analysis.statement_of(call) if call is not None else None
 
 
-def loop_at(analysis: "Analysis", finding: "Finding") -> LoopInfo | None:
+def loop_at(analysis: "Analysis", finding: "Finding") -> "LoopInfo | None":
     """The loop whose header the finding reports (TL101, TL102)."""
     for loop in analysis.loops:
         if (loop.node.lineno, loop.node.col_offset) == (finding.line, finding.col):

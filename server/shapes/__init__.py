@@ -60,13 +60,26 @@ import traceback
 from typing import TYPE_CHECKING
 
 from torch_lsp.fact_cache import FactKey
-from torch_lsp.shapes.report import Hover, InlayHint, ShapeBinding, ShapeMismatch, ShapeReport
 from torch_lsp.shapes.resolver import ImportResolver, WorkspaceResolver
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
+    from torch_lsp.shapes.report import Hover, InlayHint, ShapeBinding, ShapeMismatch, ShapeReport
 
-_SHAPE_REPORT: FactKey[ShapeReport] = FactKey("shape report")
+# `report` brings the whole engine (about a third of the language server's start-up):
+# loaded on first use, so that importing `torch_lsp.shapes.probe.client` for its settings
+# or `set_default_resolver` at start-up does not wait for it.
+_FROM_REPORT = ("Hover", "InlayHint", "ShapeBinding", "ShapeMismatch", "ShapeReport")
+
+
+def __getattr__(name: str):
+    if name in _FROM_REPORT:
+        from torch_lsp.shapes import report
+
+        return getattr(report, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+_SHAPE_REPORT: "FactKey[ShapeReport]" = FactKey("shape report")
 _default_resolver: ImportResolver | None = None
 
 
@@ -83,6 +96,7 @@ def infer_shapes(analysis: "Analysis", resolver: ImportResolver | None = None) -
 
 def _shape_report(analysis: "Analysis", resolver: ImportResolver | None) -> ShapeReport:
     from torch_lsp.shapes.interpret import Engine
+    from torch_lsp.shapes.report import ShapeReport
 
     engine = Engine(analysis, resolver or _default_resolver)
     error = None

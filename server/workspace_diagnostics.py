@@ -1,0 +1,127 @@
+"""`workspace/diagnostic`: the findings of the workspace's Python files that are not open.
+
+The folders are walked the way the CLI walks them (`torch_lsp.files`: hidden folders,
+virtual environments and .gitignore'd paths skipped), up to `MAX_FILES` files.  Each file
+is checked on the analysis thread only while no open document waits for a check
+(`CheckScheduler.when_idle`), one file at a time, so an open document's check queues
+behind one workspace file at most.  Only diagnostics are kept, keyed by the file's size,
+modification time and the settings generation: the analysis is dropped as soon as the
+file is checked, and a file that did not change since the client's last report is
+answered `unchanged` with the same result id.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as lsp
+
+from torch_lsp.checker import check_source
+from torch_lsp.files import UnreadableFile, python_files, read_python_source
+from torch_lsp.protocol import is_too_large, to_diagnostic, too_large_diagnostic
+
+if TYPE_CHECKING:
+    from torch_lsp.lsp import TorchLanguageServer
+
+# Files reported at most: a monorepo's hundred thousand files would take minutes to
+# check and their diagnostics megabytes to keep.
+MAX_FILES = 2_000
+
+
+@dataclass(frozen=True)
+class FileReport:
+    """The diagnostics of one file as it was on disk (`stamp`) under one settings generation."""
+    stamp: tuple
+    result_id: str
+    diagnostics: list[lsp.Diagnostic]
+
+
+class WorkspaceDiagnostics:
+    """The reports of the files that are not open, kept as diagnostics only."""
+
+    def __init__(self, server: "TorchLanguageServer") -> None:
+        self.server = server
+        self.reports: dict[str, FileReport] = {}
+        self.told_capped = False
+
+    async def report(self, params: lsp.WorkspaceDiagnosticParams) -> lsp.WorkspaceDiagnosticReport:
+        previous = {item.uri: item.value for item in params.previous_result_ids or ()}
+        items: list = []
+        walked: set[str] = set()
+        # Walking a large project takes a while: not on the thread that reads the client's messages.
+        files, capped = await asyncio.to_thread(self.files)
+        if capped:
+            self.tell_capped()
+        for path in files:
+            uri = path.as_uri()
+            walked.add(uri)
+            if self.server.documents.get(uri) is not None:
+                continue  # open: its own document diagnostics report it, kept current as it is typed
+            report = await self.file_report(uri, str(path))
+            if report is None:
+                continue
+            if previous.get(uri) == report.result_id:
+                items.append(lsp.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, result_id=report.result_id,
+                                                                            version=None))
+            else:
+                items.append(lsp.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=report.diagnostics,
+                                                                       result_id=report.result_id, version=None))
+        for gone in set(self.reports) - walked:
+            del self.reports[gone]  # deleted or moved out of the folders: its diagnostics go too
+        return lsp.WorkspaceDiagnosticReport(items=items)
+
+    def files(self) -> tuple[list[Path], bool]:
+        """The workspace's Python files, in the CLI's order, at most `MAX_FILES`, and whether
+        there were more."""
+        folders = [Path(folder) for folder in self.server.settings.workspace_folders if os.path.isdir(folder)]
+        found: list[Path] = []
+        for path in python_files(folders):
+            if len(found) == MAX_FILES:
+                return found, True
+            found.append(path)
+        return found, False
+
+    async def file_report(self, uri: str, path: str) -> FileReport | None:
+        """The file's report, from the last one while the file and the settings are the same."""
+        generation = self.server.settings.generation
+        try:
+            status = os.stat(path)
+        except OSError:
+            return None
+        stamp = (status.st_size, status.st_mtime_ns, generation, self.server.encoding)
+        kept = self.reports.get(uri)
+        if kept is not None and kept.stamp == stamp:
+            return kept
+        diagnostics = await self.server.scheduler.when_idle(self.diagnostics_of, uri, path, generation)
+        if diagnostics is None:
+            return None
+        report = FileReport(stamp, f"{self.server.session_token}:{status.st_mtime_ns}:{status.st_size}:{generation}",
+                            diagnostics)
+        self.reports[uri] = report
+        return report
+
+    def diagnostics_of(self, uri: str, path: str, generation: int) -> list[lsp.Diagnostic] | None:
+        """Runs on the analysis thread: the file's diagnostics, its analysis dropped on return;
+        None for a file that cannot be read (the CLI says why; the Problems panel has no place for it)."""
+        try:
+            text = read_python_source(Path(path))
+        except UnreadableFile:
+            return None
+        if is_too_large(text):
+            return [too_large_diagnostic(text)]
+        settings, _ = self.server.settings.settings_for(path, generation)
+        result = check_source(text, path, settings)
+        encoding = self.server.encoding
+        return [to_diagnostic(finding, result.analysis.lines, encoding, uri) for finding in result.findings]
+
+    def tell_capped(self) -> None:
+        if self.told_capped:
+            return
+        self.told_capped = True
+        self.server.window_log_message(lsp.LogMessageParams(
+            type=lsp.MessageType.Info,
+            message=f"torch-lsp: workspace diagnostics cover the first {MAX_FILES:,} Python files of the "
+                    "workspace; open a file to check it, or run `torch-lsp check` on the folder."))

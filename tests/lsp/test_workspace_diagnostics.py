@@ -1,0 +1,77 @@
+"""`workspace/diagnostic`: the findings of files that are not open, through the real server,
+for both client profiles."""
+from __future__ import annotations
+
+import os
+
+import pytest
+from lsprotocol import types as lsp
+
+from torch_lsp.workspace_diagnostics import MAX_FILES
+from tests.lsp.lsp_session import NEOVIM, PROFILES, session
+
+pytestmark = pytest.mark.asyncio
+
+WRAPPED = "import torch.nn as nn\n\nmodel = nn.Linear(4, 2)\nmodel = nn.DataParallel(model)\n"
+
+
+def project(root):
+    """Two files with a finding each, one to open, and folders the CLI does not walk."""
+    (root / "models").mkdir()
+    (root / "models" / "net.py").write_text(WRAPPED)
+    (root / "train.py").write_text("import torch.nn as nn\n\nwrapped = nn.DataParallel(nn.Linear(2, 2))\n")
+    (root / "opened.py").write_text(WRAPPED)
+    (root / ".hidden").mkdir()
+    (root / ".hidden" / "secret.py").write_text(WRAPPED)
+    (root / "env" / "lib").mkdir(parents=True)
+    (root / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (root / "env" / "lib" / "site.py").write_text(WRAPPED)
+
+
+async def pull_workspace(editor, previous: dict[str, str] | None = None) -> dict[str, lsp.WorkspaceDocumentDiagnosticReport]:
+    ids = [lsp.PreviousResultId(uri=uri, value=value) for uri, value in (previous or {}).items()]
+    report = await editor.client.workspace_diagnostic_async(lsp.WorkspaceDiagnosticParams(previous_result_ids=ids))
+    return {item.uri: item for item in report.items}
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_files_not_open_are_reported_once_and_then_unchanged(profile, tmp_path):
+    project(tmp_path)
+    net, train, opened = (tmp_path / "models" / "net.py", tmp_path / "train.py", tmp_path / "opened.py")
+    async with session(profile, tmp_path) as editor:
+        provider = editor.capabilities.diagnostic_provider
+        assert provider is not None and provider.workspace_diagnostics
+        editor.open_path(opened, opened.read_text())
+
+        reports = await pull_workspace(editor)
+        # The open file is reported by its own document diagnostics, not a second time here;
+        # hidden folders and virtual environments are not walked.
+        assert set(reports) == {net.as_uri(), train.as_uri()}
+        assert all(report.kind == "full" for report in reports.values())
+        assert [d.code for d in reports[net.as_uri()].items] == ["TL406"]
+        assert [d.code for d in reports[train.as_uri()].items] == ["TL406"]
+        assert reports[train.as_uri()].items[0].range.start.line == 2
+
+        previous = {uri: report.result_id for uri, report in reports.items()}
+        again = await pull_workspace(editor, previous)
+        assert {uri: report.kind for uri, report in again.items()} == {net.as_uri(): "unchanged",
+                                                                       train.as_uri(): "unchanged"}
+        assert {uri: report.result_id for uri, report in again.items()} == previous
+
+        # A file changed on disk is reported afresh; the other stays unchanged.
+        train.write_text("import torch.nn as nn\n\nlayer = nn.Linear(2, 2)\n")
+        stat = train.stat()
+        os.utime(train, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+        third = await pull_workspace(editor, previous)
+        assert third[net.as_uri()].kind == "unchanged"
+        assert third[train.as_uri()].kind == "full" and not third[train.as_uri()].items
+
+
+async def test_a_large_workspace_is_capped_and_the_log_says_so(tmp_path):
+    for index in range(MAX_FILES + 5):
+        (tmp_path / f"module_{index:04}.py").write_text("x = 1\n")
+    async with session(NEOVIM, tmp_path) as editor:
+        reports = await pull_workspace(editor)
+        assert len(reports) == MAX_FILES
+        assert (tmp_path / f"module_{MAX_FILES:04}.py").as_uri() not in reports  # the walk's order: the first ones
+        assert any(f"first {MAX_FILES:,} Python files" in message.message for message in editor.client.log_messages)
