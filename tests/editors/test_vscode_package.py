@@ -265,7 +265,7 @@ BUGGY = "import torch.nn.functional as F\n\n\ndef probabilities(logits):\n    re
 def test_the_vsix_ships_the_server_its_dependencies_and_the_wheel_to_install(build: Build) -> None:
     names = set(vsix_names(build))
     libs = "extension/bundled/libs/"
-    for package in ("torch_lsp", "pygls", "lsprotocol", "libcst", "jedi", "parso", "attrs", "cattrs"):
+    for package in ("torch_lsp", "pygls", "lsprotocol", "libcst", "attrs", "cattrs"):
         assert f"{libs}{package}/__init__.py" in names, package
     for python in SUPPORTED_PYTHONS:  # libcst's parser is compiled per CPython version
         assert any(re.fullmatch(rf"{libs}libcst/native\.cpython-{python}-.+\.(so|pyd)", name) for name in names), python
