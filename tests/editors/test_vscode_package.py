@@ -17,17 +17,15 @@ Without `npm` on PATH the test is skipped locally and fails in CI (`CI` set).
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.editors.vscode_build import Build, build_extension, run, user_environment
 from torch_lsp.diagnostics import all_rules
 from torch_lsp.settings import KNOWN_KEYS, Settings, load_project_settings, merge_editor_settings
 
@@ -35,9 +33,6 @@ from torch_lsp.settings import KNOWN_KEYS, Settings, load_project_settings, merg
 # minutes on a loaded machine; it is set up inside the first test's time limit.
 pytestmark = pytest.mark.timeout(1200)
 
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
-EXTENSION = REPO_ROOT / "editors" / "vscode"
-NPM_TIMEOUT_S = 600
 SECTION = "torch-lsp"
 # The extension's own settings, which are not sent to the server.
 EXTENSION_ONLY = {"interpreter", "path", "trace.server"}
@@ -47,49 +42,9 @@ LAUNCH_SETTINGS = {"torch-lsp.interpreter", "torch-lsp.path"}
 PROBE_SETTINGS = {"torch-lsp.probe.enabled", "torch-lsp.probe.python"}
 
 
-@dataclass(frozen=True)
-class Build:
-    folder: Path
-    node: str
-    test_output: str
-    vsix: Path
-
-
-def npm_or_skip() -> str:
-    npm = shutil.which("npm")
-    if npm and shutil.which("node"):
-        return npm
-    message = ("Node.js and npm are not on PATH, so the VS Code extension cannot be built. "
-               "Install Node.js 20 or newer with npm.")
-    if os.environ.get("CI"):
-        pytest.fail(message + " CI is set, so this is a failure, not a skip.")
-    pytest.skip(message)
-
-
-def run(command: list[str], folder: Path, **env: str) -> str:
-    """Runs a build step; its output is the failure message when it fails."""
-    result = subprocess.run(
-        command, cwd=folder, env={**os.environ, **env}, capture_output=True, text=True, timeout=NPM_TIMEOUT_S
-    )
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, f"`{' '.join(command)}` in {folder} failed ({result.returncode}):\n{output[-6000:]}"
-    return output
-
-
 @pytest.fixture(scope="module")
 def build(tmp_path_factory: pytest.TempPathFactory) -> Build:
-    npm = npm_or_skip()
-    # A copy, so a developer's node_modules, out/ and dist/ are neither used nor touched.
-    folder = tmp_path_factory.mktemp("vscode-extension") / "vscode"
-    shutil.copytree(EXTENSION, folder, ignore=shutil.ignore_patterns("node_modules", "out", "dist", "*.vsix"))
-    run([npm, "ci"], folder)
-    # The install check's positive case runs against the interpreter these tests run in.
-    test_output = run([npm, "test"], folder, TORCH_LSP_TEST_PYTHON=sys.executable)
-    # Packaging bundles the server: this checkout's wheel and its dependencies, installed by this Python.
-    run([npm, "run", "package"], folder, PYTHON=sys.executable, TORCH_LSP_REPOSITORY=str(REPO_ROOT))
-    packages = sorted(folder.glob("*.vsix"))
-    assert len(packages) == 1, f"`npm run package` should make one .vsix, made {[p.name for p in packages]}"
-    return Build(folder, shutil.which("node") or "node", test_output, packages[0])
+    return build_extension(tmp_path_factory.mktemp("vscode-extension"))
 
 
 def vsix_names(build: Build) -> list[str]:
@@ -289,14 +244,6 @@ def bare_python(folder: Path) -> Path:
     assert subprocess.run([str(python), "-c", "import torch_lsp"], capture_output=True,
                           env=user_environment()).returncode != 0
     return python
-
-
-def user_environment() -> dict[str, str]:
-    """The environment of a user who never installed torch-lsp: no PYTHONPATH, no torch-lsp on PATH."""
-    env = {key: value for key, value in os.environ.items() if key not in {"PYTHONPATH", "VIRTUAL_ENV"}}
-    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not (Path(p) / "torch-lsp").exists())
-    assert shutil.which("torch-lsp", path=env["PATH"]) is None
-    return env
 
 
 def lsp_message(payload: dict) -> bytes:

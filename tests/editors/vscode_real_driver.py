@@ -1,0 +1,127 @@
+"""Drives a running code-server (a real VS Code workbench) in Chromium, as a user would with the
+keyboard, and prints one JSON object of what the page showed. Run by test_vscode_real.py with the
+Python that has Playwright (the recipe's venv), not with the tests' own interpreter:
+
+  python vscode_real_driver.py '{"url": ..., "folder": ..., "script": "train.py", "script_line": 7,
+      "hover_column": 22, "fix_column": 12, "notebook": "analysis.ipynb", "screenshots": DIR}'
+
+Each step waits for what it needs to see (a selector or a text), up to a timeout; a step that
+times out is recorded under "errors" with a screenshot, and the later steps still run, so one
+failure does not hide the others.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from playwright.async_api import Page, async_playwright
+
+STEP_TIMEOUT_MS = 45_000
+PROBLEMS = ".markers-panel"
+HOVER = ".monaco-hover"
+# The quick-fix menu: the action widget of current VS Code builds.
+ACTIONS = ".action-widget"
+
+
+async def open_file(page: Page, name: str) -> None:
+    await page.keyboard.press("Control+P")
+    await page.wait_for_selector(".quick-input-widget input", state="visible")
+    await page.keyboard.type(name)
+    # The file picker lists the file once it has indexed the folder.
+    await page.locator(".quick-input-list .monaco-list-row").filter(has_text=name).first.wait_for()
+    await page.keyboard.press("Enter")
+    await page.locator(".tabs-container .tab.active").filter(has_text=name).wait_for()
+
+
+async def go_to(page: Page, line: int, column: int) -> None:
+    await page.keyboard.press("Control+G")
+    await page.wait_for_selector(".quick-input-widget input", state="visible")
+    await page.keyboard.type(f"{line}:{column}")
+    await page.keyboard.press("Enter")
+    await page.wait_for_selector(".quick-input-widget", state="hidden")
+
+
+async def problems_text(page: Page, expected: str) -> str:
+    """The Problems panel's text, once it shows `expected`."""
+    await page.keyboard.press("Control+Shift+M")
+    panel = page.locator(PROBLEMS)
+    await panel.filter(has_text=expected).first.wait_for()
+    return await panel.first.inner_text()
+
+
+async def notebook_cell_text(page: Page, *expected: str) -> str:
+    """The text of the notebook's first code cell, inlay hints included, once it shows `expected`."""
+    cell = page.locator(".notebookOverlay .code-cell-row .view-lines").first
+    for text in expected:
+        await page.locator(".notebookOverlay .code-cell-row .view-lines").filter(has_text=text).first.wait_for()
+    return await cell.inner_text()
+
+
+async def show_hover(page: Page) -> str:
+    # "Show or Focus Hover" (Ctrl+K Ctrl+I) at the cursor: no mouse position to get wrong.
+    await page.keyboard.press("Control+K")
+    await page.keyboard.press("Control+I")
+    hover = page.locator(HOVER).filter(has_text="Tensor[")
+    await hover.first.wait_for()
+    text = await hover.first.inner_text()
+    await page.keyboard.press("Escape")
+    return text
+
+
+async def apply_quick_fix(page: Page, title_part: str) -> list[str]:
+    """Opens the quick-fix menu (Ctrl+.), picks the entry containing `title_part`, saves the file."""
+    await page.keyboard.press("Control+.")
+    menu = page.locator(ACTIONS)
+    await menu.filter(has_text=title_part).first.wait_for()
+    titles = [t.strip() for t in await menu.locator(".action-label, .title").all_inner_texts() if t.strip()]
+    await menu.locator(".monaco-list-row").filter(has_text=title_part).first.click()
+    await page.wait_for_selector(ACTIONS, state="hidden")
+    await page.keyboard.press("Control+S")
+    # Saved: the tab loses its dirty mark.
+    await page.wait_for_selector(".tabs-container .tab.active.dirty", state="detached")
+    return titles
+
+
+async def step(seen: dict, name: str, page: Page, shots: Path, action) -> None:
+    try:
+        value = await action
+        # The editor lays text out with no-break spaces; what was seen is compared as plain text.
+        seen[name] = value.replace("\xa0", " ") if isinstance(value, str) else value
+    except Exception as error:  # one failed step is reported, and the next ones still run
+        seen["errors"].append(f"{name}: {type(error).__name__}: {str(error)[:600]}")
+        await page.screenshot(path=str(shots / f"{name}.png"))
+
+
+async def main(args: dict) -> dict:
+    shots = Path(args["screenshots"])
+    seen: dict = {"errors": []}
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=args.get("chromium", "/usr/bin/chromium"),
+                                                   args=["--no-sandbox"])
+        page = await browser.new_page(viewport={"width": 1400, "height": 900})
+        page.set_default_timeout(STEP_TIMEOUT_MS)
+        await page.goto(f"{args['url']}/?folder={args['folder']}", wait_until="domcontentloaded")
+        await page.wait_for_selector(".monaco-workbench .part.editor", timeout=120_000)
+        await page.wait_for_selector(".statusbar", timeout=120_000)
+
+        await step(seen, "open_script", page, shots, open_file(page, args["script"]))
+        await step(seen, "script_problems", page, shots, problems_text(page, "TL201"))
+        # The hover and the fix act at the cursor, in the editor: focus it first.
+        await page.locator(".editor-instance .monaco-editor .view-lines").first.click()
+        await step(seen, "go_to_name", page, shots, go_to(page, args["script_line"], args["hover_column"]))
+        await step(seen, "hover", page, shots, show_hover(page))
+        await step(seen, "go_to_call", page, shots, go_to(page, args["script_line"], args["fix_column"]))
+        await step(seen, "quick_fix_titles", page, shots, apply_quick_fix(page, "dim=-1"))
+
+        await step(seen, "open_notebook", page, shots, open_file(page, args["notebook"]))
+        await step(seen, "notebook_cells", page, shots, notebook_cell_text(page, "softmax", "[4, 5]"))
+        await step(seen, "notebook_problems", page, shots, problems_text(page, args["notebook"]))
+        await page.screenshot(path=str(shots / "last.png"))
+        await browser.close()
+    return seen
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(main(json.loads(sys.argv[1])))))
