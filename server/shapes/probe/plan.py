@@ -90,13 +90,7 @@ def module_targets(path: str, source: str, report: "ShapeReport") -> list[ProbeT
             inputs = concrete_inputs(frame, params, symbolic_batch=frame.standalone)
             if inputs is None:
                 continue
-            request = {"op": "probe", "path": path, "source": source,
-                       "roots": sorted({node.name} | names_read(ast.parse(init, mode="eval"))),
-                       "init": init, "inputs": inputs, "memory": True,
-                       "optimizer": constructed_optimizer(report.analysis)}
-            if any(spec["batch_dim"] is not None for spec in inputs):
-                request["vary_batch"] = VARIED_BATCH
-            targets[node.name] = ProbeTarget("module", init, request, node.name, forward)
+            targets[node.name] = module_target(path, source, report, node, forward, init, inputs)
             break
     return list(targets.values())
 
@@ -152,6 +146,13 @@ def given_target(path: str, source: str, report: "ShapeReport", node: ast.ClassD
         if batch_dim is not None:
             dims[0] = PROBED_BATCH
         inputs.append({"shape": dims, "dtype": spec["dtype"], "batch_dim": batch_dim})
+    return module_target(path, source, report, node, forward, init, inputs)
+
+
+def module_target(path: str, source: str, report: "ShapeReport", node: ast.ClassDef, forward: ast.FunctionDef,
+                  init: str, inputs: list[dict]) -> ProbeTarget:
+    """The request that builds the class with `init` and runs it on `inputs` (a symbolic
+    batch is run at a second size too)."""
     request = {"op": "probe", "path": path, "source": source,
                "roots": sorted({node.name} | names_read(ast.parse(init, mode="eval"))),
                "init": init, "inputs": inputs, "memory": True,
