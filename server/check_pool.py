@@ -61,18 +61,13 @@ def check_file(path: Path, settings) -> FileOutcome:
     """Read and check one file, a notebook's code cells as one program (in a worker, or in
     this process)."""
     from torch_lsp.checker import check_source
-    from torch_lsp.files import UnreadableFile, read_python_source
-    from torch_lsp.notebook_files import InvalidNotebook, is_notebook, read_notebook
+    from torch_lsp.files import UnreadableFile
+    from torch_lsp.notebook_files import InvalidNotebook, read_checked_source
     from torch_lsp.reporting import problems_of
 
     shown = str(path)
-    program = None
     try:
-        if is_notebook(path):
-            program = read_notebook(path).program
-            source = program.source
-        else:
-            source = read_python_source(path)
+        source, program = read_checked_source(path)
     except InvalidNotebook as error:
         return FileOutcome(shown, skipped=str(error), broken_notebook=True)
     except UnreadableFile as error:

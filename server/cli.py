@@ -209,21 +209,16 @@ def run_rules(args: argparse.Namespace) -> int:
 # -- shapes ------------------------------------------------------------------------------
 def run_shapes(args: argparse.Namespace) -> int:
     from torch_lsp.analysis import analyze
-    from torch_lsp.files import UnreadableFile, read_python_source
-    from torch_lsp.notebook_files import is_notebook, read_notebook
+    from torch_lsp.files import UnreadableFile
+    from torch_lsp.notebook_files import read_checked_source
     from torch_lsp.shapes import WorkspaceResolver, infer_shapes
     from torch_lsp.shapes.listing import shapes_json, shapes_text
 
     path = Path(args.file)
     if not path.is_file():
         raise UsageError(f"no such file: {args.file}. Give the path of one Python file or notebook.")
-    program = None
     try:
-        if is_notebook(path):
-            program = read_notebook(path).program
-            source = program.source
-        else:
-            source = read_python_source(path)
+        source, program = read_checked_source(path)
     except UnreadableFile as error:
         raise UsageError(str(error)) from None
     analysis = analyze(source, str(path))

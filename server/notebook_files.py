@@ -68,6 +68,18 @@ def read_notebook(path: Path) -> NotebookFile:
     return parse_notebook(read_checked_bytes(path, "clear its outputs to make it smaller"), str(path))
 
 
+def read_checked_source(path: Path) -> "tuple[str, NotebookProgram | None]":
+    """The source to check in a file: a Python file's text, or a notebook's code cells as
+    one program (returned too, to map positions back to cells).  Raises `UnreadableFile`,
+    or `InvalidNotebook` for a notebook that is not one."""
+    from torch_lsp.files import read_python_source
+
+    if is_notebook(path):
+        program = read_notebook(path).program
+        return program.source, program
+    return read_python_source(path), None
+
+
 def parse_notebook(data: bytes, name: str) -> NotebookFile:
     """The code cells of a notebook file's bytes; `InvalidNotebook` when it is not one."""
     try:

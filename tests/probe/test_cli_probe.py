@@ -5,6 +5,7 @@ import json
 import sys
 
 from tests.conftest import run_cli
+from tests.lsp.test_probe import UNCALLED  # a model class the file never calls
 from tests.shapes.conftest import require_torch
 
 MODELS = '''import torch
@@ -150,23 +151,6 @@ def test_a_config_the_probe_cannot_rebuild_is_not_guessed(tmp_path):
         probed = run_cli("check", "--probe", "--probe-python", sys.executable, "--format", "json", "head.py",
                          cwd=tmp_path, timeout=180)
         assert not [p for p in json.loads(probed.stdout) if p["code"] == "TL502"], mutation
-
-
-UNCALLED = '''import torch
-import torch.nn as nn
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(3, 8, 3, padding=1)
-        self.fc = nn.Linear(8 * 16 * 16, 10)
-
-    def forward(self, x):
-        h = torch.relu(self.conv(x))
-        h = nn.functional.max_pool2d(h, 2)
-        return self.fc(h.flatten(1))
-'''
 
 
 def test_probe_input_runs_a_class_the_file_never_calls(tmp_path):
