@@ -176,9 +176,9 @@ def probe_input_argument(text: str) -> tuple[str, list[dict]]:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from torch_lsp import lsp  # only here: `check` and `rules` never load pygls
+    from torch_lsp import startup  # only here: `check` and `rules` never load pygls
 
-    return lsp.serve_stdio()
+    return startup.serve_stdio()
 
 
 # -- rules -------------------------------------------------------------------------------
