@@ -20,6 +20,7 @@ Target: diagnostics for the 2,000-line file within 3x its `ast.parse` time.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import platform
 import sys
@@ -63,9 +64,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (about a third of the time)")
     parser.add_argument("--only", choices=SCENARIOS, action="append",
                         help="run only these parts of the benchmark (repeatable; default: all)")
+    memory = parser.add_argument_group("memory scenario")
+    memory.add_argument("--edits", type=int, metavar="N",
+                        help=f"edits over the open documents (default {FULL.memory_edits}, quick {QUICK.memory_edits})")
+    memory.add_argument("--growth-edits", type=int, metavar="N",
+                        help=f"further edits for the growth figure (default {FULL.more_memory_edits}, quick "
+                             f"{QUICK.more_memory_edits}; 0: none)")
+    memory.add_argument("--documents", type=int, default=MEMORY_DOCUMENTS, metavar="N",
+                        help=f"open documents (default {MEMORY_DOCUMENTS})")
+    memory.add_argument("--lines", type=int, default=TARGET_SIZE, metavar="N",
+                        help=f"lines per document (default {TARGET_SIZE:,})")
     args = parser.parse_args(argv)
     only = set(args.only or SCENARIOS)
     runs = QUICK if args.quick else FULL
+    runs = dataclasses.replace(runs, memory_edits=runs.memory_edits if args.edits is None else args.edits,
+                               more_memory_edits=runs.more_memory_edits if args.growth_edits is None
+                               else args.growth_edits)
     print(f"torch-lsp benchmark: Python {platform.python_version()} on {platform.system()} "
           f"{platform.machine()}, {os.cpu_count()} CPUs, {'quick' if args.quick else 'full'} run")
 
@@ -81,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += pull_rows(runs, refreshes=False)
         rows += pull_rows(runs, refreshes=True)
     if "memory" in only:
-        rows += memory_rows(runs)
+        rows += memory_rows(runs, args.documents, args.lines)
     if "storm" in only:
         rows += storm_rows(runs)
     print(render(rows))
@@ -248,11 +262,12 @@ def _pull_rows(session: server_bench.ServerSession, runs: Runs, kind: str) -> li
     return rows
 
 
-def memory_rows(runs: Runs) -> list[Row]:
-    """RSS with MEMORY_DOCUMENTS open 2,000-line documents through a run of edits, and
-    after closing them (targets: under 150 MB open, under 100 MB closed, no growth)."""
+def memory_rows(runs: Runs, documents: int, lines: int) -> list[Row]:
+    """RSS with `documents` open documents of `lines` lines (20 of 2,000 by default) through
+    a run of edits, and after closing them (targets: under 150 MB open, under 100 MB
+    closed, no growth)."""
     try:
-        figures = memory_bench.measure(REPO_ROOT, DATA_DIR, MEMORY_DOCUMENTS, TARGET_SIZE, runs.memory_edits,
+        figures = memory_bench.measure(REPO_ROOT, DATA_DIR, documents, lines, runs.memory_edits,
                                        runs.more_memory_edits)
     except Exception as error:
         return [Row("server memory scenario", "", "failed", str(error))]
@@ -267,7 +282,10 @@ def memory_rows(runs: Runs) -> list[Row]:
     if figures.more_edited_mib is not None:
         rows.append(Row(f"memory: RSS after {figures.more_edits} more edits", label,
                         f"{figures.more_edited_mib:.1f} MiB",
-                        f"{figures.more_edited_mib - figures.edited_mib:+.1f} MiB (target: no growth)"))
+                        f"{figures.more_edited_mib - figures.edited_mib:+.1f} MiB (target: no growth); "
+                        f"{figures.more_edit_seconds / max(1, figures.more_edits) * 1000:.0f} ms per edit"))
+        series = ", ".join(f"{done:,}: {mib:.0f}" for done, mib in figures.growth)
+        rows.append(Row("memory: RSS along the further edits", label, "MiB", f"edits: MiB  {series}"))
     for seconds, mib in figures.closed_mib:
         rows.append(Row(f"memory: RSS {seconds:.0f} s after closing them all", "", f"{mib:.1f} MiB",
                         "target < 100 MB" if seconds == figures.closed_mib[-1][0] else ""))

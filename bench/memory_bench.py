@@ -14,6 +14,8 @@ from pathlib import Path
 
 from bench import server_bench
 
+GROWTH_POINTS = 10  # RSS samples along the further edits
+
 
 @dataclass
 class MemoryFigures:
@@ -26,6 +28,9 @@ class MemoryFigures:
     edit_seconds: float = 0.0
     more_edits: int = 0
     more_edited_mib: float | None = None
+    more_edit_seconds: float = 0.0
+    # RSS along the further edits: (edits so far, MiB), for the growth figure.
+    growth: list[tuple[int, float]] = field(default_factory=list)
     closed_mib: list[tuple[float, float]] = field(default_factory=list)  # (seconds after closing, MiB)
     peak_mib: float = 0.0
 
@@ -47,7 +52,12 @@ def measure(root: Path, data_dir: Path, documents: int, lines: int, edits: int, 
         time.sleep(1.0)  # the last complete passes
         figures.edited_mib, _ = server_bench.resident_memory_mib(pid)
         if more_edits:
-            _edit_round_robin(session, paths, more_edits)
+            started = time.perf_counter()
+            step = max(1, more_edits // GROWTH_POINTS)
+            for done in range(0, more_edits, step):
+                _edit_round_robin(session, paths, min(step, more_edits - done), first=edits + done)
+                figures.growth.append((done + min(step, more_edits - done), server_bench.resident_memory_mib(pid)[0]))
+            figures.more_edit_seconds = time.perf_counter() - started
             time.sleep(1.0)
             figures.more_edits = more_edits
             figures.more_edited_mib, _ = server_bench.resident_memory_mib(pid)
@@ -63,12 +73,12 @@ def measure(root: Path, data_dir: Path, documents: int, lines: int, edits: int, 
     return figures
 
 
-def _edit_round_robin(session: server_bench.ServerSession, paths: list[Path], edits: int) -> None:
-    """One typed (then deleted) character at a time, each in the next document."""
+def _edit_round_robin(session: server_bench.ServerSession, paths: list[Path], edits: int, first: int = 0) -> None:
+    """One typed (then deleted) character at a time, each in the next document; `first`:
+    edits made before (so that every document goes on typing where it stopped)."""
     positions = {path: server_bench.typing_position(session.documents[path.as_uri()].text) for path in paths}
-    typed = {path: 0 for path in paths}
-    for edit in range(edits):
+    for edit in range(first, first + edits):
         path = paths[edit % len(paths)]
         line, character = positions[path]
-        server_bench.type_one_character(session, path, line, character, insert=typed[path] % 2 == 0)
-        typed[path] += 1
+        typed = edit // len(paths)  # edits this document had before this one
+        server_bench.type_one_character(session, path, line, character, insert=typed % 2 == 0)
