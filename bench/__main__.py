@@ -13,7 +13,9 @@ The benchmark never asserts; it measures, in one run on this machine:
   * hover latency in a checked file during an edit storm over 50 other files, and how
     soon a typing storm in one file settles (`storm_bench`);
   * how soon the server is gone after shutdown + exit, stdin closing or the client
-    being killed, in the middle of a check.
+    being killed, in the middle of a check;
+  * torch-lsp beside ruff's server and jedi-language-server, where installed: start-up,
+    edit -> publish, hover, memory with 20 documents (`peer_bench`).
 `--only memory` (and so on) runs one part.
 Target: diagnostics for the 2,000-line file within 3x its `ast.parse` time.
 """
@@ -27,11 +29,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import check_bench, memory_bench, notebook_bench, server_bench, storm_bench
+from bench import check_bench, memory_bench, notebook_bench, peer_bench, server_bench, storm_bench
 from bench.figures import Row, lines_label, median, ms, render, spread
 from bench.generate import EXAMPLES_DIR, REPO_ROOT, generate_source, write_generated
 
-SCENARIOS = ("engine", "server", "pull", "memory", "storm")
+SCENARIOS = ("engine", "server", "pull", "memory", "storm", "peers")
 SIZES = [200, 2000, 5000]
 TARGET_SIZE = 2000
 TARGET_RATIO = 3.0
@@ -48,12 +50,13 @@ class Runs:
     memory_edits: int  # edits over the open documents of the memory scenario
     storm_edits: int  # edits of the hover-during-a-storm scenario (over STORM_FILES files)
     more_memory_edits: int  # further edits, for the growth figure
+    peer_edits: int  # edits over the open documents, for each server of the comparison
 
 
 FULL = Runs(parse=15, cli=3, startup=5, open=7, change=15, memory_edits=500, storm_edits=1000,
-            more_memory_edits=1000)
+            more_memory_edits=1000, peer_edits=100)
 QUICK = Runs(parse=5, cli=1, startup=2, open=3, change=5, memory_edits=100, storm_edits=200,
-             more_memory_edits=0)
+             more_memory_edits=0, peer_edits=20)
 MEMORY_DOCUMENTS = 20
 STORM_FILES = 50
 STORM_RATE = 20.0  # edits per second
@@ -98,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         rows += memory_rows(runs, args.documents, args.lines)
     if "storm" in only:
         rows += storm_rows(runs)
+    if "peers" in only:
+        rows += peer_rows(runs, args.documents, args.lines)
     print(render(rows))
     print(f"target: diagnostics on {TARGET_SIZE:,} lines within {TARGET_RATIO:.0f}x ast.parse "
           f"(ratio column); didChange latency includes the server's debounce.")
@@ -289,6 +294,39 @@ def memory_rows(runs: Runs, documents: int, lines: int) -> list[Row]:
     for seconds, mib in figures.closed_mib:
         rows.append(Row(f"memory: RSS {seconds:.0f} s after closing them all", "", f"{mib:.1f} MiB",
                         "target < 100 MB" if seconds == figures.closed_mib[-1][0] else ""))
+    return rows
+
+
+def peer_rows(runs: Runs, documents: int, lines: int) -> list[Row]:
+    """torch-lsp, ruff's server and jedi-language-server, each measured the same way."""
+    servers = [("torch-lsp", None, True)]
+    rows = []
+    for name, executable, arguments, hovers_code in peer_bench.PEERS:
+        command = peer_bench.peer_command(executable, arguments)
+        if command is None:
+            rows.append(Row(f"{name}: skipped", "", "not installed", f"pip install {executable.split()[0]}"))
+        else:
+            servers.append((name, command, hovers_code))
+    for name, command, hovers_code in servers:
+        try:
+            figures = peer_bench.measure(name, command, REPO_ROOT, DATA_DIR, runs.startup, runs.change, documents,
+                                         lines, runs.peer_edits, hovers_code)
+        except Exception as error:
+            rows.append(Row(f"{name}: comparison", "", "failed", str(error)))
+            continue
+        notes = "; ".join(figures.notes)
+        rows.append(Row(f"{name}: start -> initialize response", "", ms(median(figures.startup_s)),
+                        spread(figures.startup_s)))
+        if figures.change_s:
+            rows.append(Row(f"{name}: didChange (1 char) -> publishDiagnostics", lines_label(lines),
+                            ms(median(figures.change_s)), spread(figures.change_s)))
+        if figures.hover_s:
+            hovers = sorted(figures.hover_s)
+            p95 = hovers[min(len(hovers) - 1, int(0.95 * len(hovers)))]
+            rows.append(Row(f"{name}: hover", lines_label(lines), f"{ms(median(hovers))}",
+                            f"p95 {ms(p95)}, n={len(hovers)}"))
+        rows.append(Row(f"{name}: RSS after {figures.edits} edits", f"{figures.documents} x {lines_label(lines)}",
+                        f"{figures.rss_mib:.1f} MiB", notes))
     return rows
 
 

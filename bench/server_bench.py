@@ -56,10 +56,11 @@ class ServerSession:
     documents: dict[str, OpenDocument] = field(default_factory=dict)
 
 
-def start_session(root: Path, log_path: Path, pulls: bool = False, refreshes: bool = False) -> ServerSession:
-    """Spawns the server and completes the initialize handshake (as a pull client with
-    `pulls`, one that also supports diagnostic refresh with `refreshes`)."""
-    client = LspClient(SERVER_COMMAND, stderr_path=log_path, cwd=root)
+def start_session(root: Path, log_path: Path, pulls: bool = False, refreshes: bool = False,
+                  command: list[str] | None = None) -> ServerSession:
+    """Spawns the server (torch-lsp, or `command`) and completes the initialize handshake
+    (as a pull client with `pulls`, one that also supports diagnostic refresh with `refreshes`)."""
+    client = LspClient(command or SERVER_COMMAND, stderr_path=log_path, cwd=root)
     try:
         response = client.request("initialize", _initialize_params(root, pulls, refreshes), timeout=WAIT_S)
     except Exception:
@@ -90,11 +91,11 @@ def _is_incremental(capabilities: dict) -> bool:
     return kind == 2
 
 
-def measure_startup(root: Path, log_path: Path, runs: int) -> list[float]:
-    """Seconds from spawning `python -m torch_lsp serve` to reading its initialize response."""
+def measure_startup(root: Path, log_path: Path, runs: int, command: list[str] | None = None) -> list[float]:
+    """Seconds from spawning `python -m torch_lsp serve` (or `command`) to reading its initialize response."""
     samples = []
     for _ in range(runs):
-        session = start_session(root, log_path)
+        session = start_session(root, log_path, command=command)
         samples.append(session.startup_s)
         session.client.shutdown()
     return samples
@@ -107,7 +108,7 @@ def _diagnostics_for(uri: str, version: int):
     return matches
 
 
-def open_document(session: ServerSession, path: Path, text: str) -> tuple[float, Received]:
+def open_document(session: ServerSession, path: Path, text: str, timeout: float = WAIT_S) -> tuple[float, Received]:
     """didOpen; returns (latency in s, the publishDiagnostics notification)."""
     uri = path.as_uri()
     document = OpenDocument(uri, text, 1)
@@ -117,7 +118,7 @@ def open_document(session: ServerSession, path: Path, text: str) -> tuple[float,
         "textDocument": {"uri": uri, "languageId": "python", "version": document.version, "text": text},
     })
     published = session.client.wait_for_notification(
-        "textDocument/publishDiagnostics", _diagnostics_for(uri, document.version), WAIT_S)
+        "textDocument/publishDiagnostics", _diagnostics_for(uri, document.version), timeout)
     return published.at - sent, published
 
 
@@ -160,12 +161,13 @@ def close_document(session: ServerSession, path: Path) -> None:
     session.documents.pop(uri, None)
 
 
-def type_one_character(session: ServerSession, path: Path, line: int, character: int, insert: bool) -> float:
+def type_one_character(session: ServerSession, path: Path, line: int, character: int, insert: bool,
+                       timeout: float = WAIT_S) -> float:
     """Inserts (or deletes again) one character at (line, character); returns the latency in s."""
     session.client.drain_notifications()
     document, sent = send_one_character(session, path, line, character, insert)
     published = session.client.wait_for_notification(
-        "textDocument/publishDiagnostics", _diagnostics_for(document.uri, document.version), WAIT_S)
+        "textDocument/publishDiagnostics", _diagnostics_for(document.uri, document.version), timeout)
     return published.at - sent
 
 

@@ -55,6 +55,11 @@ class UsageError(Exception):
     """A mistake on the command line: reported as one sentence, exit status 2."""
 
 
+# `reporting.FORMATS`' names (tests/test_cli.py keeps them equal): importing `reporting`
+# here would load the whole checker before `serve` could answer its first request.
+REPORT_FORMATS = ("text", "json", "sarif", "github")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -107,9 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="files, notebooks (.ipynb) or folders to check; '-' reads standard input (default: the current "
              "folder)",
     )
-    from torch_lsp.reporting import FORMATS
-
-    check.add_argument("--format", choices=list(FORMATS), default="text", help="output format (default: text)")
+    check.add_argument("--format", choices=REPORT_FORMATS, default="text", help="output format (default: text)")
     add_probe_options(check)
     check.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to check, e.g. TL1,TL301 "
                        "(replaces the configured selection)")

@@ -12,18 +12,21 @@ inside the body) and the stream resynchronises on the next `Content-Length` head
 pygls' own reader matched `Content-Length: N\\r\\n` exactly, so one malformed header left
 it deaf until a stray newline came.
 
-Only the standard library is imported here, so that the start-up path stays fast.
+Only the standard library is imported here, and not asyncio (100 ms on a busy machine)
+until the server runs, so that the start-up path stays fast.
 """
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import queue
 import re
 import threading
 from dataclasses import dataclass, field
-from typing import BinaryIO, Callable, Iterator
+from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator
+
+if TYPE_CHECKING:
+    import asyncio  # imported by the server, after start-up
 
 log = logging.getLogger(__name__)
 
@@ -59,9 +62,10 @@ class StdinChunks:
         self._deliver: Callable[[bytes], None] = self._early.put
         threading.Thread(target=self._read, args=(stream.fileno(),), name="torch-lsp-stdin", daemon=True).start()
 
-    def get(self) -> bytes | None:
-        """The next chunk, before `to_loop`: blocks; None when `wake` was called."""
-        return self._early.get()
+    def get(self, timeout: float | None = None) -> bytes | None:
+        """The next chunk, before `to_loop`; None when `wake` was called.  Raises
+        `queue.Empty` after `timeout` s."""
+        return self._early.get(timeout=timeout)
 
     def wake(self) -> None:
         """Make a `get` waiting now (or the next one) return None."""
@@ -69,6 +73,8 @@ class StdinChunks:
 
     def to_loop(self, loop: asyncio.AbstractEventLoop) -> asyncio.Queue[bytes]:
         """From now on, chunks go to the returned queue of the running `loop`."""
+        import asyncio
+
         chunks: asyncio.Queue[bytes] = asyncio.Queue()
         with self._lock:
             while True:

@@ -3,9 +3,9 @@
 Loading the server (pygls, lsprotocol's thousand attrs classes, the checker) takes
 most of a second, and more on a busy machine; an editor waits for the `initialize`
 answer before it sends anything else.  So this module, which imports only the
-standard library, starts that import on a thread, reads the client's stream itself,
-and answers the `initialize` request from `initialize_result` (plain JSON that tests
-keep equal to pygls' answer).  When the import is done it hands the stream over
+standard library, reads the client's stream itself, answers the `initialize` request
+from `initialize_result` (plain JSON that tests keep equal to pygls' answer), and
+imports the server on a thread meanwhile.  When the import is done it hands the stream over
 (`lsp.serve_stdio`): pygls gets the initialize request too, so client capabilities,
 the position encoding, workspace folders and settings are known exactly as if it had
 answered it (its own answer is dropped), then every message that arrived meanwhile,
@@ -17,8 +17,10 @@ import importlib
 import json
 import logging
 import os
+import queue
 import sys
 import threading
+import time
 from typing import BinaryIO
 
 from torch_lsp.initialize_result import can_answer, initialize_result
@@ -27,6 +29,7 @@ from torch_lsp.message_framing import ClientStream, StdinChunks, framed
 # "0" leaves `initialize` to pygls (tests compare the two answers).
 EARLY_INITIALIZE_ENV = "TORCH_LSP_EARLY_INITIALIZE"
 GIL_SWITCH_INTERVAL_S = 0.001  # Python's default is 5 ms
+FIRST_MESSAGE_WAIT_S = 0.1
 
 log = logging.getLogger(__name__)
 
@@ -59,39 +62,62 @@ class ServerImport:
 def serve_stdio() -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="torch-lsp: %(levelname)s %(message)s")
     # Checks run on threads of their own and hold the GIL but for the switch interval: a
-    # shorter one lets a hover (request thread) or a message (event loop) in sooner, and,
-    # at start-up, lets the initialize answer past the import thread.
+    # shorter one lets a hover (request thread) or a message (event loop) in sooner.
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
-    stream = ClientStream(StdinChunks(sys.stdin.buffer))
-    server = ServerImport(stream.chunks)
     answer_early = os.environ.get(EARLY_INITIALIZE_ENV, "1") != "0"
-    answered = read_until_loaded(stream, server, sys.stdout.buffer if answer_early else None)
-    return server.result().serve_stdio(stream, answered)
+    reader = EarlyReader(ClientStream(StdinChunks(sys.stdin.buffer)), sys.stdout.buffer if answer_early else None)
+    # The client's `initialize` is usually in the pipe before this interpreter has started:
+    # answered before the import begins, it never waits for a busy machine to switch
+    # threads.  A client slower than that is answered while the import runs.
+    reader.read_first(FIRST_MESSAGE_WAIT_S)
+    server = ServerImport(reader.stream.chunks)
+    reader.read_until_loaded()
+    return server.result().serve_stdio(reader.stream, reader.answered)
 
 
-def read_until_loaded(stream: ClientStream, server: ServerImport, stdout: BinaryIO | None) -> dict:
-    """Cut the client's messages into `stream.bodies` until the server has loaded and the
-    first message came (or the stream ended); the first, if it is `initialize`, is
-    answered on `stdout` (unless None).  Returns {request id: result} of what was answered."""
-    answered: dict = {}
-    first_seen = loaded = False
-    while not (loaded and (first_seen or stream.ended)):
-        chunk = stream.chunks.get()
-        if chunk is None:
-            loaded = True
-        elif not chunk:
-            stream.ended = True
-        else:
-            for body in stream.framer.feed(chunk):
-                if not first_seen and stdout is not None:
-                    answered = answer_initialize(body, stdout)
-                first_seen = True
-                stream.bodies.append(body)
-    return answered
+class EarlyReader:
+    """The client's stream while the server loads: messages cut into `stream.bodies`, the
+    first answered on `stdout` (unless None) if it is `initialize`."""
+
+    def __init__(self, stream: ClientStream, stdout: BinaryIO | None) -> None:
+        self.stream = stream
+        self.stdout = stdout
+        self.answered: dict = {}  # {request id: result} of what was answered here
+
+    def read_first(self, wait_s: float) -> None:
+        """Read until the first message came (and was answered), the stream ended, or `wait_s` passed."""
+        deadline = time.monotonic() + wait_s
+        while not self.stream.bodies and not self.stream.ended:
+            try:
+                chunk = self.stream.chunks.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                return
+            self._take(chunk)
+
+    def read_until_loaded(self) -> None:
+        """Read until the server has loaded (`StdinChunks.wake`) and the first message came
+        or the stream ended."""
+        loaded = False
+        while not (loaded and (self.stream.bodies or self.stream.ended)):
+            chunk = self.stream.chunks.get()
+            if chunk is None:
+                loaded = True
+            else:
+                self._take(chunk)
+
+    def _take(self, chunk: bytes) -> None:
+        if not chunk:
+            self.stream.ended = True
+            return
+        for body in self.stream.framer.feed(chunk):
+            if not self.stream.bodies and self.stdout is not None:
+                self.answered = answer_initialize(body, self.stdout)
+            self.stream.bodies.append(body)
 
 
 def answer_initialize(body: bytes, stdout: BinaryIO) -> dict:
-    """Answer `body` if it is an `initialize` request pygls would accept as it is."""
+    """Answer `body` if it is an `initialize` request pygls would accept as it is;
+    {request id: result} of the answer."""
     try:
         message = json.loads(body)
     except ValueError:
