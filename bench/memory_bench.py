@@ -8,6 +8,7 @@ waits for the diagnostics published for its version, so each one is a full check
 """
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +58,9 @@ def measure(root: Path, data_dir: Path, documents: int, lines: int, edits: int, 
             for done in range(0, more_edits, step):
                 _edit_round_robin(session, paths, min(step, more_edits - done), first=edits + done)
                 figures.growth.append((done + min(step, more_edits - done), server_bench.resident_memory_mib(pid)[0]))
+                # As it goes (stderr), so that a long run stopped early still tells its trend.
+                print(f"memory growth: {figures.growth[-1][0]:,} further edits, RSS {figures.growth[-1][1]:.1f} MiB, "
+                      f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
             figures.more_edit_seconds = time.perf_counter() - started
             time.sleep(1.0)
             figures.more_edits = more_edits

@@ -38,6 +38,7 @@ from torch_lsp.codeactions.shape_annotation import REFACTOR, name_sizes_action
 from torch_lsp.dependents import importers_of
 from torch_lsp.diagnostics import all_rules
 from torch_lsp.documents import CheckedVersion, DocumentSettings, DocumentStore, OpenDocument
+from torch_lsp.initialize_result import SERVER_NAME
 from torch_lsp.message_framing import ClientStream
 from torch_lsp.message_stream import TorchProtocol, serve_stream
 from torch_lsp.notebook_sync import (
@@ -74,7 +75,6 @@ from torch_lsp.shapes.probe.results import hover_with_memory, hover_with_probe, 
 from torch_lsp.shapes.probe.session import ProbeSession, probe_report_of
 from torch_lsp.workspace_diagnostics import WorkspaceDiagnostics
 
-SERVER_NAME = "torch-lsp"
 CHANGE_DEBOUNCE_S = 0.075
 
 log = logging.getLogger(__name__)
