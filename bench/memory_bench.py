@@ -43,6 +43,7 @@ def measure(root: Path, data_dir: Path, documents: int, lines: int, edits: int, 
     figures = MemoryFigures(documents, lines)
     pid = session.client.process.pid
     try:
+        server_bench.wait_until_serving(session)
         time.sleep(0.5)
         figures.idle_mib, _ = server_bench.resident_memory_mib(pid)
         paths = server_bench.open_generated(session, data_dir, "memory_", documents, lines, first_variant=500)

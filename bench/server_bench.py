@@ -74,6 +74,13 @@ def start_session(root: Path, log_path: Path, pulls: bool = False, refreshes: bo
     return ServerSession(client, _is_incremental(capabilities), response.at - client.spawned_at)
 
 
+def wait_until_serving(session: ServerSession) -> None:
+    """Returns once the server answers a request beyond `initialize` (torch-lsp answers
+    `initialize` while it is still loading)."""
+    session.client.request("textDocument/hover", {"textDocument": {"uri": "file:///not-open.py"},
+                                                  "position": {"line": 0, "character": 0}}, WAIT_S)
+
+
 def _initialize_params(root: Path, pulls: bool = False, refreshes: bool = False) -> dict:
     return {
         "processId": None,
