@@ -240,6 +240,7 @@ def measure_exit(root: Path, log_path: Path, way: str, path: Path, text: str) ->
     session = start_session(root, log_path)
     client = session.client
     try:
+        wait_until_serving(session)  # a check of `text` is what it leaves during, not the start-up
         client.notify("textDocument/didOpen", {
             "textDocument": {"uri": path.as_uri(), "languageId": "python", "version": 1, "text": text}})
         time.sleep(0.3)  # the check has started

@@ -40,6 +40,8 @@ _HEADER_END = re.compile(rb"\r?\n\r?\n")
 # A Content-Length header line inside what should be a body: the declared length ran
 # into the next message (a raw line break cannot occur inside a JSON string).
 _HEADER_LINE_IN_BODY = re.compile(rb"content-length[ \t]*:[ \t]*\d+[ \t]*\r?\n", re.IGNORECASE)
+EXIT_AFTER_SHUTDOWN = 0
+EXIT_WITHOUT_SHUTDOWN = 1
 # What pygls writes before each body; the start-up path writes the same.
 CONTENT_TYPE = "application/vscode-jsonrpc; charset=utf-8"
 

@@ -27,13 +27,11 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInva
 from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
 
-from torch_lsp.message_framing import ClientStream
+from torch_lsp.message_framing import EXIT_AFTER_SHUTDOWN, EXIT_WITHOUT_SHUTDOWN, ClientStream
 
 log = logging.getLogger(__name__)
 
 MAX_FIELD_ERRORS_SHOWN = 3
-EXIT_AFTER_SHUTDOWN = 0
-EXIT_WITHOUT_SHUTDOWN = 1
 _NOT_ANSWERED = object()
 
 

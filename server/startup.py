@@ -10,6 +10,8 @@ imports the server on a thread meanwhile.  When the import is done it hands the 
 the position encoding, workspace folders and settings are known exactly as if it had
 answered it (its own answer is dropped), then every message that arrived meanwhile,
 in order, then the rest of the stream.  Nothing is answered twice, nothing is lost.
+A client that leaves without `shutdown` while the server loads (closing the stream, or
+`exit`) ends the process at once, with 1, as it would later.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ import time
 from typing import BinaryIO
 
 from torch_lsp.initialize_result import can_answer, initialize_result
-from torch_lsp.message_framing import ClientStream, StdinChunks, framed
+from torch_lsp.message_framing import EXIT_WITHOUT_SHUTDOWN, ClientStream, StdinChunks, framed
 
 # "0" leaves `initialize` to pygls (tests compare the two answers).
 EARLY_INITIALIZE_ENV = "TORCH_LSP_EARLY_INITIALIZE"
@@ -70,9 +72,23 @@ def serve_stdio() -> int:
     # answered before the import begins, it never waits for a busy machine to switch
     # threads.  A client slower than that is answered while the import runs.
     reader.read_first(FIRST_MESSAGE_WAIT_S)
+    if reader.left_without_shutdown():
+        leave(EXIT_WITHOUT_SHUTDOWN)
     server = ServerImport(reader.stream.chunks)
-    reader.read_until_loaded()
+    if not reader.read_until_loaded():
+        leave(EXIT_WITHOUT_SHUTDOWN)
     return server.result().serve_stdio(reader.stream, reader.answered)
+
+
+def leave(code: int) -> None:
+    """End the process now: the client left without `shutdown` before the server had
+    loaded, so nothing waits for an answer; the import thread is not waited for."""
+    for output in (sys.stdout, sys.stderr):
+        try:
+            output.flush()
+        except (ValueError, OSError):
+            pass
+    os._exit(code)
 
 
 class EarlyReader:
@@ -83,6 +99,7 @@ class EarlyReader:
         self.stream = stream
         self.stdout = stdout
         self.answered: dict = {}  # {request id: result} of what was answered here
+        self.goodbyes: set[str] = set()  # `shutdown`, `exit`: which of them came
 
     def read_first(self, wait_s: float) -> None:
         """Read until the first message came (and was answered), the stream ended, or `wait_s` passed."""
@@ -94,9 +111,10 @@ class EarlyReader:
                 return
             self._take(chunk)
 
-    def read_until_loaded(self) -> None:
+    def read_until_loaded(self) -> bool:
         """Read until the server has loaded (`StdinChunks.wake`) and the first message came
-        or the stream ended."""
+        or the stream ended; False, without waiting for the server, when the client left
+        (the stream or an `exit` notification) without asking for `shutdown`."""
         loaded = False
         while not (loaded and (self.stream.bodies or self.stream.ended)):
             chunk = self.stream.chunks.get()
@@ -104,6 +122,16 @@ class EarlyReader:
                 loaded = True
             else:
                 self._take(chunk)
+                if self.left_without_shutdown():
+                    return False
+        return True
+
+    def left_without_shutdown(self) -> bool:
+        """The client closed the stream or said `exit`, and asked for no `shutdown` first:
+        the process ends with 1 whatever else it sent."""
+        if "shutdown" in self.goodbyes:
+            return False
+        return self.stream.ended or "exit" in self.goodbyes
 
     def _take(self, chunk: bytes) -> None:
         if not chunk:
@@ -113,6 +141,20 @@ class EarlyReader:
             if not self.stream.bodies and self.stdout is not None:
                 self.answered = answer_initialize(body, self.stdout)
             self.stream.bodies.append(body)
+            method = _method_of(body)
+            if method in ("shutdown", "exit"):
+                self.goodbyes.add(method)
+
+
+def _method_of(body: bytes) -> str | None:
+    """The method of a request or notification body (None when it has none, or is not JSON)."""
+    if b"shutdown" not in body and b"exit" not in body:
+        return None  # the common case, without parsing
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    return message.get("method") if isinstance(message, dict) else None
 
 
 def answer_initialize(body: bytes, stdout: BinaryIO) -> dict:

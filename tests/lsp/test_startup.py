@@ -92,11 +92,15 @@ SHUTDOWN_AND_EXIT = [{"jsonrpc": "2.0", "id": 1, "method": "shutdown", "params":
                      {"jsonrpc": "2.0", "method": "exit", "params": None}]
 
 
-@pytest.mark.parametrize("goodbye, code, answered", [("shutdown and exit", 0, [0, 1]), ("stdin closed", 1, [0])])
+GOODBYES = {"shutdown and exit": SHUTDOWN_AND_EXIT, "exit alone": SHUTDOWN_AND_EXIT[1:], "stdin closed": []}
+
+
+@pytest.mark.parametrize("goodbye, code, answered", [("shutdown and exit", 0, [0, 1]), ("exit alone", 1, [0]),
+                                                     ("stdin closed", 1, [0])])
 def test_a_client_that_leaves_before_pygls_has_loaded_ends_the_server(goodbye, code, answered):
     server = RawServer()
     try:
-        messages = [INITIALIZE] + (SHUTDOWN_AND_EXIT if goodbye == "shutdown and exit" else [])
+        messages = [INITIALIZE] + GOODBYES[goodbye]
         server.send_bytes(b"".join(frame(message) for message in messages))
         if goodbye == "stdin closed":
             server.process.stdin.close()
