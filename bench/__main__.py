@@ -131,7 +131,8 @@ def cost_rows(path: Path, parse_seconds: float, runs: Runs, shown: int = 5) -> l
     source = path.read_text(encoding="utf-8")
     shapes = check_bench.shape_pass_seconds(source, str(path), runs.parse)
     floor = check_bench.shape_pass_seconds(source, str(path), runs.parse, per_context=False)
-    rows.append(Row("  breakdown: shape pass (infer_shapes)", label, ms(shapes), f"{shapes / parse_seconds:.1f}x ast.parse"))
+    rows.append(Row("  breakdown: shape pass (infer_shapes)", label, ms(shapes),
+                    f"{shapes / parse_seconds:.1f}x ast.parse"))
     rows.append(Row("  breakdown: shape pass, no per-context runs", label, ms(floor),
                     f"{floor / parse_seconds:.1f}x ast.parse; the floor for function summaries"))
     costly = [(code, seconds) for code, seconds in costs.items() if seconds >= 0.02 * analyze_seconds]
