@@ -29,6 +29,7 @@ from torch_lsp.fact_cache import FactCache
 from torch_lsp.incremental_parse import ParsedVersion, reparse_edit
 from torch_lsp.parsing import SyntaxIssue, parse_source
 from torch_lsp.roles import ScopeRoles, compute_roles
+from torch_lsp.statement_facts import StatementFacts
 from torch_lsp.syntax_nodes import argument, call_name, keyword
 from torch_lsp.text import LineIndex
 
@@ -132,6 +133,8 @@ class Analysis:
         # An edit of `previous` re-parses only the top-level statements it touched.
         tree = reparse_edit(previous, source) if previous is not None else None
         self.tree, self.syntax_errors = (tree, []) if tree is not None else parse_source(source)
+        # Facts of single top-level statements: those the edit left untouched keep theirs.
+        self.statement_facts = StatementFacts(self.tree, previous.statements if tree is not None else None)
         self.imports: dict[str, str] = {}
         self._call_qualnames: dict[int, str | None] = {}
         self._accelerator_moves: dict[bool, bool] = {}
@@ -155,7 +158,7 @@ class Analysis:
     @property
     def parsed(self) -> ParsedVersion:
         """This version's text and tree, for parsing the next version as an edit of it."""
-        return ParsedVersion(self.source, self.lines, self.tree, self.syntax_errors)
+        return ParsedVersion(self.source, self.lines, self.tree, self.syntax_errors, self.statement_facts)
 
     # ------------------------------------------------------------------ names
     def _collect_imports(self) -> None:

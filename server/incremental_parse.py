@@ -25,17 +25,20 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from torch_lsp.parsing import BYTE_ORDER_MARK, SyntaxIssue, _parse
+from torch_lsp.statement_facts import StatementFacts
 from torch_lsp.text import LineIndex, well_formed
 
 
 @dataclass(frozen=True)
 class ParsedVersion:
-    """A version's text, its line index, and the tree and syntax errors `parse_source` gave."""
+    """A version's text, its line index, the tree and syntax errors `parse_source` gave, and
+    the facts about its top-level statements (which a next version sharing them reuses)."""
 
     source: str
     lines: LineIndex
     tree: ast.Module
     syntax_errors: list[SyntaxIssue]
+    statements: StatementFacts | None = None
 
 
 def reparse_edit(previous: ParsedVersion, source: str) -> ast.Module | None:
