@@ -104,7 +104,7 @@ class CheckScheduler:
         self._first_passes: dict[tuple, asyncio.Future] = {}
         self._complete_passes: dict[tuple, asyncio.Future] = {}
         self._background_tasks: set[asyncio.Task] = set()
-        self._check_seconds: dict[str, float] = {}  # per document: how long its last check took
+        self._check_seconds: dict[str, float] = {}  # per document: how long its last first pass took
         self._last_collection = 0.0
         self._collection_waits = False  # a collection is asked for, once the interval has passed
         # Requests about checked versions never queue behind checks of other documents.
@@ -123,9 +123,10 @@ class CheckScheduler:
 
     def check_after_edit(self, uri: str) -> None:
         """Check and publish an edited document (push clients only): at once when its last
-        check was quicker than the debounce delay, else after the delay, a further edit
-        restarting it; either way, not before the checks running now are over, so that the
-        edits made meanwhile are checked once, at their newest version."""
+        first pass (the part of a check that a further edit cannot stop) was quicker than the
+        debounce delay, else after the delay, a further edit restarting it; either way, not
+        before the checks running now are over, so that the edits made meanwhile are checked
+        once, at their newest version."""
         if not INCREMENTAL:
             self.check_soon(uri, CHANGE_DEBOUNCE_S)
             return
@@ -412,8 +413,10 @@ class CheckScheduler:
             # published).  Frozen, they are left to the periodic full collection, which
             # unfreezes first; what a version holds is freed by reference counting anyway.
             gc.freeze()
-        seconds = time.perf_counter() - started
-        self._check_seconds[document.uri] = seconds + (self._check_seconds.get(document.uri, 0.0) if completes else 0.0)
+        if not completes:
+            # The part of a check that runs even when an edit makes it stale (a stale
+            # version's complete pass is not started): what the debounce weighs.
+            self._check_seconds[document.uri] = time.perf_counter() - started
         return CheckedVersion(document.version, generation, result, diagnostics, problems)
 
     def _edited_from(self, uri: str) -> ParsedVersion | None:
