@@ -274,6 +274,12 @@ def edit_rows(runs: Runs) -> list[Row]:
             rows.append(Row(f"edit (1 char in a function) -> {what}", lines_label(figures.lines), ms(now),
                             f"{now / parse:.1f}x ast.parse ({ms(parse)}){target}; whole-file {ms(before)} "
                             f"({before / parse:.1f}x); {spread(samples['incremental'])}"))
+        costs = edit_bench.check_costs(figures.lines, max(3, runs.parse // 3))
+        for part, label in (("analyze", "parse in part + eager facts"), ("rules", "every rule but the shape rules"),
+                            ("shapes", "shape pass + shape rules")):
+            rows.append(Row(f"  edit check in process: {label}", lines_label(figures.lines), ms(costs[part]),
+                            f"{costs[part] / costs['ast.parse']:.1f}x ast.parse ({ms(costs['ast.parse'])}, "
+                            f"collector paused)"))
     return rows
 
 
