@@ -39,7 +39,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol.language_server import lsp_method
 
 from torch_lsp import __version__
-from torch_lsp.check_scheduler import CONFIGURATION_TIMEOUT_S, CheckScheduler
+from torch_lsp.check_scheduler import CHANGE_DEBOUNCE_S, CONFIGURATION_TIMEOUT_S, CheckScheduler
 from torch_lsp.codeactions import FIX_ALL, QUICKFIX, actions_for, build_fix, fix_all_action, fix_offers_at
 from torch_lsp.codeactions.shape_annotation import REFACTOR, name_sizes_action
 from torch_lsp.dependents import importers_of
@@ -81,7 +81,6 @@ from torch_lsp.shapes.probe.session import ProbeSession, probe_report_of
 from torch_lsp.workspace_diagnostics import WorkspaceDiagnostics
 
 SERVER_NAME = "torch-lsp"
-CHANGE_DEBOUNCE_S = 0.075
 GIL_SWITCH_INTERVAL_S = 0.001  # Python's default is 5 ms
 
 log = logging.getLogger(__name__)
@@ -409,7 +408,7 @@ def create_server() -> TorchLanguageServer:
         uri = params.text_document.uri
         changes = content_changes(params)
         if ls.documents.change(uri, params.text_document.version, changes, ls.encoding) is not None:
-            ls.scheduler.check_soon(uri, CHANGE_DEBOUNCE_S)
+            ls.scheduler.check_after_edit(uri)
             ls.recheck_importers(uri, CHANGE_DEBOUNCE_S)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
