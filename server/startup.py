@@ -5,8 +5,8 @@ most of a second, and more on a busy machine; an editor waits for the `initializ
 answer before it sends anything else.  So this module, which imports only the
 standard library, reads the client's stream itself, answers the `initialize` request
 from `initialize_result` (plain JSON that tests keep equal to pygls' answer), and
-imports the server on a thread meanwhile.  When the import is done it hands the stream over
-(`lsp.serve_stdio`): pygls gets the initialize request too, so client capabilities,
+imports the server on a thread meanwhile.  When the import is done it hands the stream
+over (`lsp.serve_stdio`): pygls gets the initialize request too, so client capabilities,
 the position encoding, workspace folders and settings are known exactly as if it had
 answered it (its own answer is dropped), then every message that arrived meanwhile,
 in order, then the rest of the stream.  Nothing is answered twice, nothing is lost.
@@ -33,8 +33,6 @@ EARLY_INITIALIZE_ENV = "TORCH_LSP_EARLY_INITIALIZE"
 GIL_SWITCH_INTERVAL_S = 0.001  # Python's default is 5 ms
 FIRST_MESSAGE_WAIT_S = 0.1
 
-log = logging.getLogger(__name__)
-
 
 class ServerImport:
     """`torch_lsp.lsp`, imported on a thread; `chunks.wake()` when it is done."""
@@ -42,7 +40,6 @@ class ServerImport:
     def __init__(self, chunks: StdinChunks) -> None:
         self.module = None
         self.error: BaseException | None = None
-        self.done = False
         self._thread = threading.Thread(target=self._load, args=(chunks,), name="torch-lsp-import", daemon=True)
         self._thread.start()
 
