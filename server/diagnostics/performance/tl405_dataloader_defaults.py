@@ -95,6 +95,9 @@ class DataLoaderDefaults(Rule):
                 if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == value.value.id
                        for n in ast.walk(function.node)) and not function.is_module:
                     return True
+                bound = analysis.roles_for(function).assignments.get(value.value.id, ())
+                if any(_returns_closure(analysis, a.value) for a in bound if not a.unpacked):
+                    return True  # `collate_fn = get_collate_fn(pad_index)` hands out a nested function
         return False
 
     def _toy_dataset(self, call: ast.Call) -> bool:
@@ -103,3 +106,18 @@ class DataLoaderDefaults(Rule):
         if isinstance(dataset, (ast.List, ast.Tuple)):
             return True
         return isinstance(dataset, ast.Call) and isinstance(dataset.func, ast.Name) and dataset.func.id in ("range", "list")
+
+
+def _returns_closure(analysis: Analysis, value: ast.AST | None) -> bool:
+    """`make_collate(pad)` where the file's `make_collate` returns a function it defines
+    inside itself, or a lambda: a local object that spawned workers cannot unpickle."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+        return False
+    for factory in analysis.function_named(value.func.id):
+        nested = {n.name for n in ast.walk(factory.node)
+                  if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not factory.node}
+        for node in ast.walk(factory.node):
+            if isinstance(node, ast.Return) and (isinstance(node.value, ast.Lambda) or (
+                    isinstance(node.value, ast.Name) and node.value.id in nested)):
+                return True
+    return False

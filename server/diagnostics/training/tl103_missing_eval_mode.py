@@ -13,7 +13,7 @@ from torch_lsp.analysis import (
 )
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import FixInfo, Finding, Related, Rule
-from torch_lsp.mode_behaviour import constructed_class_is_mode_independent
+from torch_lsp.mode_behaviour import attribute_is_mode_independent, constructed_class_is_mode_independent
 from torch_lsp.roles import MODEL_WRAPPERS, constructed_kind
 from torch_lsp.syntax_nodes import call_name
 
@@ -96,6 +96,8 @@ class MissingEvalMode(Rule):
                 continue
             if self_model_switched(analysis, run.function.class_node, run.model[len("self."):]):
                 continue  # the class manages the model's mode (in another method)
+            if attribute_is_mode_independent(analysis, run.function.class_node, run.model[len("self."):]):
+                continue  # a fixed filter built of convolutions and pads: eval mode changes nothing
             message = (
                 f"`{run.model}` runs in an evaluation context but is never put in eval mode, so dropout and "
                 f"batch-norm behave as in training. Call `{run.model}.eval()` first."

@@ -94,6 +94,18 @@ class FactoryWithoutDevice(Rule):
                 yield self.finding(call, message, f"Add `device={inputs[0]}.device`", data={"input": inputs[0]})
 
     def _moved_right_away(self, analysis: Analysis, call: ast.Call) -> bool:
+        """The new tensor, or what a chain of its own methods makes of it (`torch.arange(n)
+        .unsqueeze(0).repeat(b, 1).to(self.device)`), is moved before anything else sees it."""
+        while True:
+            parent = analysis.parents.get(call)
+            holder = analysis.parents.get(parent) if isinstance(parent, ast.Attribute) else None
+            if self._moved_here(analysis, call):
+                return True
+            if not (isinstance(holder, ast.Call) and holder.func is parent and parent.attr in _SAME_DEVICE_METHODS):
+                return False
+            call = holder
+
+    def _moved_here(self, analysis: Analysis, call: ast.Call) -> bool:
         parent = analysis.parents.get(call)
         if isinstance(parent, ast.Attribute) and parent.attr in ("to", "cuda", "type_as", "to_device"):
             return True
@@ -187,6 +199,12 @@ def _plain_number(analysis: Analysis, function: FunctionInfo, expr: ast.AST) -> 
 
 
 _METADATA = {"dtype", "shape", "ndim", "layout", "is_cuda", "device"}
+# Tensor methods whose result stays where the tensor is (and mixes with nothing else).
+_SAME_DEVICE_METHODS = {
+    "unsqueeze", "squeeze", "repeat", "expand", "view", "reshape", "flatten", "transpose", "permute", "t",
+    "contiguous", "clone", "fill_", "zero_", "long", "float", "int", "bool", "half", "double", "byte",
+    "flip", "triu", "tril", "triu_", "tril_", "fill_diagonal_",
+}
 _SIZED_FACTORIES = {"zeros", "ones", "empty", "full", "rand", "randn"}  # size first (`full` then its fill value)
 
 
