@@ -19,7 +19,8 @@ class ModuleMoveInLoop(Rule):
     Flags a module (a model or a loss module) moved with `.to(...)`, `.cuda()` or `.cpu()`
     inside a loop. Moving data batches in a loop is fine, and so is a module the same loop
     also moves elsewhere (`m.eval().cpu()` to save a checkpoint, then `m.to(device)` back):
-    hoisting either move would leave it on the wrong device.
+    hoisting either move would leave it on the wrong device. Neither is a move to a device
+    the loop changes (`for device in ["cpu", "cuda"]: model.to(device)`).
 
     ## Why is this bad
     After the first iteration the move does nothing useful but still walks every parameter

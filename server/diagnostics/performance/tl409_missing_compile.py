@@ -17,7 +17,9 @@ class MissingCompile(Rule):
     ## What it does
     Flags a file that trains a model (backward and optimizer steps in a loop) without ever
     calling `torch.compile`. Not in test files, nor for a loop of a literal few steps
-    (`for _ in range(10)`, a demo the compile warm-up would not pay back). Off by default:
+    (`for _ in range(10)`, a demo the compile warm-up would not pay back), nor for a model
+    built from `nn.LSTM`/`nn.GRU`/`nn.RNN` (Dynamo graph-breaks at them, so compiling
+    captures little). Off by default:
     enable it with `extend-select = ["TL409"]`.
 
     ## Why is this bad

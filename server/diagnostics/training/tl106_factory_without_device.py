@@ -26,14 +26,15 @@ class FactoryWithoutDevice(Rule):
     ## What it does
     Flags a tensor factory (`torch.zeros`, `torch.arange`, `torch.eye`, `torch.tensor([...])`,
     …) called without `device=` inside an `nn.Module.forward` that receives tensors.
-    A 0-d tensor (`torch.rand([])`, `torch.tensor(2.0)`) is not flagged: PyTorch moves a
-    0-d CPU tensor to the GPU by itself. Neither is a tensor that only becomes a Python
-    number (`torch.rand(1).item()`), a one-element draw compared only to decide a branch
-    (`if torch.rand(1) < p:`), nor a mask compared only with plain numbers and used as an
-    index (`x[:, torch.rand(n) < self.config.keep]`), nor one whose only use is reading its
-    metadata (`torch.tensor([0.0]).dtype`). A tensor passed inside a tuple to a submodule
-    (`self.lstm(x, (h, c))`) meets that submodule's inputs, so it is flagged like one passed
-    directly.
+    A 0-d tensor (`torch.rand([])`, `torch.tensor(2.0)`) is not flagged: PyTorch moves a 0-d
+    CPU tensor to the GPU by itself. Neither is a tensor that only becomes a Python number
+    (`torch.rand(1).item()`), a one-element draw compared only to decide a branch
+    (`if torch.rand(1) < p:`), nor a mask compared only with plain numbers and used as an index
+    (`x[:, torch.rand(n) < self.config.keep]`), nor one whose only use is reading its
+    metadata (`torch.tensor([0.0]).dtype`), nor one moved right away, also through a chain
+    of its own methods (`torch.arange(n).unsqueeze(0).repeat(b, 1).to(self.device)`). A
+    tensor passed inside a tuple to a submodule (`self.lstm(x, (h, c))`) meets that
+    submodule's inputs, so it is flagged like one passed directly.
 
     ## Why is this bad
     The new tensor is created on the CPU while the module's inputs live on the GPU, so the
