@@ -29,7 +29,9 @@ class TorchLoadUnsafe(Rule):
     used as a module (`decoder = checkpoint["decoder"]; decoder.eval()`), or a load that is
     returned or bound to a model name sits in a file that `torch.save`s whole models, the
     finding says so instead: 2.6 and later refuse such a file by default, so the advice is a
-    `state_dict()` or `weights_only=False` for a trusted file, and no fix is offered.
+    `state_dict()` or `weights_only=False` for a trusted file, and no fix is offered.  Not
+    flagged: a load in a branch on the caller's own `weights_only` (`if not weights_only:`),
+    or in an `except TypeError:` fallback for a PyTorch whose `torch.load` lacks the keyword.
 
     ## Why is this bad
     Before 2.6, `torch.load` unpickles whatever the file holds, and unpickling runs code:
@@ -65,6 +67,8 @@ class TorchLoadUnsafe(Rule):
         for call in calls_of(analysis, "torch.load"):
             if keyword(call, "weights_only") is not None or has_star_args(call):
                 continue
+            if _chosen_or_fallback(analysis, call):
+                continue  # the caller's `weights_only=False`, or the fallback for a torch without the keyword
             name = node_text(analysis.lines, call.func)
             module_use = _loaded_module_use(analysis, call)
             if module_use is not None:
@@ -98,14 +102,29 @@ class TorchLoadUnsafe(Rule):
         return finding
 
 
+def _chosen_or_fallback(analysis: "Analysis", call: ast.Call) -> bool:
+    """Inside `if not weights_only:` (the caller chose to unpickle), or in an `except
+    TypeError:` handler (the fallback for a PyTorch whose `torch.load` has no `weights_only`)."""
+    child, parent = call, analysis.parents.get(call)
+    while parent is not None:
+        if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test and any(
+                isinstance(n, ast.Name) and n.id == "weights_only" for n in ast.walk(parent.test)):
+            return True
+        if isinstance(parent, ast.ExceptHandler) and parent.type is not None and any(
+                isinstance(n, ast.Name) and n.id == "TypeError" for n in ast.walk(parent.type)):
+            return True
+        child, parent = parent, analysis.parents.get(parent)
+    return False
+
+
 # Methods only a module has: calling one on what `torch.load` returned shows a pickled module.
 _MODULE_METHODS = {"eval", "train", "parameters", "named_parameters", "modules", "named_modules", "children",
                    "state_dict", "load_state_dict", "zero_grad"}
 
 
 def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:
-    """Where what this `torch.load` returns is used as a module: a module method on it, on
-    an entry of it (`decoder = checkpoint["decoder"]`) or on a rebinding of that
+    """Where what this `torch.load` returns is used as a module: called, or given a module
+    method, itself, an entry of it (`decoder = checkpoint["decoder"]`) or a rebinding of that
     (`decoder = decoder.to(device)`); or, for a load returned or bound to a model name, a
     `torch.save` of a model object in the file (it pickles whole modules).  None when
     nothing says so."""
@@ -136,8 +155,11 @@ def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:
             if isinstance(value, ast.Name) and value.id in names and stmt.lineno > call.lineno:
                 names.add(stmt.targets[0].id)
     for node in ast.walk(function.node):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.lineno > call.lineno \
-                and call_name(node) in _MODULE_METHODS and isinstance(node.func.value, ast.Name) \
-                and node.func.value.id in names:
+        if not isinstance(node, ast.Call) or node.lineno <= call.lineno:
+            continue
+        if isinstance(node.func, ast.Name) and node.func.id in names:
+            return node  # `out = model(x)`: what was loaded is run
+        if isinstance(node.func, ast.Attribute) and call_name(node) in _MODULE_METHODS \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in names:
             return node
     return None
