@@ -31,7 +31,9 @@ class TorchLoadUnsafe(Rule):
     finding says so instead: 2.6 and later refuse such a file by default, so the advice is a
     `state_dict()` or `weights_only=False` for a trusted file, and no fix is offered.  Not
     flagged: a load in a branch on the caller's own `weights_only` (`if not weights_only:`),
-    or in an `except TypeError:` fallback for a PyTorch whose `torch.load` lacks the keyword.
+    or in an `except TypeError:` fallback for a PyTorch whose `torch.load` lacks the keyword,
+    nor one reading an `io.BytesIO` in a function that also `torch.save`s into one (a
+    round trip of the program's own objects, as when ranks broadcast them).
 
     ## Why is this bad
     Before 2.6, `torch.load` unpickles whatever the file holds, and unpickling runs code:
@@ -67,8 +69,8 @@ class TorchLoadUnsafe(Rule):
         for call in calls_of(analysis, "torch.load"):
             if keyword(call, "weights_only") is not None or has_star_args(call):
                 continue
-            if _chosen_or_fallback(analysis, call):
-                continue  # the caller's `weights_only=False`, or the fallback for a torch without the keyword
+            if _chosen_or_fallback(analysis, call) or _reads_own_bytes(analysis, call):
+                continue  # the caller's choice, a fallback for an old torch, or bytes this program made
             name = node_text(analysis.lines, call.func)
             module_use = _loaded_module_use(analysis, call)
             if module_use is not None:
@@ -115,6 +117,27 @@ def _chosen_or_fallback(analysis: "Analysis", call: ast.Call) -> bool:
             return True
         child, parent = parent, analysis.parents.get(parent)
     return False
+
+
+def _reads_own_bytes(analysis: "Analysis", call: ast.Call) -> bool:
+    """`torch.load(buffer)` of an `io.BytesIO` in a function that itself `torch.save`s into an
+    `io.BytesIO`: a round trip of objects the program serialised (a broadcast between the
+    ranks of one job), not bytes from outside."""
+    function = analysis.context(call).function
+    saves_to_memory = any(
+        analysis.call_qualname(c) == "torch.save" and len(c.args) > 1 and _is_bytes_buffer(analysis, c.args[1], c)
+        for c in function.calls)
+    return saves_to_memory and _is_bytes_buffer(analysis, argument(call, 0, "f"), call)
+
+
+def _is_bytes_buffer(analysis: "Analysis", value: ast.AST | None, at: ast.AST) -> bool:
+    if isinstance(value, ast.Call):
+        return analysis.call_qualname(value) == "io.BytesIO"
+    if not isinstance(value, ast.Name):
+        return False
+    bound = analysis.roles_for(at).assignments.get(value.id, ())
+    return bool(bound) and all(isinstance(a.value, ast.Call) and analysis.call_qualname(a.value) == "io.BytesIO"
+                               for a in bound)
 
 
 # Methods only a module has: calling one on what `torch.load` returned shows a pickled module.
