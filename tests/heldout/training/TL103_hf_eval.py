@@ -1,5 +1,6 @@
-"""TL103 probe: HF-style `model(**batch)` evaluation and a trainer's `validate` on `self.model`, both under
-no_grad without `.eval()`; near misses switch mode first (on the attribute, or on the model they return)."""
+"""TL103 probe: HF-style `model(**batch)` evaluation of a model passed in, and a `test_*` function, under
+no_grad without `.eval()`; near misses switch mode first (on the attribute, or on the model they return) or
+run a model straight from `from_pretrained()`, which returns it in eval mode."""
 import torch
 from transformers import AutoModelForSequenceClassification
 
@@ -13,7 +14,7 @@ class Finetuner:
         correct = total = 0
         with torch.no_grad():
             for batch in self.val_loader:
-                out = self.model(**batch)  # expect: TL103
+                out = self.model(**batch)  # clean
                 correct += (out.logits.argmax(-1) == batch["labels"]).sum()
                 total += batch["labels"].numel()
         return correct / total
@@ -53,3 +54,11 @@ def load_for_inference(path):
     with torch.no_grad():
         warmup = model(input_ids=torch.ones(1, 8, dtype=torch.long))  # clean
     return model, warmup
+
+
+def test_intent_accuracy(classifier, batches):
+    hits = 0
+    with torch.no_grad():
+        for batch in batches:
+            hits += (classifier(**batch).logits.argmax(-1) == batch["labels"]).sum()  # expect: TL103
+    return hits
