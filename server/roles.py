@@ -299,19 +299,25 @@ class ScopeRoles:
         """Names on which `.backward()` is called in this function."""
         cached = getattr(self, "_backpropagated", None)
         if cached is None:
-            cached = set()
-            for call in self.function.calls:
-                func = call.func
-                if isinstance(func, ast.Attribute) and func.attr == "backward":
-                    base = func.value
-                    while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute):
-                        base = base.args[0] if base.func.attr == "scale" and base.args else base.func.value
-                    if isinstance(base, ast.BinOp):
-                        base = base.left
-                    if isinstance(base, ast.Name):
-                        cached.add(base.id)
+            cached = {name for name, _ in self.backward_targets()}
             self._backpropagated = cached
         return cached
+
+    def backward_targets(self) -> list[tuple[str, ast.Call]]:
+        """(name, `.backward()` call) for each backward on a name: `loss.backward()`,
+        `scaler.scale(loss).backward()`, `(loss / accum).backward()`."""
+        found = []
+        for call in self.function.calls:
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr == "backward":
+                base = func.value
+                while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute):
+                    base = base.args[0] if base.func.attr == "scale" and base.args else base.func.value
+                if isinstance(base, ast.BinOp):
+                    base = base.left
+                if isinstance(base, ast.Name):
+                    found.append((base.id, call))
+        return found
 
 
 # ------------------------------------------------------------------ compute
@@ -417,10 +423,15 @@ def _bound_to_plain_local_class(analysis: "Analysis", roles: ScopeRoles, name: s
 
 
 def _value_facts(roles: ScopeRoles) -> None:
-    """Which assignments bind graph-carrying tensors, in statement order."""
+    """Which assignments bind graph-carrying tensors, in statement order.  A binding that is
+    later `.backward()`-ed carries the graph whatever built it (`-(torch.stack(log_probs) * r).sum()`)."""
     every = sorted((a for lst in roles.assignments.values() for a in lst), key=lambda a: a.order)
+    backpropagated = {id(roles.last_assignment(name, call)) for name, call in roles.backward_targets()}
     for assignment in every:
         stmt = assignment.statement
+        if id(assignment) in backpropagated and not roles.analysis.context(stmt).grad_disabled:
+            assignment.graph = True
+            continue
         if assignment.value is None:
             continue
         if roles.analysis.context(stmt).grad_disabled:

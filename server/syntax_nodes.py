@@ -68,12 +68,14 @@ def is_none(node: ast.AST | None) -> bool:
 
 
 def accumulation(stmt: ast.stmt) -> tuple[ast.AST, ast.AST, str] | None:
-    """(container, value, kind) for `c.append(v)` ("append"), `c += v` (`c` a name or `self.c`),
-    `c = c + v` / `c = v + c` ("sum")."""
+    """(container, value, kind) for `c.append(v)` ("append"), `c.extend(v)` ("extend"), `c += v`
+    (`c` a name or `self.c`), `c = c + v` / `c = v + c` ("sum")."""
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         call = stmt.value
-        if call_name(call) == "append" and isinstance(call.func, ast.Attribute) and len(call.args) == 1:
-            return call.func.value, call.args[0], "append"
+        kind = call_name(call)
+        if kind in ("append", "extend") and isinstance(call.func, ast.Attribute) and len(call.args) == 1 \
+                and not call.keywords:
+            return call.func.value, call.args[0], kind
     if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and (
             isinstance(stmt.target, ast.Name) or is_self_attribute(stmt.target)):  # `self.total += loss` too
         return stmt.target, stmt.value, "sum"

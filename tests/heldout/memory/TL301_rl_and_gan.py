@@ -28,7 +28,9 @@ def reinforce(policy, env, optimizer, episodes, gamma=0.99):
     return episode_losses
 
 
-def train_gan(gen, disc, opt_g, opt_d, loader, z_dim=100):
+def train_gan(gen, disc, loader, z_dim=100, lr=2e-4):
+    opt_g = torch.optim.Adam(gen.parameters(), lr=lr, betas=(0.5, 0.999))
+    opt_d = torch.optim.Adam(disc.parameters(), lr=lr, betas=(0.5, 0.999))
     g_history, d_history, samples = [], [], []
     for real in loader:
         fake = gen(torch.randn(real.size(0), z_dim, device=real.device))
