@@ -80,6 +80,11 @@ def inferred_shape(analysis: "Analysis", node: ast.AST) -> InferredShape | None:
     report = infer_shapes(analysis)
     tensor = report.symbolic_tensor_at(node)
     if tensor is None or tensor.rank is None:
+        # `scores / temperature`, `-logits`: the shape pass cannot rule out that an unknown
+        # scale broadcasts to more dims; as for following dim 0, a scale is taken as a scale.
+        if isinstance(node, (ast.BinOp, ast.UnaryOp)) and not isinstance(getattr(node, "op", None), ast.MatMult):
+            scaled = _keeps_dim0_of(analysis, node)
+            return inferred_shape(analysis, scaled) if scaled is not None else None
         return None
     source = _dim0_source(analysis, node)
     built = _built_batch_first(analysis, source)

@@ -1,5 +1,6 @@
 """TL204 probe: partial checkpoint loads whose result is dropped (`strict=False` by keyword, positionally,
-and with `assign=True`); near misses log, return or check the result, or pass a variable strictness."""
+through a DDP wrapper's `.module`); near misses log, return or check the result, pass a variable strictness,
+or load with `assign=True` onto meta tensors (keys left out stay on meta and fail loudly at first use)."""
 import logging
 
 import torch
@@ -22,7 +23,7 @@ def load_encoder_only(encoder: nn.Module, path: str):
 
 def load_on_meta(model: nn.Module, path: str):
     state = torch.load(path, map_location="cpu", mmap=True, weights_only=True)
-    model.load_state_dict(state, strict=False, assign=True)  # expect: TL204
+    model.load_state_dict(state, strict=False, assign=True)  # clean
     return model
 
 
@@ -41,3 +42,8 @@ def load_encoder_checked(encoder: nn.Module, state: dict):
 def load_with_policy(model: nn.Module, state: dict, strict: bool):
     model.load_state_dict(state, strict=strict)  # clean
     return model
+
+
+def load_into_ddp(ddp_model, path: str):
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    ddp_model.module.load_state_dict(state["model"], strict=False)  # expect: TL204
