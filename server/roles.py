@@ -563,8 +563,20 @@ def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, 
                     result["activation"].add(target.attr)
     result["parameter"] -= containers
     result["number"] = {name for name, plain in numbers.items() if plain}
-    cache[cls] = result
+    cache[cls] = result  # before the bases: a class that (wrongly) derives from itself stops here
+    for base in _local_base_classes(analysis, cls):
+        for role, names in class_attribute_roles(analysis, base).items():
+            result[role] |= names - numbers.keys()  # what the subclass assigns itself, it decides
     return result
+
+
+def _local_base_classes(analysis: "Analysis", cls: ast.ClassDef) -> list[ast.ClassDef]:
+    """The bases of `cls` that are classes defined at the top level of this file."""
+    if analysis.tree is None:
+        return []
+    defined = {node.name: node for node in analysis.tree.body if isinstance(node, ast.ClassDef)}
+    return [defined[base.id] for base in cls.bases if isinstance(base, ast.Name) and base.id in defined
+            and defined[base.id] is not cls]
 
 
 _SELF_ATTRIBUTE_VALUES: FactKey[dict[ast.ClassDef, dict[str, list[ast.AST | None]]]] = FactKey(
