@@ -30,7 +30,8 @@ class MissingTrainMode(Rule):
     beside it in that epoch loop are considered. A periodic evaluation inside the training
     loop itself (`for` or `while step < steps:` with `next(it)`), after the model runs, with
     no `model.train()` in the loop, is flagged too (the fix puts `train()` at the top of
-    the loop).
+    the loop); so is notebook-style code that trains after `model.train()`, evaluates after
+    `model.eval()`, then trains again in the same scope with no `model.train()` in between.
 
     ## Example
     ```python
@@ -76,7 +77,9 @@ class MissingTrainMode(Rule):
                 if evaluation is None:
                     continue
                 where, inside_epoch, evaluating = evaluation
-                if self._train_on_path(analysis, loop, model, inside_epoch):
+                in_scope = analysis.context(evaluating).function is loop.function and not inside_epoch
+                # An eval earlier in the loop's own scope was found with no train() after it.
+                if not in_scope and self._train_on_path(analysis, loop, model, inside_epoch):
                     continue
                 message = (
                     f"`{model}` is put in eval mode {where}, but nothing calls `{model}.train()` before this "
@@ -113,6 +116,10 @@ class MissingTrainMode(Rule):
                     return f"by `{ast.unparse(call.func)}()` (line {call.lineno}) inside the enclosing loop", True, call
             ancestor = ancestor.parent
         function = loop.function
+        evaluated = _evaluated_after_training_mode(analysis, loop, model)
+        if evaluated is not None:
+            where = "at module level" if function.is_module else "in this function"
+            return f"earlier {where} (line {evaluated.lineno})", False, evaluated
         if function.is_module or analysis.switched(function, model, "eval"):
             return None  # eval in the same function before training: deliberate (frozen BN) or not ours
         if model not in function.params:
@@ -166,6 +173,19 @@ def _eval_inside_training(analysis: Analysis, loop: LoopInfo, model_call: ast.Ca
         if switches_to_eval(analysis, call, model) and not _callee_restores_train(analysis, call, model):
             return call
     return None
+
+
+def _evaluated_after_training_mode(analysis: Analysis, loop: LoopInfo, model: str) -> ast.Call | None:
+    """Notebook-style code: in the loop's own scope, `model.train()`, later `model.eval()` (a
+    validation cell), then this training loop with no `model.train()` in between. The earlier
+    `train()` shows the switch to eval is an evaluation, not a deliberate freeze for training."""
+    start = (loop.node.lineno, loop.node.col_offset)
+    before = [s for s in analysis.mode_switches.get(loop.function, ())
+              if s.name == model and (s.call.lineno, s.call.col_offset) < start]
+    before.sort(key=lambda s: (s.call.lineno, s.call.col_offset))
+    if len(before) < 2 or before[-1].mode != "eval" or not any(s.mode == "train" for s in before[:-1]):
+        return None
+    return before[-1].call
 
 
 def _evaluated_beside(analysis: Analysis, function, callers: list[ast.Call], param: str):
