@@ -1096,6 +1096,28 @@ def _plain_class(cls: ast.ClassDef) -> bool:
     return all(isinstance(b, ast.Name) and b.id == "object" for b in cls.bases) and not cls.keywords
 
 
+def trainer_model_attribute(analysis: Analysis, function: FunctionInfo, call: ast.Call) -> str | None:
+    """`attr` when `call` runs `self.<attr>` as a model in a method of a trainer class (a plain
+    class, not a module): an attribute the class builds as a model or names like one."""
+    from torch_lsp.roles import MODEL_NAME, class_attribute_roles, local_module_classes
+
+    cls = function.class_node
+    attr = _self_model_attribute(call)
+    if cls is None or attr is None or not _plain_class(cls) or cls in set(local_module_classes(analysis).values()):
+        return None
+    methods = {node.name for node in cls.body if isinstance(node, FunctionNode)}
+    if attr in methods or not (attr in class_attribute_roles(analysis, cls)["model"]
+                               or (MODEL_NAME.match(attr) and not attr.startswith("_"))):
+        return None
+    return attr
+
+
+def self_model_switches(analysis: Analysis, cls: ast.ClassDef, attr: str) -> list[tuple[FunctionInfo, ast.Call, str]]:
+    """(method, call, "eval"/"train") for each `self.<attr>.eval()` / `.train(...)` in the class."""
+    return [(function, call, mode) for function in analysis.functions if function.class_node is cls
+            for call in function.calls if (mode := _self_switch(call, attr)) is not None]
+
+
 def self_model_switched(analysis: Analysis, cls: ast.ClassDef, attr: str) -> bool:
     """Some method of the class calls `self.<attr>.eval()` or `.train(...)`: its mode is managed."""
     for function in analysis.functions:

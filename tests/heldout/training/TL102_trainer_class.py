@@ -1,5 +1,7 @@
-"""TL102 probe: a trainer class whose evaluate() switches `self.model` to eval mode, an epoch loop that
-sets train mode only once before the first validation, and a distillation loop with a frozen teacher."""
+"""TL102 probe: a trainer class whose evaluate() switches `self.model` to eval mode between the training
+passes of fit() and nothing switches it back, an epoch loop that sets train mode only once before the first
+validation; near misses are a subclass that switches back, a frozen backbone run under no_grad, and a
+distillation loop with a frozen teacher."""
 import torch
 from torch import nn
 import torch.nn.functional as F
@@ -28,7 +30,16 @@ class TabularTrainer:
             loss.backward()
             self.optimizer.step()
 
-    def train_one_epoch_fixed(self):
+    def fit(self, epochs):
+        history = []
+        for epoch in range(epochs):
+            self.train_one_epoch()
+            history.append(self.evaluate())
+        return history
+
+
+class TabularTrainerFixed(TabularTrainer):
+    def train_one_epoch(self):
         self.model.train()
         for x_num, x_cat, y in self.train_loader:  # clean
             loss = F.mse_loss(self.model(x_num, x_cat), y)
@@ -36,12 +47,23 @@ class TabularTrainer:
             loss.backward()
             self.optimizer.step()
 
-    def fit(self, epochs):
-        history = []
-        for epoch in range(epochs):
-            self.train_one_epoch_fixed()
-            history.append(self.evaluate())
-        return history
+
+class FrozenBackboneTrainer:
+    def __init__(self, backbone, head, loader):
+        self.backbone = backbone
+        self.head = head
+        self.loader = loader
+        self.optimizer = torch.optim.SGD(head.parameters(), lr=0.01)
+
+    def fit(self):
+        self.backbone.eval()
+        for x, y in self.loader:  # clean
+            with torch.no_grad():
+                feats = self.backbone(x)
+            loss = F.cross_entropy(self.head(feats), y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
 
 
 def fit_with_early_stopping(model, optimizer, train_loader, val_loader, epochs, patience=5):
