@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Iterator
 from torch_lsp.fact_cache import FactCache
 from torch_lsp.parsing import SyntaxIssue, parse_source
 from torch_lsp.roles import ScopeRoles, compute_roles
-from torch_lsp.syntax_nodes import argument, call_name, keyword
+from torch_lsp.syntax_nodes import accumulation, argument, call_name, keyword
 from torch_lsp.text import LineIndex
 
 if TYPE_CHECKING:
@@ -716,12 +716,13 @@ def _child_nodes(node: ast.AST) -> list:
 
 
 def _is_self_update(stmt: ast.stmt, name: str) -> bool:
-    """`total = total + loss`: an update, not a fresh binding."""
-    return (
-        isinstance(stmt, ast.Assign)
-        and isinstance(stmt.value, ast.BinOp)
-        and any(isinstance(n, ast.Name) and n.id == name for n in (stmt.value.left, stmt.value.right))
-    )
+    """`total = total + loss`, `ema = 0.9 * ema + 0.1 * loss`: an update, not a fresh binding."""
+    if not (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.BinOp)):
+        return False
+    if any(isinstance(n, ast.Name) and n.id == name for n in (stmt.value.left, stmt.value.right)):
+        return True
+    found = accumulation(stmt)
+    return found is not None and isinstance(found[0], ast.Name) and found[0].id == name
 
 
 def _position(node: ast.AST) -> tuple[int, int]:

@@ -28,8 +28,9 @@ class AccumulatedGraph(Rule):
     ## What it does
     Flags, inside a training loop, a tensor that still carries the autograd graph (a loss,
     a model output) appended to a list or added into a running total that outlives the
-    iteration: `losses.append(loss)`, `outputs.extend(logits)`, `total += loss`, also kept on
-    a trainer object (`self.total += loss`, `self.history["loss"].append(loss)`).
+    iteration: `losses.append(loss)`, `outputs.extend(logits)`, `total += loss`,
+    `ema = 0.98 * ema + 0.02 * loss`, `sums["loss"] += loss`, also kept on a trainer object
+    (`self.total += loss`, `self.history["loss"].append(loss)`).
 
     ## Why is this bad
     Each stored tensor keeps its whole graph — every activation of the forward pass —
