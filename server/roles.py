@@ -567,7 +567,16 @@ def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, 
     for base in _local_base_classes(analysis, cls):
         for role, names in class_attribute_roles(analysis, base).items():
             result[role] |= names - numbers.keys()  # what the subclass assigns itself, it decides
+    if any((analysis.qualname(base) or "").rsplit(".", 1)[-1] in _WEIGHTED_LAYERS
+           and (analysis.qualname(base) or "").startswith("torch.nn.") for base in cls.bases):
+        result["parameter"] |= {"weight", "bias"} - numbers.keys()  # `class PrunedLinear(nn.Linear)`
     return result
+
+
+# torch layers whose `weight` and `bias` are parameters, for classes that derive from them.
+_WEIGHTED_LAYERS = {"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+                    "ConvTranspose3d", "Embedding", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d",
+                    "BatchNorm3d"}
 
 
 def _local_base_classes(analysis: "Analysis", cls: ast.ClassDef) -> list[ast.ClassDef]:
