@@ -3,7 +3,8 @@
 One `CheckScheduler` runs every check of the server.  A version of a document goes
 through these states (the key of a check is uri, version and settings generation):
 
-    edit/open/save (push client)         pull request (client that supports refresh)
+    edit/open/save (push client,         pull request (client that supports refresh)
+      or any client's notebook)
           |                                    |
           v                                    |
       debouncing --- next edit cancels,        |
@@ -98,8 +99,9 @@ class CheckScheduler:
 
     # -- what handlers call ----------------------------------------------------
     def check_soon(self, uri: str, delay: float) -> None:
-        """Check and publish after `delay` (push clients only; a pull client asks)."""
-        if self.server.pulls_diagnostics:
+        """Check and publish after `delay`, where the document's diagnostics are pushed (a
+        pull client asks for the others)."""
+        if not self.server.pushes_diagnostics(uri):
             return
         self.cancel(uri)
         self._debouncing[uri] = asyncio.ensure_future(self._debounced(uri, delay))
@@ -334,11 +336,10 @@ class CheckScheduler:
         checked = replace(checked, result=result, diagnostics=diagnostics)
         self._release_later(self.versions.put(document.uri, checked))
         if changed:
-            if self.server.pulls_diagnostics:
-                if self.server.client_supports("workspace.diagnostics.refresh_support"):
-                    self.server.workspace_diagnostic_refresh(None)
-            else:
+            if self.server.pushes_diagnostics(document.uri):
                 self._publish_if_current(document, checked)
+            elif self.server.client_supports("workspace.diagnostics.refresh_support"):
+                self.server.workspace_diagnostic_refresh(None)
 
     def _with_probe(self, checked: CheckedVersion, targets, answers, settings):
         """Runs on the analysis thread: the version's result and diagnostics with TL502."""
