@@ -15,8 +15,8 @@ from torch_lsp.diagnostics.base import Finding, Rule
 class PerSampleForward(Rule):
     """
     ## What it does
-    Flags a loop (or a comprehension) over the indices of a batch (`range(x.size(0))`,
-    `range(len(batch))`) that calls a model on one sample `x[i]` at a time.
+    Flags a loop over the indices of a batch (`range(x.size(0))`, `range(len(batch))`) that
+    calls a model on one sample `x[i]` at a time (passed by position or by keyword).
 
     ## Why is this bad
     A model call per sample wastes the parallelism the hardware is built for: each call
@@ -42,38 +42,22 @@ class PerSampleForward(Rule):
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         for loop in analysis.loops:
             node = loop.node
-            if isinstance(node, ast.For):
-                yield from self._per_sample_calls(analysis, node.target, node.iter, loop.direct_calls)
-        for comprehension in _comprehensions(analysis.tree):
-            if len(comprehension.generators) == 1:  # `[model(x[i]) for i in range(len(x))]`
-                generator = comprehension.generators[0]
-                calls = [n for part in _produced(comprehension) for n in ast.walk(part) if isinstance(n, ast.Call)]
-                yield from self._per_sample_calls(analysis, generator.target, generator.iter, calls)
-
-    def _per_sample_calls(self, analysis: Analysis, target: ast.AST, iterable: ast.AST,
-                          calls: list[ast.Call]) -> Iterator[Finding]:
-        batch = _batch_of_range(iterable)
-        if batch is None or not isinstance(target, ast.Name):
-            return
-        for call in calls:
-            model = analysis.roles_for(call).model_name(call)
-            inputs = [*call.args, *(k.value for k in call.keywords)]  # `model(input_ids=ids[i][None])` too
-            if model and any(_indexes(arg, batch, target.id) for arg in inputs):
-                message = (
-                    f"`{model}` is called on one sample of `{batch}` per iteration; batched work is far faster. "
-                    f"Call `{model}({batch})` once (or on slices of several samples)."
-                )
-                yield self.finding(call, message)
-
-
-def _comprehensions(tree: ast.AST) -> Iterator[ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp]:
-    return (n for n in ast.walk(tree) if isinstance(n, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)))
-
-
-def _produced(comprehension: ast.AST) -> list[ast.AST]:
-    if isinstance(comprehension, ast.DictComp):
-        return [comprehension.key, comprehension.value]
-    return [comprehension.elt]
+            if not isinstance(node, ast.For) or not isinstance(node.target, ast.Name):
+                continue
+            batch = _batch_of_range(node.iter)
+            if batch is None:
+                continue
+            index = node.target.id
+            roles = analysis.roles_for(loop.function)
+            for call in loop.direct_calls:
+                model = roles.model_name(call)
+                inputs = [*call.args, *(k.value for k in call.keywords)]  # `model(input_ids=ids[i][None])` too
+                if model and any(_indexes(arg, batch, index) for arg in inputs):
+                    message = (
+                        f"`{model}` is called on one sample of `{batch}` per iteration; batched work is far faster. "
+                        f"Call `{model}({batch})` once (or on slices of several samples)."
+                    )
+                    yield self.finding(call, message)
 
 
 def _batch_of_range(node: ast.AST) -> str | None:

@@ -31,7 +31,10 @@ def predict_masks(seg_model, images):
 @torch.no_grad()
 def predict_dict_batch(seg_model, batch):
     seg_model.eval()
-    return [seg_model(batch[i][None])["out"].argmax(1) for i in range(len(batch))]  # expect: TL404
+    masks = []
+    for i in range(len(batch)):
+        masks.append(seg_model(batch[i][None])["out"].argmax(1))  # expect: TL404
+    return masks
 
 
 @torch.no_grad()
