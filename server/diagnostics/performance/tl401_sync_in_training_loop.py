@@ -201,4 +201,5 @@ class SyncInTrainingLoop(Rule):
             base = base.func.value
         while isinstance(base, ast.Subscript):
             base = base.value
-        return roles.carries_graph(base, at) or roles.carries_graph(target, at)
+        # the loss the step backpropagates (`scaler.scale(loss).backward()`) lives on the device too
+        return roles.carries_graph(base, at) or roles.carries_graph(target, at) or roles.is_loss_value(base, at)
