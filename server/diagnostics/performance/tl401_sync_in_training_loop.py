@@ -92,7 +92,7 @@ def _feeds_finiteness_guard(analysis: Analysis, call: ast.Call, loop: ast.AST) -
     return any(isinstance(s, ast.If) and leaves(s) and guards(s.test, name) for s in later)
 
 
-def _in_branch_that_leaves(analysis: Analysis, node: ast.AST, loop: ast.AST) -> bool:
+def in_branch_that_leaves(analysis: Analysis, node: ast.AST, loop: ast.AST) -> bool:
     """Inside the loop, an enclosing branch ends by leaving it (`raise`, `return`, `break`,
     `sys.exit(...)`): `if not math.isfinite(loss.item()): print(loss.item()); sys.exit(1)`
     runs that branch at most once, not every step."""
@@ -185,7 +185,7 @@ class SyncInTrainingLoop(Rule):
             if _made_on_host(analysis, target):
                 continue
             loop = self._step_loop(analysis, call)
-            if loop is None or _guarded_by_modulo(analysis, call) or _in_branch_that_leaves(analysis, call, loop.node):
+            if loop is None or _guarded_by_modulo(analysis, call) or in_branch_that_leaves(analysis, call, loop.node):
                 continue
             if _after_explicit_synchronize(analysis, call, loop):
                 continue  # the step already waits for the GPU there; this sync adds no stall
