@@ -18,9 +18,10 @@ class ManualZeroGrad(Rule):
     ## What it does
     Flags gradients cleared by writing zeros — `p.grad.zero_()`, `p.grad.data.zero_()`,
     `p.grad.fill_(0)`, `optimizer.zero_grad(set_to_none=False)` (or `zero_grad(False)`).
-    Silent in test files, and in a class (or the functions of a file) that adds into
-    gradients in place (`p.grad += g`, `p.grad.add_(g)`): those need the zeros, and a
-    `None` gradient would raise `TypeError`.
+    Silent in test files, in the branch of an `if set_to_none:` whose other branch sets
+    `p.grad = None` (an implementation of the option), and in a class (or the functions of
+    a file) that adds into gradients in place (`p.grad += g`, `p.grad.add_(g)`): those need
+    the zeros, and a `None` gradient would raise `TypeError`.
 
     ## Why is this bad
     Writing zeros launches a kernel per parameter and keeps the gradient memory allocated;
@@ -72,7 +73,7 @@ class ManualZeroGrad(Rule):
                 continue
             if name == "fill_" and not (call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value == 0):
                 continue
-            if zeros_needed(call):
+            if zeros_needed(call) or _other_branch_frees(analysis, call):
                 continue
             message = (
                 f"`{ast.unparse(call)}` writes zeros into the gradient instead of freeing it. "
@@ -100,3 +101,15 @@ def _is_grad(node: ast.AST | None) -> bool:
     if isinstance(node, ast.Attribute) and node.attr == "data":
         node = node.value
     return isinstance(node, ast.Attribute) and node.attr == "grad"
+
+
+def _other_branch_frees(analysis: Analysis, call: ast.Call) -> bool:
+    """`if set_to_none: p.grad = None` / `else: p.grad.zero_()`: an implementation of the
+    option (a custom optimizer's `zero_grad`) writes zeros only where its caller asked for them."""
+    for if_stmt, in_body in analysis.context(call).guards:
+        other = if_stmt.orelse if in_body else if_stmt.body
+        for node in (n for stmt in other for n in ast.walk(stmt)):
+            if isinstance(node, ast.Assign) and any(_is_grad(t) for t in node.targets) \
+                    and isinstance(node.value, ast.Constant) and node.value.value is None:
+                return True
+    return False
