@@ -26,8 +26,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.fact_cache import FactCache
+from torch_lsp.incremental_parse import ParsedVersion, reparse_edit
 from torch_lsp.parsing import SyntaxIssue, parse_source
 from torch_lsp.roles import ScopeRoles, compute_roles
+from torch_lsp.statement_facts import StatementFacts
 from torch_lsp.syntax_nodes import argument, call_name, keyword
 from torch_lsp.text import LineIndex
 
@@ -121,13 +123,18 @@ class Context:
 class Analysis:
     """Everything the rules need about one version of one file."""
 
-    def __init__(self, source: str, path: str | None = None, torch_version: tuple[int, int] | None = None):
+    def __init__(self, source: str, path: str | None = None, torch_version: tuple[int, int] | None = None,
+                 previous: ParsedVersion | None = None):
         self.source = source
         self.path = path or "<stdin>"
         # The PyTorch the file is checked against (`torch_lsp.torch_version`); None: the newest.
         self.torch_version = torch_version
         self.lines = LineIndex(source)
-        self.tree, self.syntax_errors = parse_source(source)
+        # An edit of `previous` re-parses only the top-level statements it touched.
+        tree = reparse_edit(previous, source) if previous is not None else None
+        self.tree, self.syntax_errors = (tree, []) if tree is not None else parse_source(source)
+        # Facts of single top-level statements: those the edit left untouched keep theirs.
+        self.statement_facts = StatementFacts(self.tree, previous.statements if tree is not None else None)
         self.imports: dict[str, str] = {}
         self._call_qualnames: dict[int, str | None] = {}
         self._accelerator_moves: dict[bool, bool] = {}
@@ -147,6 +154,11 @@ class Analysis:
         self._collect_imports()
         self._walk_block(self.tree.body, Context(self.module_scope))
         self.roles: dict[FunctionInfo, ScopeRoles] = compute_roles(self)
+
+    @property
+    def parsed(self) -> ParsedVersion:
+        """This version's text and tree, for parsing the next version as an edit of it."""
+        return ParsedVersion(self.source, self.lines, self.tree, self.syntax_errors, self.statement_facts)
 
     # ------------------------------------------------------------------ names
     def _collect_imports(self) -> None:
@@ -741,8 +753,9 @@ def is_torch_ecosystem_module(module: str) -> bool:
     return module.split(".")[0] in _TORCH_ECOSYSTEM
 
 
-def analyze(source: str, path: str | None = None, torch_version: tuple[int, int] | None = None) -> Analysis:
-    return Analysis(source, path, torch_version)
+def analyze(source: str, path: str | None = None, torch_version: tuple[int, int] | None = None,
+            previous: ParsedVersion | None = None) -> Analysis:
+    return Analysis(source, path, torch_version, previous)
 
 
 _FRAMEWORK_CONSTRUCTORS = ("lightning.Fabric", "lightning.fabric.Fabric", "lightning_fabric.Fabric",
@@ -920,8 +933,41 @@ def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call
         return True
     if isinstance(arg, ast.Name):
         owner = analysis.context(site).function
-        return bool(analysis.switched(owner, arg.id, "eval"))
+        return bool(analysis.switched(owner, arg.id, "eval")) or _mode_left_before(analysis, owner, site, arg.id) == "eval"
     return False
+
+
+def _mode_left_before(analysis: Analysis, owner: FunctionInfo, site: ast.Call, name: str) -> str | None:
+    """The mode `name` is left in by the last call before `site` in `owner` that sets it:
+    `name.eval()` / `name.train()`, or a call of a function of the file that switches the
+    parameter it passes `name` to (`evaluate(loader, model)` whose last switch is
+    `model.eval()`).  None when no call before `site` sets it."""
+    last = None
+    for call in owner.calls:
+        if _position(call) >= _position(site):
+            break
+        direct = next((s.mode for s in analysis.mode_switches.get(owner, ()) if s.call is call and s.name == name), None)
+        left = direct or _mode_a_call_leaves(analysis, call, name)
+        if left is not None:
+            last = left
+    return last
+
+
+def _mode_a_call_leaves(analysis: Analysis, call: ast.Call, name: str) -> str | None:
+    """`evaluate(loader, model)`: the mode the one function of the file so named leaves the
+    parameter `name` is passed to (its last switch of it), else None."""
+    if not isinstance(call.func, ast.Name):
+        return None
+    callees = analysis.function_named(call.func.id)
+    if len(callees) != 1 or callees[0].is_method:
+        return None
+    callee = callees[0]
+    for param in callee.params:
+        passed = analysis.argument_for(call, callee, param)
+        if isinstance(passed, ast.Name) and passed.id == name:
+            switches = [s for s in analysis.mode_switches.get(callee, ()) if s.name == param]
+            return max(switches, key=lambda s: _position(s.call)).mode if switches else None
+    return None
 
 
 # ------------------------------------------------ device guards: code that only runs on CUDA

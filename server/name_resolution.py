@@ -78,26 +78,63 @@ def resolves(analysis: "Analysis", name: str) -> str | None:
     return analysis.imports.get(name)
 
 
+@dataclass(frozen=True)
+class _StatementScan:
+    """What one top-level statement holds of the scan, whatever the file imports: its dotted
+    names (node, root name, attributes after it), bindings, calls and imports."""
+
+    chains: list[tuple[ast.expr, str, list[str]]]
+    rebound: frozenset[str]
+    called: dict[int, ast.Call]
+    imported: list[ImportedName]
+
+
+_STATEMENT_SCAN: FactKey[_StatementScan] = FactKey("name_resolution.statement_scan")
+
+
 def _collect(analysis: "Analysis") -> _Scan:
-    """One walk of the tree: imports, other bindings, and the dotted names rooted at an import."""
+    """The scans of the top-level statements (kept while a statement is unchanged), merged
+    with what the file imports: only names rooted at an import, and not rebound, resolve."""
     imports = analysis.imports
     imported: list[ImportedName] = []
     rebound: set[str] = set()
     called: dict[int, ast.Call] = {}
-    chains: list[tuple[ast.expr, str, list[str]]] = []  # (node, root name, attributes after it)
-    for node in ast.walk(analysis.tree):
+    scans = analysis.statement_facts.each(_STATEMENT_SCAN, _scan_statement)
+    for scan in scans:
+        imported += scan.imported
+        rebound |= scan.rebound
+        called.update(scan.called)
+    found: dict[str, list[Reference]] = {}
+    for scan in scans:
+        for node, root, parts in scan.chains:
+            if root not in imports or root in rebound:
+                continue
+            qualname = ".".join([imports[root], *parts])
+            found.setdefault(qualname, []).append(Reference(qualname, node, called.get(id(node))))
+    for uses in found.values():
+        uses.sort(key=lambda r: (r.node.lineno, r.node.col_offset))
+    imported.sort(key=lambda item: (item.alias.lineno, item.alias.col_offset))
+    return _Scan(found, imported, frozenset(rebound))
+
+
+def _scan_statement(statement: ast.stmt) -> _StatementScan:
+    """One walk of a top-level statement: imports, other bindings, and every dotted name."""
+    imported: list[ImportedName] = []
+    rebound: set[str] = set()
+    called: dict[int, ast.Call] = {}
+    chains: list[tuple[ast.expr, str, list[str]]] = []
+    for node in ast.walk(statement):
         kind = type(node)
         if kind is ast.Attribute:
             parts, root = [node.attr], node.value
             while type(root) is ast.Attribute:
                 parts.append(root.attr)
                 root = root.value
-            if type(root) is ast.Name and root.id in imports:
+            if type(root) is ast.Name:
                 chains.append((node, root.id, parts[::-1]))
         elif kind is ast.Name:
             if type(node.ctx) is ast.Load:
-                if node.id in imports:
-                    chains.append((node, node.id, []))
+                chains.append((node, node.id, []))
             else:
                 rebound.add(node.id)
         elif kind is ast.Call:
@@ -113,16 +150,7 @@ def _collect(analysis: "Analysis") -> _Scan:
         elif kind is ast.ImportFrom and node.module and not node.level:
             imported += [ImportedName(f"{node.module}.{alias.name}", node, alias) for alias in node.names
                          if alias.name != "*"]
-    found: dict[str, list[Reference]] = {}
-    for node, root, parts in chains:
-        if root in rebound:
-            continue
-        qualname = ".".join([imports[root], *parts])
-        found.setdefault(qualname, []).append(Reference(qualname, node, called.get(id(node))))
-    for uses in found.values():
-        uses.sort(key=lambda r: (r.node.lineno, r.node.col_offset))
-    imported.sort(key=lambda item: (item.alias.lineno, item.alias.col_offset))
-    return _Scan(found, imported, frozenset(rebound))
+    return _StatementScan(chains, frozenset(rebound), called, imported)
 
 
 _PARENTS: FactKey[dict[int, ast.AST]] = FactKey("name_resolution.parents")
@@ -135,7 +163,7 @@ def in_compatibility_code(analysis: "Analysis", node: ast.AST) -> bool:
     """`node` runs only on some PyTorch versions: in the `except` of a `try` (the fallback of an
     import or call that failed), or in a branch of an `if`/`... if ... else ...` that tests the
     version or what the module has."""
-    parents = analysis.facts.get_or_compute(_PARENTS, lambda: _parent_map(analysis.tree))
+    parents = analysis.facts.get_or_compute(_PARENTS, lambda: _parent_map(analysis))
     child, parent = node, parents.get(id(node))
     while parent is not None:
         if isinstance(parent, ast.ExceptHandler):
@@ -147,5 +175,17 @@ def in_compatibility_code(analysis: "Analysis", node: ast.AST) -> bool:
     return False
 
 
-def _parent_map(tree: ast.AST) -> dict[int, ast.AST]:
-    return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+_STATEMENT_PARENTS: FactKey[dict[int, ast.AST]] = FactKey("name_resolution.statement_parents")
+
+
+def _parent_map(analysis: "Analysis") -> dict[int, ast.AST]:
+    """{id(node): its parent} over the file, merged from each top-level statement's own map."""
+    tree = analysis.tree
+    parents: dict[int, ast.AST] = {id(statement): tree for statement in tree.body}
+    for part in analysis.statement_facts.each(_STATEMENT_PARENTS, _statement_parents):
+        parents.update(part)
+    return parents
+
+
+def _statement_parents(statement: ast.stmt) -> dict[int, ast.AST]:
+    return {id(child): node for node in ast.walk(statement) for child in ast.iter_child_nodes(node)}
