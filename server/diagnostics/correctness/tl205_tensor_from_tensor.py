@@ -24,7 +24,7 @@ TENSOR_FUNCTIONS = {
     "randint", "randperm", "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like",
     "full_like", "rand_like", "randn_like", "tensor", "as_tensor", "from_numpy", "matmul", "mm", "bmm", "einsum",
     "exp", "log", "sigmoid", "tanh", "softmax", "log_softmax", "cumsum", "flatten", "reshape", "cdist", "outer",
-    "clamp", "abs", "sqrt", "mean", "sum", "diag", "tril", "triu", "cross", "normal",
+    "clamp", "abs", "sqrt", "mean", "sum", "diag", "tril", "triu", "cross", "normal", "cov", "corrcoef",
 }
 TENSOR_FUNCTIONAL = {
     "normalize", "softmax", "log_softmax", "relu", "gelu", "silu", "linear", "one_hot", "pad", "interpolate",
