@@ -43,6 +43,7 @@ class Problem:
     # The same problem at the line that raises, in another file (a call here makes that file's
     # code fail): reported there instead when that file is checked too (`reported_where_raised`).
     raised_in: "Problem | None" = None
+    silenced: bool = False  # a problem raised elsewhere that a `# noqa` there silences
 
     def as_json(self) -> dict:
         fix = {"title": self.fix.title, "safety": self.fix.safety} if self.fix else None
@@ -94,6 +95,7 @@ def _raised_problem(finding, lines, shown_path: str) -> Problem | None:
         return None
     there, other = raised.finding, raised.lines
     return Problem(
+        silenced=raised.silenced,
         path=raised.path,
         line=there.line,
         column=other.char_column(there.line, there.col) + 1,
@@ -123,8 +125,8 @@ def in_cell(problem: Problem, program) -> Problem:
 def reported_where_raised(problems: list[Problem], checked: list[str]) -> list[Problem]:
     """The problems with each one a call proves in another checked file reported once, at
     the line that raises there, the calls as its related places (as a type checker reports
-    an error in the file that holds it); those whose file is not checked stay at the call.
-    `checked`: the paths of the checked files as shown, in order."""
+    an error in the file that holds it); those whose file is not checked stay at the call,
+    and one that a `# noqa` silences on the line that raises is reported nowhere.  `checked`: the paths of the checked files as shown, in order."""
     shown_by_file = {os.path.abspath(path): path for path in checked}
     kept: list[Problem] = []
     moved: dict[tuple, Problem] = {}
@@ -134,11 +136,13 @@ def reported_where_raised(problems: list[Problem], checked: list[str]) -> list[P
         if shown is None:
             kept.append(problem)
             continue
+        if raised.silenced:
+            continue
         key = (shown, raised.line, raised.column, raised.code)
         earlier = moved.get(key)
         moved[key] = (replace(earlier, related=earlier.related + raised.related) if earlier is not None
                       else replace(raised, path=shown))
-    if not moved:
+    if len(kept) == len(problems):
         return problems
     # The file's own check may prove the same error (a call of its own): reported once.
     own = {(p.path, p.line, p.column, p.code) for p in kept if p.cell is None}

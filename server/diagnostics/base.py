@@ -76,11 +76,14 @@ class Finding:
 @dataclass
 class RaisedElsewhere:
     """A finding as the file where its error happens shows it: `finding`'s positions are in
-    `path`, whose text as the check read it is `lines` (a `LineIndex`)."""
+    `path`, whose text as the check read it is `lines` (a `LineIndex`).  Silenced there, it
+    is not shown there, and the command line, which reports it there when it checks that
+    file, reports it nowhere (the call keeps its own finding when only the caller is checked)."""
 
     path: str
     lines: Any
     finding: Finding
+    silenced: bool = False  # by a `# noqa` on the line that raises: shown in neither place
 
 
 class Rule:

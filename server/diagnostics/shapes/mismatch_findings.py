@@ -35,6 +35,6 @@ def mismatch_findings(rule: Rule, analysis: "Analysis", kind: str) -> Iterator[F
             elsewhere = rule.finding_at(there, raised.message)
             elsewhere.related.append(Related(analysis.path, *span, CALLED_HERE, lines=analysis.lines))
             # `# noqa: TL501` on the line that raises silences it there (the call keeps its own).
-            if not is_suppressed(elsewhere, raised.lines.line_text(raised.line)):
-                finding.raised_in = RaisedElsewhere(raised.path, raised.lines, elsewhere)
+            silenced = is_suppressed(elsewhere, raised.lines.line_text(raised.line))
+            finding.raised_in = RaisedElsewhere(raised.path, raised.lines, elsewhere, silenced)
         yield finding
