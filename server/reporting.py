@@ -69,23 +69,27 @@ def problems_of(result, shown_path: str, program=None) -> list[Problem]:
     """The findings of a `CheckResult` with `ast` positions turned into 1-based columns; for
     a notebook's `program` (`torch_lsp.notebooks`), lines counted within their cells."""
     lines = result.analysis.lines
-    problems = [
-        Problem(
-            path=shown_path,
-            line=finding.line,
-            column=lines.char_column(finding.line, finding.col) + 1,
-            end_line=finding.end_line,
-            end_column=lines.char_column(finding.end_line, finding.end_col) + 1,
-            code=finding.code,
-            severity=finding.severity,
-            message=finding.message,
-            fix=finding.fix,
-            related=tuple(_related_of(r, lines, shown_path) for r in finding.related),
-            raised_in=_raised_problem(finding, lines, shown_path),
-        )
-        for finding in result.findings
-    ]
+    problems = [_problem(finding, shown_path, lines, shown_path, raised_in=_raised_problem(finding, lines, shown_path))
+                for finding in result.findings]
     return [in_cell(problem, program) for problem in problems] if program is not None else problems
+
+
+def _problem(finding, path: str, lines, shown_path: str, **more) -> Problem:
+    """A finding in the file at `path` (whose text `lines` holds) as a problem; related places
+    without a path are in the checked file shown as `shown_path`."""
+    return Problem(
+        path=path,
+        line=finding.line,
+        column=lines.char_column(finding.line, finding.col) + 1,
+        end_line=finding.end_line,
+        end_column=lines.char_column(finding.end_line, finding.end_col) + 1,
+        code=finding.code,
+        severity=finding.severity,
+        message=finding.message,
+        fix=finding.fix,
+        related=tuple(_related_of(r, lines, shown_path) for r in finding.related),
+        **more,
+    )
 
 
 def _raised_problem(finding, lines, shown_path: str) -> Problem | None:
@@ -93,20 +97,7 @@ def _raised_problem(finding, lines, shown_path: str) -> Problem | None:
     raised = finding.raised_in
     if raised is None:
         return None
-    there, other = raised.finding, raised.lines
-    return Problem(
-        silenced=raised.silenced,
-        path=raised.path,
-        line=there.line,
-        column=other.char_column(there.line, there.col) + 1,
-        end_line=there.end_line,
-        end_column=other.char_column(there.end_line, there.end_col) + 1,
-        code=there.code,
-        severity=there.severity,
-        message=there.message,
-        fix=None,
-        related=tuple(_related_of(r, lines, shown_path) for r in there.related),
-    )
+    return _problem(raised.finding, raised.path, raised.lines, shown_path, silenced=raised.silenced)
 
 
 def in_cell(problem: Problem, program) -> Problem:
@@ -126,7 +117,8 @@ def reported_where_raised(problems: list[Problem], checked: list[str]) -> list[P
     """The problems with each one a call proves in another checked file reported once, at
     the line that raises there, the calls as its related places (as a type checker reports
     an error in the file that holds it); those whose file is not checked stay at the call,
-    and one that a `# noqa` silences on the line that raises is reported nowhere.  `checked`: the paths of the checked files as shown, in order."""
+    and one that a `# noqa` silences on the line that raises is reported nowhere.
+    `checked`: the paths of the checked files as shown, in order."""
     shown_by_file = {os.path.abspath(path): path for path in checked}
     kept: list[Problem] = []
     moved: dict[tuple, Problem] = {}

@@ -34,7 +34,7 @@ def mismatch_findings(rule: Rule, analysis: "Analysis", kind: str) -> Iterator[F
             finding.related.append(Related(raised.path, *there, RAISES_HERE, lines=raised.lines))
             elsewhere = rule.finding_at(there, raised.message)
             elsewhere.related.append(Related(analysis.path, *span, CALLED_HERE, lines=analysis.lines))
-            # `# noqa: TL501` on the line that raises silences it there (the call keeps its own).
+            # A noqa comment for the code on the line that raises silences it there (the call keeps its own).
             silenced = is_suppressed(elsewhere, raised.lines.line_text(raised.line))
             finding.raised_in = RaisedElsewhere(raised.path, raised.lines, elsewhere, silenced)
         yield finding
