@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types as lsp
 
-from tests.lsp.lsp_session import PROFILES, session, span_of, wait_until
+from tests.lsp.lsp_session import PROFILES, VSCODE, session, span_of, wait_until
+from tests.lsp.notebook_client import CODE, MARKDOWN, ClientNotebook
 from tests.lsp.test_shapes import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -132,3 +133,23 @@ async def test_a_pull_client_is_told_when_a_caller_proves_something_new(tmp_path
         assert [d.range for d in tl501(proven.items)] == [span_of(MODEL, "self.fc(x)", editor.encoding)]
         assert (await editor.pull(model, previous_result_id=proven.result_id)).kind == "unchanged"
         assert editor.client.published[model.uri] == []  # never a push
+
+
+async def test_a_call_in_a_notebook_cell_is_the_related_place_in_its_cell(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL, encoding="utf-8")
+    async with session(VSCODE, tmp_path, notebooks=True) as editor:
+        model = editor.open("model.py", MODEL)
+        notebook = ClientNotebook(editor, "explore.ipynb", [
+            (CODE, "import torch\nfrom model import Net"),
+            (MARKDOWN, "Try it"),
+            (CODE, "model = Net()\nŷ = model(torch.randn(16, 3, 64, 64))"),
+        ])
+        call_cell = notebook.cells[2]
+        await notebook.diagnostics(call_cell, until=lambda items: len(tl501(items)) == 1)
+        (in_model,) = tl501(await eventually(editor, model, lambda items: len(tl501(items)) == 1))
+        assert in_model.range == span_of(MODEL, "self.fc(x)", editor.encoding)
+        (call,) = in_model.related_information
+        assert call.location.uri == call_cell.uri
+        assert call.location.range == span_of(call_cell.text, "model(torch.randn(16, 3, 64, 64))", editor.encoding)
+        notebook.close()
+        await eventually(editor, model, lambda items: not tl501(items))
