@@ -121,16 +121,24 @@ def engine_rows(generated: list[Path], parse_seconds: dict[int, float], runs: Ru
 
 
 def cost_rows(path: Path, parse_seconds: float, runs: Runs, shown: int = 5) -> list[Row]:
-    """Where check_source's time goes on the target file: `analyze`, then the rules that
+    """Where check_source's time goes on the target file: `analyze`, the shape pass (and
+    what it would cost if no function ran once per call context), then the rules that
     cost more than 2% of it (at most `shown`)."""
     analyze_seconds, costs = check_bench.rule_costs(path.read_text(encoding="utf-8"), str(path), max(3, runs.parse // 3))
     label = lines_label(TARGET_SIZE)
     rows = [Row("  breakdown: analyze() (parse + eager facts)", label, ms(analyze_seconds),
                 f"{analyze_seconds / parse_seconds:.1f}x ast.parse")]
+    source = path.read_text(encoding="utf-8")
+    shapes = check_bench.shape_pass_seconds(source, str(path), runs.parse)
+    floor = check_bench.shape_pass_seconds(source, str(path), runs.parse, per_context=False)
+    rows.append(Row("  breakdown: shape pass (infer_shapes)", label, ms(shapes),
+                    f"{shapes / parse_seconds:.1f}x ast.parse"))
+    rows.append(Row("  breakdown: shape pass, no per-context runs", label, ms(floor),
+                    f"{floor / parse_seconds:.1f}x ast.parse; the floor for function summaries"))
     costly = [(code, seconds) for code, seconds in costs.items() if seconds >= 0.02 * analyze_seconds]
-    for code, seconds in sorted(costly, key=lambda item: -item[1])[:shown]:
+    for index, (code, seconds) in enumerate(sorted(costly, key=lambda item: -item[1])[:shown]):
         rows.append(Row(f"  breakdown: rule {code} alone (+ its lazy facts)", label, ms(seconds),
-                        "" if len(rows) > 1 else "rules share lazy facts, so these overlap"))
+                        "rules share lazy facts, so these overlap" if index == 0 else ""))
     return rows
 
 

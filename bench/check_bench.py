@@ -36,6 +36,27 @@ def check_source_seconds(source: str, path: str, runs: int) -> tuple[float, int]
     return best_of_median(lambda: check_source(source, path), runs), findings
 
 
+
+def shape_pass_seconds(source: str, path: str, runs: int, per_context: bool = True) -> float:
+    """Median seconds of the shape pass alone (`Engine.run`, collector paused as the server
+    runs it) on a fresh analysis each time.  `per_context=False` lets no function run in a
+    call context of its own (every call shares the standalone run): the floor that
+    evaluating each function once, with symbolic parameters, could bring the pass down to."""
+    from torch_lsp.checker import check_source, collector_paused
+    from torch_lsp.shapes.interpret import Engine
+
+    samples = []
+    for _ in range(runs + 1):  # the first is a warm-up
+        analysis = check_source(source, path, shapes=False).analysis
+        engine = Engine(analysis)
+        if not per_context:
+            engine.max_function_contexts = 0
+        with collector_paused():
+            start = time.perf_counter()
+            engine.run()
+            samples.append(time.perf_counter() - start)
+    return median(samples[1:])
+
 @dataclass
 class CliRun:
     seconds: float

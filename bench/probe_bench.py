@@ -6,6 +6,7 @@
 """
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import tempfile
@@ -95,10 +96,10 @@ def percentile(samples: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def cold_starts(runs: int) -> list[float]:
+def cold_starts(runs: int, device: str) -> list[float]:
     samples = []
     for _ in range(runs):
-        client = ProbeClient(sys.executable, ProbeOptions())
+        client = ProbeClient(sys.executable, ProbeOptions(device=device))
         started = time.perf_counter()
         client.start()
         samples.append(time.perf_counter() - started)
@@ -106,10 +107,10 @@ def cold_starts(runs: int) -> list[float]:
     return samples
 
 
-def warm_probes(folder: Path, source: str, target: str, shape: list[int], runs: int) -> list[float]:
+def warm_probes(folder: Path, source: str, target: str, shape: list[int], runs: int, device: str) -> list[float]:
     path = folder / f"{target.lower()}.py"
     path.write_text(source)
-    client = ProbeClient(sys.executable, ProbeOptions(timeout=60))
+    client = ProbeClient(sys.executable, ProbeOptions(device=device, timeout=60))
     try:
         client.start()
         samples = []
@@ -120,6 +121,9 @@ def warm_probes(folder: Path, source: str, target: str, shape: list[int], runs: 
             samples.append(time.perf_counter() - started)
             if not answer.get("ok"):
                 raise RuntimeError(f"the probe of {target} failed: {answer}")
+            if answer.get("device") != device:
+                raise RuntimeError(f"the probe of {target} ran on {answer.get('device')}, not {device}: "
+                                   f"{answer.get('note')}")
         return samples
     finally:
         client.close()
@@ -155,14 +159,18 @@ def row(name: str, samples: list[float]) -> str:
             f"p95 {percentile(samples, 0.95) * 1000:8.1f} ms   (n={len(samples)})")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.probe_bench", description=__doc__.split("\n")[0])
+    parser.add_argument("--device", choices=("meta", "cpu", "cuda"), default="meta",
+                        help="where the probed models run (the setting probe.device); cuda needs a GPU")
+    device = parser.parse_args(argv).device
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
-        print(row("probe worker cold start", cold_starts(3)))
-        print(row("warm probe, GPT block [8, 128, 384] (meta)", warm_probes(folder, GPT_BLOCK, "Block",
-                                                                            [8, 128, 384], 30)))
-        print(row("warm probe, ResNet-18 [8, 3, 224, 224] (meta)", warm_probes(folder, RESNET18, "ResNet18",
-                                                                              [8, 3, 224, 224], 30)))
+        print(row(f"probe worker cold start ({device})", cold_starts(3, device)))
+        print(row(f"warm probe, GPT block [8, 128, 384] ({device})",
+                  warm_probes(folder, GPT_BLOCK, "Block", [8, 128, 384], 30, device)))
+        print(row(f"warm probe, ResNet-18 [8, 3, 224, 224] ({device})",
+                  warm_probes(folder, RESNET18, "ResNet18", [8, 3, 224, 224], 30, device)))
         print(row("hover, probe off", hovers_while_starting(folder, probe=False)))
         print(row("hover while the probe starts", hovers_while_starting(folder, probe=True)))
     return 0

@@ -11,7 +11,7 @@ import ast
 from torch_lsp.shapes.dims import Dim, known_sum, product
 from torch_lsp.shapes.values import UNKNOWN, DictValue, Instance, Layer, ListValue, Opaque, Tensor, Value
 
-_CALLED_ATTRIBUTES: dict[ast.ClassDef, frozenset[str]] = {}
+_CALLED_ATTRIBUTES: dict[ast.ClassDef, tuple[str, ...]] = {}
 
 
 def module_parameters(module: Value, depth: int = 0) -> Dim | None:
@@ -85,12 +85,16 @@ def _unknown_submodule(module: Instance) -> str | None:
     return None
 
 
-def _called_attributes(cls: ast.ClassDef) -> frozenset[str]:
+def _called_attributes(cls: ast.ClassDef) -> tuple[str, ...]:
+    """The attributes the class calls, once each, in source order: the first unknown one is
+    the one a hover names, the same in every run (a set's order changes with the hash seed)."""
     found = _CALLED_ATTRIBUTES.get(cls)
     if found is None:
-        found = frozenset(node.func.attr for node in ast.walk(cls) if isinstance(node, ast.Call)
-                          and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
-                          and node.func.value.id == "self")
+        calls = [node for node in ast.walk(cls) if isinstance(node, ast.Call)
+                 and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+                 and node.func.value.id == "self"]
+        calls.sort(key=lambda node: (node.lineno, node.col_offset))
+        found = tuple(dict.fromkeys(node.func.attr for node in calls))
         if len(_CALLED_ATTRIBUTES) > 4096:
             _CALLED_ATTRIBUTES.clear()
         _CALLED_ATTRIBUTES[cls] = found
