@@ -283,6 +283,7 @@ def run_check(args: argparse.Namespace) -> int:
         run.check_stdin(args.stdin_filename)
     else:
         run.check_paths(_existing_paths(args.paths or ["."]))
+    run.report_where_raised()
     from torch_lsp import reporting
     from torch_lsp.diagnostics import all_rules
 
@@ -342,7 +343,7 @@ class CheckRun:
         self.skipped = 0
         self.internal_errors = 0
         self.broken_notebooks = 0
-        self.files_with_problems = 0
+        self.checked_files: list[str] = []  # as shown, in order
         self._settings_by_folder: dict[str, object] = {}
         self._reported_settings_errors: set[str] = set()
         self._progress: ProgressBar | None = None
@@ -418,7 +419,7 @@ class CheckRun:
             elif outcome.internal_error is not None:
                 self.internal_error(outcome.shown, outcome.internal_error)
             else:
-                self.add_problems(outcome.problems)
+                self.add_problems(outcome.problems, outcome.shown)
 
     def check_notebook(self, file: Path) -> None:
         """A `.ipynb` file: its code cells checked as one program (`torch_lsp.notebooks`)."""
@@ -447,12 +448,23 @@ class CheckRun:
         except Exception:  # noqa: BLE001 - one bad file must not hide the others' results
             self.internal_error(shown, traceback.format_exc())
             return
-        self.add_problems(problems)
+        self.add_problems(problems, shown)
 
-    def add_problems(self, problems: list) -> None:
+    def add_problems(self, problems: list, shown: str) -> None:
         self.checked += 1
-        self.files_with_problems += bool(problems)
+        self.checked_files.append(shown)
         self.problems.extend(problems)
+
+    @property
+    def files_with_problems(self) -> int:
+        return len({problem.path for problem in self.problems})
+
+    def report_where_raised(self) -> None:
+        """An error a call proves in another checked file is reported once, at the line that
+        raises (`reporting.reported_where_raised`)."""
+        from torch_lsp.reporting import reported_where_raised
+
+        self.problems = reported_where_raised(self.problems, self.checked_files)
 
     def internal_error(self, shown: str, trace: str) -> None:
         self.internal_errors += 1

@@ -42,6 +42,7 @@ from torch_lsp import __version__
 from torch_lsp.check_scheduler import CHANGE_DEBOUNCE_S, CONFIGURATION_TIMEOUT_S, CheckScheduler
 from torch_lsp.codeactions import FIX_ALL, QUICKFIX, actions_for, build_fix, fix_all_action, fix_offers_at
 from torch_lsp.codeactions.shape_annotation import REFACTOR, name_sizes_action
+from torch_lsp.caller_proofs import proofs_key
 from torch_lsp.dependents import importers_of
 from torch_lsp.diagnostics import all_rules
 from torch_lsp.documents import CheckedVersion, DocumentSettings, DocumentStore, OpenDocument
@@ -434,13 +435,16 @@ def create_server() -> TorchLanguageServer:
         checked, complete = await ls.scheduler.pulled(uri)
         if checked is None:
             return lsp.RelatedFullDocumentDiagnosticReport(items=[])
+        document = ls.documents.get(params.text_document.uri)
+        proven = ls.scheduler.proven_by_callers(document, checked) if document is not None else []
         # The first step's answer has an id of its own, so that pulling again after the
-        # refresh is never answered "unchanged".
+        # refresh is never answered "unchanged"; errors proven by callers count too.
         result_id = (f"{ls.session_token}:{checked.version}:{checked.generation}"
-                     f":{ls.scheduler.rechecks.get(params.text_document.uri, 0)}" + ("" if complete else ":first"))
+                     f":{ls.scheduler.rechecks.get(params.text_document.uri, 0)}:{proofs_key(proven)}"
+                     + ("" if complete else ":first"))
         if params.previous_result_id == result_id:
             return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
-        return lsp.RelatedFullDocumentDiagnosticReport(items=checked.diagnostics, result_id=result_id)
+        return lsp.RelatedFullDocumentDiagnosticReport(items=checked.diagnostics + proven, result_id=result_id)
 
     @server.feature(lsp.WORKSPACE_DIAGNOSTIC)
     async def workspace_diagnostic(ls: TorchLanguageServer, params: lsp.WorkspaceDiagnosticParams):
