@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from torch_lsp.fact_cache import FactKey
+from torch_lsp.syntax_index import syntax_index
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -79,38 +80,35 @@ def resolves(analysis: "Analysis", name: str) -> str | None:
 
 
 def _collect(analysis: "Analysis") -> _Scan:
-    """One walk of the tree: imports, other bindings, and the dotted names rooted at an import."""
+    """Imports, other bindings, and the dotted names rooted at an import, read from the
+    version's node index (no walk of its own)."""
+    index = syntax_index(analysis)
     imports = analysis.imports
     imported: list[ImportedName] = []
     rebound: set[str] = set()
-    called: dict[int, ast.Call] = {}
     chains: list[tuple[ast.expr, str, list[str]]] = []  # (node, root name, attributes after it)
-    for node in ast.walk(analysis.tree):
-        kind = type(node)
-        if kind is ast.Attribute:
-            parts, root = [node.attr], node.value
-            while type(root) is ast.Attribute:
-                parts.append(root.attr)
-                root = root.value
-            if type(root) is ast.Name and root.id in imports:
-                chains.append((node, root.id, parts[::-1]))
-        elif kind is ast.Name:
-            if type(node.ctx) is ast.Load:
-                if node.id in imports:
-                    chains.append((node, node.id, []))
-            else:
-                rebound.add(node.id)
-        elif kind is ast.Call:
-            called[id(node.func)] = node
-        elif kind is ast.arg:
-            rebound.add(node.arg)
-        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            rebound.add(node.name)
-        elif kind is ast.ExceptHandler and node.name:
-            rebound.add(node.name)
-        elif kind is ast.Import:
-            imported += [ImportedName(alias.name, node, alias) for alias in node.names]
-        elif kind is ast.ImportFrom and node.module and not node.level:
+    for node in index.of_type(ast.Attribute):
+        parts, root = [node.attr], node.value
+        while type(root) is ast.Attribute:
+            parts.append(root.attr)
+            root = root.value
+        if type(root) is ast.Name and root.id in imports:
+            chains.append((node, root.id, parts[::-1]))
+    for node in index.of_type(ast.Name):
+        if type(node.ctx) is ast.Load:
+            if node.id in imports:
+                chains.append((node, node.id, []))
+        else:
+            rebound.add(node.id)
+    called = {id(call.func): call for call in index.of_type(ast.Call)}
+    rebound.update(node.arg for node in index.of_type(ast.arg))
+    for kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        rebound.update(node.name for node in index.of_type(kind))
+    rebound.update(node.name for node in index.of_type(ast.ExceptHandler) if node.name)
+    for node in index.of_type(ast.Import):
+        imported += [ImportedName(alias.name, node, alias) for alias in node.names]
+    for node in index.of_type(ast.ImportFrom):
+        if node.module and not node.level:
             imported += [ImportedName(f"{node.module}.{alias.name}", node, alias) for alias in node.names
                          if alias.name != "*"]
     found: dict[str, list[Reference]] = {}
@@ -125,7 +123,6 @@ def _collect(analysis: "Analysis") -> _Scan:
     return _Scan(found, imported, frozenset(rebound))
 
 
-_PARENTS: FactKey[dict[int, ast.AST]] = FactKey("name_resolution.parents")
 # A test that asks which PyTorch runs: `_TORCH_GREATER_EQUAL_2_4`, `torch.__version__ >= ...`,
 # `hasattr(torch, "compile")`, `version.parse(...)`.
 _VERSION_TEST = re.compile(r"version|VERSION|GREATER|LESS|_LT_|_GE_|hasattr|getattr")
@@ -135,17 +132,14 @@ def in_compatibility_code(analysis: "Analysis", node: ast.AST) -> bool:
     """`node` runs only on some PyTorch versions: in the `except` of a `try` (the fallback of an
     import or call that failed), or in a branch of an `if`/`... if ... else ...` that tests the
     version or what the module has."""
-    parents = analysis.facts.get_or_compute(_PARENTS, lambda: _parent_map(analysis.tree))
-    child, parent = node, parents.get(id(node))
+    parent_of = syntax_index(analysis).parent_of
+    child, parent = node, parent_of(node)
     while parent is not None:
         if isinstance(parent, ast.ExceptHandler):
             return True
         if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
             if _VERSION_TEST.search(ast.unparse(parent.test)):
                 return True
-        child, parent = parent, parents.get(id(parent))
+        child, parent = parent, parent_of(parent)
     return False
 
-
-def _parent_map(tree: ast.AST) -> dict[int, ast.AST]:
-    return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}

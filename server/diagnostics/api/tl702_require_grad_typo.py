@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.syntax_index import syntax_index
 from torch_lsp.syntax_nodes import node_text
 
 if TYPE_CHECKING:
@@ -19,12 +20,11 @@ def typo_targets(analysis: "Analysis") -> list[ast.Attribute]:
     """`<x>.require_grad` assigned to, in a file that never reads a `.require_grad` of its own
     (a file that reads it has an attribute of that name on purpose)."""
     targets, read = [], False
-    for node in ast.walk(analysis.tree):
-        if isinstance(node, ast.Attribute) and node.attr == TYPO:
-            if isinstance(node.ctx, ast.Store):
-                targets.append(node)
-            else:
-                read = True
+    for node in syntax_index(analysis).attributes_named(TYPO):
+        if isinstance(node.ctx, ast.Store):
+            targets.append(node)
+        else:
+            read = True
     return [] if read else sorted(targets, key=lambda n: (n.lineno, n.col_offset))
 
 
