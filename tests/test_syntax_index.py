@@ -1,7 +1,8 @@
 """The shared node index (`torch_lsp.syntax_index`) holds exactly the nodes and parents a
 full `ast.walk` of the tree gives, on every file the project ships and on syntax the
 analysis walk reaches only partly (match patterns and guards, handlers, lambdas,
-comprehensions, decorators, annotations)."""
+comprehensions, decorators, annotations); and `walk_nodes`, the faster `ast.walk`, yields
+the same nodes in the same order."""
 from __future__ import annotations
 
 import ast
@@ -11,6 +12,7 @@ import pytest
 
 from torch_lsp.analysis import analyze
 from torch_lsp.syntax_index import syntax_index
+from torch_lsp.syntax_nodes import walk_nodes
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -83,3 +85,13 @@ def test_index_holds_every_node_and_parent_of_a_full_walk(name: str, source: str
 def test_top_level_statements_have_no_parent() -> None:
     analysis = analyze(EDGE_CASES, "edge_cases.py")
     assert all(syntax_index(analysis).parent_of(stmt) is None for stmt in analysis.tree.body)
+
+
+@pytest.mark.parametrize("name,source", _sources(), ids=lambda value: value if value.endswith(".py") else "")
+def test_walk_nodes_yields_what_ast_walk_yields_in_its_order(name: str, source: str) -> None:
+    tree = ast.parse(source)
+    subtrees = [tree, *(node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef)))]
+    for root in subtrees:
+        walked = list(walk_nodes(root))
+        assert len(walked) == len(list(ast.walk(root)))
+        assert all(mine is theirs for mine, theirs in zip(walked, ast.walk(root)))

@@ -12,7 +12,7 @@ from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.diagnostics.correctness.provenance import MAX_DEPTH, torch_module_class, module_constructor, followed
 from torch_lsp.diagnostics.correctness.quoting import source_of
 from torch_lsp.diagnostics.correctness.torch_names import FUNCTIONAL_SOFTMAX, TORCH_SOFTMAX, SOFTMAX_MODULES
-from torch_lsp.syntax_nodes import argument, has_star_args
+from torch_lsp.syntax_nodes import argument, has_star_args, walk_nodes
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -222,7 +222,7 @@ def softmax_head_output(analysis: "Analysis", expr: ast.AST) -> tuple[str, ast.C
     from torch_lsp.roles import self_attribute_values
 
     heads = set()
-    for ret in (n for n in ast.walk(forward) if isinstance(n, ast.Return) and n.value is not None):
+    for ret in (n for n in walk_nodes(forward) if isinstance(n, ast.Return) and n.value is not None):
         result = ret.value
         if index is not None:
             if not (isinstance(result, ast.Tuple) and index < len(result.elts)):
@@ -249,7 +249,7 @@ def softmax_head_output(analysis: "Analysis", expr: ast.AST) -> tuple[str, ast.C
 def _bound_value(statements: list[ast.stmt], name: str, before: int, walk: bool = False):
     """The value last bound to `name` before line `before`, with the tuple index when it is unpacked."""
     found = None
-    nodes = [n for stmt in statements for n in (ast.walk(stmt) if walk else [stmt])]
+    nodes = [n for stmt in statements for n in (walk_nodes(stmt) if walk else [stmt])]
     for stmt in nodes:
         if not isinstance(stmt, ast.Assign) or stmt.lineno >= before or len(stmt.targets) != 1:
             continue
