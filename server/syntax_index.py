@@ -72,7 +72,8 @@ class SyntaxIndex:
                         match_parents[child] = node
 
     def of_type(self, kind: type[N]) -> list[N]:
-        """Every node of exactly this type (not subclasses), in no particular order."""
+        """Every node of exactly this type (not subclasses): statements in source order,
+        other nodes in no particular order."""
         return self._by_type.get(kind, [])  # type: ignore[return-value]
 
     def attributes_named(self, attr: str) -> list[ast.Attribute]:

@@ -95,3 +95,9 @@ def test_walk_nodes_yields_what_ast_walk_yields_in_its_order(name: str, source: 
         walked = list(walk_nodes(root))
         assert len(walked) == len(list(ast.walk(root)))
         assert all(mine is theirs for mine, theirs in zip(walked, ast.walk(root)))
+
+
+def test_statements_of_a_type_come_in_source_order() -> None:
+    analysis = analyze(EDGE_CASES + "\nx = 1\nif x:\n    y = 2\nz = 3\n", "edge_cases.py")
+    assigns = syntax_index(analysis).of_type(ast.Assign)
+    assert [a.lineno for a in assigns] == sorted(n.lineno for n in ast.walk(analysis.tree) if isinstance(n, ast.Assign))

@@ -12,6 +12,8 @@ from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.diagnostics.correctness.provenance import MAX_DEPTH, torch_module_class, module_constructor, followed
 from torch_lsp.diagnostics.correctness.quoting import source_of
 from torch_lsp.diagnostics.correctness.torch_names import FUNCTIONAL_SOFTMAX, TORCH_SOFTMAX, SOFTMAX_MODULES
+from torch_lsp.fact_cache import FactKey
+from torch_lsp.syntax_index import syntax_index
 from torch_lsp.syntax_nodes import argument, has_star_args, walk_nodes
 
 if TYPE_CHECKING:
@@ -263,12 +265,25 @@ def _bound_value(statements: list[ast.stmt], name: str, before: int, walk: bool 
     return found
 
 
+# {name: the called names in each `name = Callee(...)` of the file, in source order}: asked
+# for every loss call's model, so built once per version instead of a pass over every
+# statement per question.
+_BUILT_BY_NAME: FactKey[dict[str, list[str]]] = FactKey("tl206.built_by_name")
+
+
+def _built_by_name(analysis: "Analysis") -> dict[str, list[str]]:
+    built: dict[str, list[str]] = {}
+    for stmt in syntax_index(analysis).of_type(ast.Assign):
+        if (len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Call)
+                and isinstance(stmt.value.func, ast.Name)):
+            built.setdefault(stmt.targets[0].id, []).append(stmt.value.func.id)
+    return built
+
+
 def _model_class(analysis: "Analysis", name: str) -> ast.ClassDef | None:
     """The class of this file that `name = ClassName(...)` (at module level or in the function) builds."""
     classes = {n.name: n for n in analysis.tree.body if isinstance(n, ast.ClassDef)}
-    built = [stmt.value.func.id for stmt in analysis.statements
-             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-             and stmt.targets[0].id == name and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name)]
+    built = analysis.facts.get_or_compute(_BUILT_BY_NAME, lambda: _built_by_name(analysis)).get(name, [])
     if len(set(built)) != 1:
         return None
     return classes.get(built[0])
