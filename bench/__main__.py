@@ -8,6 +8,9 @@ The benchmark never asserts; it measures, in one run on this machine:
     didChange (one typed character) to `publishDiagnostics`, and its memory;
   * didOpen to the answer of a `textDocument/diagnostic` sent right after it: the
     complete diagnostics for a pull client, the first step for one that supports refresh;
+  * one character typed in a function of a 2,000 / 5,000-line file: edit -> first publish
+    and edit -> complete diagnostics, checked incrementally and, alternately in the same
+    run, the whole-file way (`edit_bench`);
   * the server's memory with 20 open 2,000-line documents through hundreds of edits,
     and after closing them;
   * hover latency in a checked file during an edit storm over 50 other files, and how
@@ -26,11 +29,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import check_bench, memory_bench, notebook_bench, server_bench, storm_bench
+from bench import check_bench, edit_bench, memory_bench, notebook_bench, server_bench, storm_bench
 from bench.figures import Row, lines_label, median, ms, render, spread
 from bench.generate import EXAMPLES_DIR, REPO_ROOT, generate_source, write_generated
 
-SCENARIOS = ("engine", "server", "pull", "memory", "storm")
+SCENARIOS = ("engine", "server", "pull", "edit", "memory", "storm")
 SIZES = [200, 2000, 5000]
 TARGET_SIZE = 2000
 TARGET_RATIO = 3.0
@@ -47,12 +50,15 @@ class Runs:
     memory_edits: int  # edits over the open documents of the memory scenario
     storm_edits: int  # edits of the hover-during-a-storm scenario (over STORM_FILES files)
     more_memory_edits: int  # further edits, for the growth figure
+    edits: int  # typed characters per size and mode of the edit scenario
 
 
 FULL = Runs(parse=15, cli=3, startup=5, open=7, change=15, memory_edits=500, storm_edits=1000,
-            more_memory_edits=1000)
+            more_memory_edits=1000, edits=11)
 QUICK = Runs(parse=5, cli=1, startup=2, open=3, change=5, memory_edits=100, storm_edits=200,
-             more_memory_edits=0)
+             more_memory_edits=0, edits=5)
+EDIT_SIZES = [2000, 5000]
+EDIT_TARGET_RATIO = 1.0
 MEMORY_DOCUMENTS = 20
 STORM_FILES = 50
 STORM_RATE = 20.0  # edits per second
@@ -80,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     if "pull" in only:
         rows += pull_rows(runs, refreshes=False)
         rows += pull_rows(runs, refreshes=True)
+    if "edit" in only:
+        rows += edit_rows(runs)
     if "memory" in only:
         rows += memory_rows(runs)
     if "storm" in only:
@@ -256,6 +264,33 @@ def _pull_rows(session: server_bench.ServerSession, runs: Runs, kind: str) -> li
     return rows
 
 
+def edit_rows(runs: Runs) -> list[Row]:
+    """One character typed in a function: edit -> first publish (push) and edit -> complete
+    diagnostics (pull), incremental and whole-file alternately (target: complete within
+    1x ast.parse of the file, debounce included)."""
+    try:
+        measured = edit_bench.measure(REPO_ROOT, DATA_DIR, EDIT_SIZES, runs.edits)
+    except Exception as error:
+        return [Row("edit scenario", "", "failed", str(error))]
+    rows = []
+    for figures in measured:
+        parse = median(figures.parse)
+        for what, samples, target in (("first publish (push, debounce incl.)", figures.first_publish, ""),
+                                      ("complete diagnostics (pull)", figures.complete,
+                                       f"; target <= {EDIT_TARGET_RATIO:.0f}x")):
+            now, before = median(samples["incremental"]), median(samples["whole-file"])
+            rows.append(Row(f"edit (1 char in a function) -> {what}", lines_label(figures.lines), ms(now),
+                            f"{now / parse:.1f}x ast.parse ({ms(parse)}){target}; whole-file {ms(before)} "
+                            f"({before / parse:.1f}x); {spread(samples['incremental'])}"))
+        costs = edit_bench.check_costs(figures.lines, max(3, runs.parse // 3))
+        for part, label in (("analyze", "parse in part + eager facts"), ("rules", "every rule but the shape rules"),
+                            ("shapes", "shape pass + shape rules")):
+            rows.append(Row(f"  edit check in process: {label}", lines_label(figures.lines), ms(costs[part]),
+                            f"{costs[part] / costs['ast.parse']:.1f}x ast.parse ({ms(costs['ast.parse'])}, "
+                            f"collector paused)"))
+    return rows
+
+
 def memory_rows(runs: Runs) -> list[Row]:
     """RSS with MEMORY_DOCUMENTS open 2,000-line documents through a run of edits, and
     after closing them (targets: under 150 MB open, under 100 MB closed, no growth)."""
@@ -297,14 +332,16 @@ def storm_rows(runs: Runs) -> list[Row]:
     except Exception as error:
         rows.append(Row("hover during an edit storm", "", "failed", str(error)))
     edits = int(STORM_RATE * 10)
-    try:
-        settle = storm_bench.typing_storm(REPO_ROOT, DATA_DIR, TARGET_SIZE, edits, STORM_RATE)
-        rows.append(Row(f"typing storm ({edits} edits at {STORM_RATE:.0f}/s): last edit -> first publish",
-                        lines_label(TARGET_SIZE), ms(settle.first_publish_s)))
-        rows.append(Row("typing storm: last edit -> complete diagnostics", lines_label(TARGET_SIZE),
-                        ms(settle.settled_s), f"target < 150 ms; {settle.stale_publishes} stale versions published"))
-    except Exception as error:
-        rows.append(Row("typing storm", "", "failed", str(error)))
+    for mode, env in edit_bench.MODES.items():
+        try:
+            settle = storm_bench.typing_storm(REPO_ROOT, DATA_DIR, TARGET_SIZE, edits, STORM_RATE, env)
+            rows.append(Row(f"typing storm ({edits} edits at {STORM_RATE:.0f}/s, {mode}): last edit -> first publish",
+                            lines_label(TARGET_SIZE), ms(settle.first_publish_s)))
+            rows.append(Row(f"typing storm ({mode}): last edit -> complete diagnostics", lines_label(TARGET_SIZE),
+                            ms(settle.settled_s),
+                            f"target < 150 ms; {settle.stale_publishes} stale versions published"))
+        except Exception as error:
+            rows.append(Row(f"typing storm ({mode})", "", "failed", str(error)))
     return rows
 
 

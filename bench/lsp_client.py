@@ -29,11 +29,12 @@ class ServerExited(RuntimeError):
 class LspClient:
     """Spawns a language server and exchanges LSP messages with it over its stdin/stdout."""
 
-    def __init__(self, command: list[str], stderr_path: Path, cwd: Path | None = None):
+    def __init__(self, command: list[str], stderr_path: Path, cwd: Path | None = None,
+                 env: dict[str, str] | None = None):
         self._stderr = open(stderr_path, "wb")
         self.spawned_at = time.perf_counter()
         self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, cwd=cwd
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, cwd=cwd, env=env
         )
         self._write_lock = threading.Lock()
         self._next_id = 0

@@ -7,6 +7,7 @@ notification to reading the diagnostics published for that document version.
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -56,10 +57,12 @@ class ServerSession:
     documents: dict[str, OpenDocument] = field(default_factory=dict)
 
 
-def start_session(root: Path, log_path: Path, pulls: bool = False, refreshes: bool = False) -> ServerSession:
-    """Spawns the server and completes the initialize handshake (as a pull client with
-    `pulls`, one that also supports diagnostic refresh with `refreshes`)."""
-    client = LspClient(SERVER_COMMAND, stderr_path=log_path, cwd=root)
+def start_session(root: Path, log_path: Path, pulls: bool = False, refreshes: bool = False,
+                  env: dict[str, str] | None = None) -> ServerSession:
+    """Spawns the server (with `env` added to this process's environment) and completes the
+    initialize handshake (as a pull client with `pulls`, one that also supports diagnostic
+    refresh with `refreshes`)."""
+    client = LspClient(SERVER_COMMAND, stderr_path=log_path, cwd=root, env={**os.environ, **(env or {})})
     try:
         response = client.request("initialize", _initialize_params(root, pulls, refreshes), timeout=WAIT_S)
     except Exception:
@@ -167,6 +170,17 @@ def type_one_character(session: ServerSession, path: Path, line: int, character:
     published = session.client.wait_for_notification(
         "textDocument/publishDiagnostics", _diagnostics_for(document.uri, document.version), WAIT_S)
     return published.at - sent
+
+
+def type_and_pull(session: ServerSession, path: Path, line: int, character: int, insert: bool) -> float:
+    """For a pull session: inserts (or deletes again) one character, then at once asks for the
+    document's diagnostics; returns the latency in s from the edit to the answer, which holds
+    every rule's findings for the edited version (the shape rules' included)."""
+    document, sent = send_one_character(session, path, line, character, insert)
+    answer = session.client.request("textDocument/diagnostic", {"textDocument": {"uri": document.uri}}, WAIT_S)
+    if "error" in answer.message:
+        raise RuntimeError(f"textDocument/diagnostic failed: {answer.message['error']}")
+    return answer.at - sent
 
 
 def send_one_character(session: ServerSession, path: Path, line: int, character: int,

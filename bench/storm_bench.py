@@ -78,8 +78,9 @@ def _edit_storm(session: server_bench.ServerSession, paths: list[Path], edits: i
         time.sleep(max(0.0, started + (edit + 1) / rate - time.perf_counter()))
 
 
-def typing_storm(root: Path, data_dir: Path, lines: int, edits: int, rate: float) -> SettleFigures:
-    session = server_bench.start_session(root, data_dir / "server-stderr-typing.log")
+def typing_storm(root: Path, data_dir: Path, lines: int, edits: int, rate: float,
+                 env: dict[str, str] | None = None) -> SettleFigures:
+    session = server_bench.start_session(root, data_dir / "server-stderr-typing.log", env=env)
     client = session.client
     try:
         path = data_dir / "typing_storm.py"

@@ -26,8 +26,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.fact_cache import FactCache
+from torch_lsp.incremental_parse import ParsedVersion, reparse_edit
 from torch_lsp.parsing import SyntaxIssue, parse_source
 from torch_lsp.roles import ScopeRoles, compute_roles
+from torch_lsp.statement_facts import StatementFacts
 from torch_lsp.syntax_nodes import argument, call_name, keyword, walk_nodes
 from torch_lsp.text import LineIndex
 
@@ -121,13 +123,18 @@ class Context:
 class Analysis:
     """Everything the rules need about one version of one file."""
 
-    def __init__(self, source: str, path: str | None = None, torch_version: tuple[int, int] | None = None):
+    def __init__(self, source: str, path: str | None = None, torch_version: tuple[int, int] | None = None,
+                 previous: ParsedVersion | None = None):
         self.source = source
         self.path = path or "<stdin>"
         # The PyTorch the file is checked against (`torch_lsp.torch_version`); None: the newest.
         self.torch_version = torch_version
         self.lines = LineIndex(source)
-        self.tree, self.syntax_errors = parse_source(source)
+        # An edit of `previous` re-parses only the top-level statements it touched.
+        tree = reparse_edit(previous, source) if previous is not None else None
+        self.tree, self.syntax_errors = (tree, []) if tree is not None else parse_source(source)
+        # Facts of single top-level statements: those the edit left untouched keep theirs.
+        self.statement_facts = StatementFacts(self.tree, previous.statements if tree is not None else None)
         self.imports: dict[str, str] = {}
         self._call_qualnames: dict[int, str | None] = {}
         self._accelerator_moves: dict[bool, bool] = {}
@@ -147,6 +154,11 @@ class Analysis:
         self._collect_imports()
         self._walk_block(self.tree.body, Context(self.module_scope))
         self.roles: dict[FunctionInfo, ScopeRoles] = compute_roles(self)
+
+    @property
+    def parsed(self) -> ParsedVersion:
+        """This version's text and tree, for parsing the next version as an edit of it."""
+        return ParsedVersion(self.source, self.lines, self.tree, self.syntax_errors, self.statement_facts)
 
     # ------------------------------------------------------------------ names
     def _collect_imports(self) -> None:
@@ -741,8 +753,9 @@ def is_torch_ecosystem_module(module: str) -> bool:
     return module.split(".")[0] in _TORCH_ECOSYSTEM
 
 
-def analyze(source: str, path: str | None = None, torch_version: tuple[int, int] | None = None) -> Analysis:
-    return Analysis(source, path, torch_version)
+def analyze(source: str, path: str | None = None, torch_version: tuple[int, int] | None = None,
+            previous: ParsedVersion | None = None) -> Analysis:
+    return Analysis(source, path, torch_version, previous)
 
 
 _FRAMEWORK_CONSTRUCTORS = ("lightning.Fabric", "lightning.fabric.Fabric", "lightning_fabric.Fabric",

@@ -3,11 +3,16 @@
 One `CheckScheduler` runs every check of the server.  A version of a document goes
 through these states (the key of a check is uri, version and settings generation):
 
-    edit/open/save (push client)         pull request (client that supports refresh)
+    edit/open/save (push client,         pull request (client that supports refresh)
+      or any client's notebook)
           |                                    |
           v                                    |
       debouncing --- next edit cancels,        |
           |          restarts the delay        |
+          |   (none after an edit when the     |
+          |    document's last check was       |
+          |    quicker than the delay; while   |
+          |    a check runs, its end instead)  |
           v                                    v
       first pass  (every rule but the shape rules, on the analysis thread)
           |    \\
@@ -35,6 +40,9 @@ through these states (the key of a check is uri, version and settings generation
                  whatever was queued there) -> idle: a full garbage
                  collection at most every few seconds, when no check runs
 
+An edit is parsed in part (`torch_lsp.incremental_parse`): the check of a version reads
+the newest analysis kept of the same document, if any, as the text it was edited from.
+
 "Current" means the document still has that version and the settings are still of
 that generation: a stale result is never published; the newer check publishes.
 Checks are shared: whoever asks for a version that is being checked awaits the same
@@ -49,6 +57,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import gc
+import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -59,6 +68,7 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 from torch_lsp.checker import (add_probe_findings, add_shape_findings, check_source, collector_paused,
                                load_rules_and_shape_engine)
 from torch_lsp.documents import CheckCache, CheckedVersion, OpenDocument, release_versions
+from torch_lsp.incremental_parse import ParsedVersion
 from torch_lsp.protocol import is_too_large, to_diagnostic, too_large_diagnostic
 from torch_lsp.shapes import infer_shapes
 from torch_lsp.shapes.probe.session import PROBE_REPORT
@@ -71,6 +81,12 @@ GARBAGE_COLLECTION_INTERVAL_S = 2.0
 GARBAGE_COLLECTION_RETRY_S = 0.25
 # How often background work looks again whether open documents still wait for checks.
 BACKGROUND_WAIT_S = 0.05
+# The delay after an edit before its check starts, unless the document's last check took less
+# (then none: one keystroke's check is over before the next keystroke would have cancelled it).
+CHANGE_DEBOUNCE_S = 0.075
+# `TORCH_LSP_INCREMENTAL=0` turns off partial parsing and the adaptive delay: the benchmark
+# measures the server both ways in one run.
+INCREMENTAL = os.environ.get("TORCH_LSP_INCREMENTAL", "1") != "0"
 
 
 class CheckScheduler:
@@ -89,6 +105,7 @@ class CheckScheduler:
         self._first_passes: dict[tuple, asyncio.Future] = {}
         self._complete_passes: dict[tuple, asyncio.Future] = {}
         self._background_tasks: set[asyncio.Task] = set()
+        self._check_seconds: dict[str, float] = {}  # per document: how long its last first pass took
         self._last_collection = 0.0
         self._collection_waits = False  # a collection is asked for, once the interval has passed
         # Requests about checked versions never queue behind checks of other documents.
@@ -97,12 +114,26 @@ class CheckScheduler:
         self._probe_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="torch-lsp-probe")
 
     # -- what handlers call ----------------------------------------------------
-    def check_soon(self, uri: str, delay: float) -> None:
-        """Check and publish after `delay` (push clients only; a pull client asks)."""
-        if self.server.pulls_diagnostics:
+    def check_soon(self, uri: str, delay: float, after_running: bool = False) -> None:
+        """Check and publish after `delay`, where the document's diagnostics are pushed (a
+        pull client asks for the others), and with `after_running`, once the passes running or
+        queued now are over."""
+        if not self.server.pushes_diagnostics(uri):
             return
         self.cancel(uri)
-        self._debouncing[uri] = asyncio.ensure_future(self._debounced(uri, delay))
+        self._debouncing[uri] = asyncio.ensure_future(self._debounced(uri, delay, after_running))
+
+    def check_after_edit(self, uri: str) -> None:
+        """Check and publish an edited document (push clients only): at once when its last
+        first pass (the part of a check that a further edit cannot stop) was quicker than the
+        debounce delay, else after the delay, a further edit restarting it; either way, not
+        before the checks running now are over, so that the edits made meanwhile are checked
+        once, at their newest version."""
+        if not INCREMENTAL:
+            self.check_soon(uri, CHANGE_DEBOUNCE_S)
+            return
+        fast = self._check_seconds.get(uri, float("inf")) <= CHANGE_DEBOUNCE_S
+        self.check_soon(uri, 0 if fast else CHANGE_DEBOUNCE_S, after_running=True)
 
     def cancel(self, uri: str) -> None:
         task = self._debouncing.pop(uri, None)
@@ -112,6 +143,7 @@ class CheckScheduler:
     def closed(self, uri: str) -> None:
         """The document was closed: no check of it is published, and its versions are released."""
         self.cancel(uri)
+        self._check_seconds.pop(uri, None)
         self._release_later(self.versions.forget(uri))
         self._collect_garbage_when_idle()
 
@@ -214,10 +246,15 @@ class CheckScheduler:
             thread.shutdown(wait=False, cancel_futures=True)
 
     # -- debouncing -> first pass -> complete pass -> published ------------------
-    async def _debounced(self, uri: str, delay: float) -> None:
+    async def _debounced(self, uri: str, delay: float, after_running: bool = False) -> None:
         try:
             if delay > 0:
                 await asyncio.sleep(delay)
+            running = [*self._first_passes.values(), *self._complete_passes.values()]
+            if after_running and running:
+                # Not cancelled with this task: others await them.  A further edit meanwhile
+                # cancels this wait, so the edits of a busy spell are checked once.
+                await asyncio.wait(running)
             await self._check_and_publish(uri)
         finally:
             if self._debouncing.get(uri) is asyncio.current_task():
@@ -334,11 +371,10 @@ class CheckScheduler:
         checked = replace(checked, result=result, diagnostics=diagnostics)
         self._release_later(self.versions.put(document.uri, checked))
         if changed:
-            if self.server.pulls_diagnostics:
-                if self.server.client_supports("workspace.diagnostics.refresh_support"):
-                    self.server.workspace_diagnostic_refresh(None)
-            else:
+            if self.server.pushes_diagnostics(document.uri):
                 self._publish_if_current(document, checked)
+            elif self.server.client_supports("workspace.diagnostics.refresh_support"):
+                self.server.workspace_diagnostic_refresh(None)
 
     def _with_probe(self, checked: CheckedVersion, targets, answers, settings):
         """Runs on the analysis thread: the version's result and diagnostics with TL502."""
@@ -361,12 +397,15 @@ class CheckScheduler:
             return None  # edited or closed while this check waited for the thread
         if is_too_large(document.text):
             return CheckedVersion(document.version, generation, None, [too_large_diagnostic(document.text)])
+        started = time.perf_counter()
         settings, problems = self.server.settings.settings_for(document.path, generation)
         with collector_paused():
-            if first_pass is not None and first_pass.result is not None and first_pass.generation == generation:
+            completes = first_pass is not None and first_pass.result is not None and first_pass.generation == generation
+            if completes:
                 result = add_shape_findings(first_pass.result, settings)
             else:
-                result = check_source(document.text, document.path, settings, shapes=shapes)
+                result = check_source(document.text, document.path, settings, shapes=shapes,
+                                      previous=self._edited_from(document.uri))
             lines = result.analysis.lines
             encoding = self.server.encoding
             diagnostics = [to_diagnostic(finding, lines, encoding, document.uri) for finding in result.findings]
@@ -375,7 +414,20 @@ class CheckScheduler:
             # published).  Frozen, they are left to the periodic full collection, which
             # unfreezes first; what a version holds is freed by reference counting anyway.
             gc.freeze()
+        if not completes:
+            # The part of a check that runs even when an edit makes it stale (a stale
+            # version's complete pass is not started): what the debounce weighs.
+            self._check_seconds[document.uri] = time.perf_counter() - started
         return CheckedVersion(document.version, generation, result, diagnostics, problems)
+
+    def _edited_from(self, uri: str) -> ParsedVersion | None:
+        """The newest version of the document that still holds its analysis: the text the
+        version being checked was most likely edited from (any text will do: it is only
+        compared).  Read on the analysis thread, which alone releases analyses."""
+        latest = self.versions.latest(uri)
+        if not INCREMENTAL or latest is None or latest.result is None:
+            return None
+        return latest.result.analysis.parsed
 
     def _publish_if_current(self, document: OpenDocument, checked: CheckedVersion) -> None:
         current = self.server.documents.get(document.uri)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from torch_lsp.diagnostics import Finding, all_rules, run_rules
+from torch_lsp.incremental_parse import ParsedVersion
 from torch_lsp.settings import Settings
 from torch_lsp.torch_version import target_version
 
@@ -47,11 +48,12 @@ def collector_paused():
 
 
 def check_source(source: str, path: str | None = None, settings: Settings | None = None,
-                 *, shapes: bool = True) -> CheckResult:
+                 *, shapes: bool = True, previous: ParsedVersion | None = None) -> CheckResult:
     """Every finding for `source`; with `shapes=False`, all but the rules that need the
-    shape pass (`add_shape_findings` completes such a result later)."""
+    shape pass (`add_shape_findings` completes such a result later).  `previous`, an
+    earlier version of the same document, lets an edit of it be parsed in part."""
     with collector_paused():
-        return _check(source, path, settings or Settings(), shapes)
+        return _check(source, path, settings or Settings(), shapes, previous)
 
 
 def add_shape_findings(result: CheckResult, settings: Settings | None = None) -> CheckResult:
@@ -93,12 +95,13 @@ def load_rules_and_shape_engine() -> None:
     import torch_lsp.shapes.report  # noqa: F401
 
 
-def _check(source: str, path: str | None, settings: Settings, shapes: bool) -> CheckResult:
+def _check(source: str, path: str | None, settings: Settings, shapes: bool,
+           previous: ParsedVersion | None = None) -> CheckResult:
     # Imported here: the language server imports this module before answering `initialize`,
     # which needs no analysis (the rules and the analysis load right after, on their thread).
     from torch_lsp.analysis import analyze
 
-    analysis = analyze(source, path, target_version(settings, path))
+    analysis = analyze(source, path, target_version(settings, path), previous)
     findings = [syntax_finding(issue) for issue in analysis.syntax_errors]
     findings += run_rules(
         analysis,

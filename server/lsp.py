@@ -9,10 +9,17 @@ and turn our values into LSP types through `protocol`.
 
 Diagnostics reach a client one way only: pulled (`textDocument/diagnostic`) when
 the client declares pull support, pushed (`publishDiagnostics`, with the document
-version, debounced while typing) otherwise.  Either way they come in two steps
-where the client allows it: every rule but the shape rules first, then all of them
-(a second push; for a pull client that supports `workspace/diagnostic/refresh`, a
-refresh, after which it pulls the complete list).
+version, debounced while typing) otherwise.  Notebook cells are the exception: their
+diagnostics are always pushed, to each cell's URI with the cell's version, and a pull
+for a cell (or the notebook) is answered with an empty report.  LSP 3.17 clients
+do not pull for cells (vscode-languageclient 9, which VS Code extensions bundle,
+never does: microsoft/vscode-languageserver-node#1464), so ruff and ty push for
+cells to every client too; and VS Code keeps pushed and pulled diagnostics apart,
+so a client that does pull for cells (vscode-languageclient 10) would otherwise
+list each finding twice.  Either way they come in two steps where the client
+allows it: every rule but the shape rules first, then all of them (a second push;
+for a pull client that supports `workspace/diagnostic/refresh`, a refresh, after
+which it pulls the complete list).
 """
 from __future__ import annotations
 
@@ -32,7 +39,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol.language_server import lsp_method
 
 from torch_lsp import __version__
-from torch_lsp.check_scheduler import CONFIGURATION_TIMEOUT_S, CheckScheduler
+from torch_lsp.check_scheduler import CHANGE_DEBOUNCE_S, CONFIGURATION_TIMEOUT_S, CheckScheduler
 from torch_lsp.codeactions import FIX_ALL, QUICKFIX, actions_for, build_fix, fix_all_action, fix_offers_at
 from torch_lsp.codeactions.shape_annotation import REFACTOR, name_sizes_action
 from torch_lsp.dependents import importers_of
@@ -74,7 +81,6 @@ from torch_lsp.shapes.probe.session import ProbeSession, probe_report_of
 from torch_lsp.workspace_diagnostics import WorkspaceDiagnostics
 
 SERVER_NAME = "torch-lsp"
-CHANGE_DEBOUNCE_S = 0.075
 GIL_SWITCH_INTERVAL_S = 0.001  # Python's default is 5 ms
 
 log = logging.getLogger(__name__)
@@ -158,6 +164,12 @@ class TorchLanguageServer(LanguageServer):
         text_document = self.client_capabilities.text_document
         return text_document is not None and text_document.diagnostic is not None
 
+    def pushes_diagnostics(self, uri: str) -> bool:
+        """Whether the document's diagnostics are pushed to the client: every document of a
+        client that cannot pull, and an open notebook's always (to its cells; see the
+        module docstring)."""
+        return not self.pulls_diagnostics or self.notebooks.get(uri) is not None
+
     @property
     def pulls_in_two_steps(self) -> bool:
         """A pull client that pulls again when asked (`workspace/diagnostic/refresh`): like a
@@ -183,10 +195,9 @@ class TorchLanguageServer(LanguageServer):
     def settings_changed(self) -> None:
         """Editor or project settings changed: check every open document again."""
         self.show_settings_problems(self.settings.editor_problems())
-        if not self.pulls_diagnostics:
-            for document in self.documents.all():
-                self.scheduler.check_soon(document.uri, 0)
-        elif self.client_supports("workspace.diagnostics.refresh_support"):
+        for document in self.documents.all():
+            self.scheduler.check_soon(document.uri, 0)  # only what is pushed
+        if self.pulls_diagnostics and self.client_supports("workspace.diagnostics.refresh_support"):
             self.workspace_diagnostic_refresh(None)
         if self.client_supports("workspace.inlay_hint.refresh_support"):
             self.workspace_inlay_hint_refresh(None)  # `shapes.inlayHints` may have changed
@@ -397,7 +408,7 @@ def create_server() -> TorchLanguageServer:
         uri = params.text_document.uri
         changes = content_changes(params)
         if ls.documents.change(uri, params.text_document.version, changes, ls.encoding) is not None:
-            ls.scheduler.check_soon(uri, CHANGE_DEBOUNCE_S)
+            ls.scheduler.check_after_edit(uri)
             ls.recheck_importers(uri, CHANGE_DEBOUNCE_S)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
@@ -417,8 +428,10 @@ def create_server() -> TorchLanguageServer:
         lsp.DiagnosticOptions(identifier=SERVER_NAME, inter_file_dependencies=True, workspace_diagnostics=True),
     )
     async def document_diagnostic(ls: TorchLanguageServer, params: lsp.DocumentDiagnosticParams):
-        cell = ls.notebooks.place_of(params.text_document.uri)  # a notebook cell: its notebook is checked
-        checked, complete = await ls.scheduler.pulled(cell.notebook_uri if cell else params.text_document.uri)
+        uri = params.text_document.uri
+        if ls.notebooks.owns(uri):
+            return lsp.RelatedFullDocumentDiagnosticReport(items=[])  # a notebook's are pushed to its cells
+        checked, complete = await ls.scheduler.pulled(uri)
         if checked is None:
             return lsp.RelatedFullDocumentDiagnosticReport(items=[])
         # The first step's answer has an id of its own, so that pulling again after the
@@ -427,8 +440,7 @@ def create_server() -> TorchLanguageServer:
                      f":{ls.scheduler.rechecks.get(params.text_document.uri, 0)}" + ("" if complete else ":first"))
         if params.previous_result_id == result_id:
             return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
-        items = cell.diagnostics_in_cell(checked.diagnostics) if cell else checked.diagnostics
-        return lsp.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
+        return lsp.RelatedFullDocumentDiagnosticReport(items=checked.diagnostics, result_id=result_id)
 
     @server.feature(lsp.WORKSPACE_DIAGNOSTIC)
     async def workspace_diagnostic(ls: TorchLanguageServer, params: lsp.WorkspaceDiagnosticParams):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from torch_lsp.fact_cache import FactKey
 from torch_lsp.syntax_index import syntax_index
+from torch_lsp.syntax_nodes import walk_nodes
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -79,48 +80,79 @@ def resolves(analysis: "Analysis", name: str) -> str | None:
     return analysis.imports.get(name)
 
 
+@dataclass(frozen=True)
+class _StatementScan:
+    """What one top-level statement holds of the scan, whatever the file imports: its dotted
+    names (node, root name, attributes after it), bindings, calls and imports."""
+
+    chains: list[tuple[ast.expr, str, list[str]]]
+    rebound: frozenset[str]
+    called: dict[int, ast.Call]
+    imported: list[ImportedName]
+
+
+_STATEMENT_SCAN: FactKey[_StatementScan] = FactKey("name_resolution.statement_scan")
+
+
 def _collect(analysis: "Analysis") -> _Scan:
-    """Imports, other bindings, and the dotted names rooted at an import, read from the
-    version's node index (no walk of its own)."""
-    index = syntax_index(analysis)
+    """The scans of the top-level statements (kept while a statement is unchanged), merged
+    with what the file imports: only names rooted at an import, and not rebound, resolve."""
     imports = analysis.imports
     imported: list[ImportedName] = []
     rebound: set[str] = set()
-    chains: list[tuple[ast.expr, str, list[str]]] = []  # (node, root name, attributes after it)
-    for node in index.of_type(ast.Attribute):
-        parts, root = [node.attr], node.value
-        while type(root) is ast.Attribute:
-            parts.append(root.attr)
-            root = root.value
-        if type(root) is ast.Name and root.id in imports:
-            chains.append((node, root.id, parts[::-1]))
-    for node in index.of_type(ast.Name):
-        if type(node.ctx) is ast.Load:
-            if node.id in imports:
-                chains.append((node, node.id, []))
-        else:
-            rebound.add(node.id)
-    called = {id(call.func): call for call in index.of_type(ast.Call)}
-    rebound.update(node.arg for node in index.of_type(ast.arg))
-    for kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-        rebound.update(node.name for node in index.of_type(kind))
-    rebound.update(node.name for node in index.of_type(ast.ExceptHandler) if node.name)
-    for node in index.of_type(ast.Import):
-        imported += [ImportedName(alias.name, node, alias) for alias in node.names]
-    for node in index.of_type(ast.ImportFrom):
-        if node.module and not node.level:
-            imported += [ImportedName(f"{node.module}.{alias.name}", node, alias) for alias in node.names
-                         if alias.name != "*"]
+    called: dict[int, ast.Call] = {}
+    scans = analysis.statement_facts.each(_STATEMENT_SCAN, _scan_statement)
+    for scan in scans:
+        imported += scan.imported
+        rebound |= scan.rebound
+        called.update(scan.called)
     found: dict[str, list[Reference]] = {}
-    for node, root, parts in chains:
-        if root in rebound:
-            continue
-        qualname = ".".join([imports[root], *parts])
-        found.setdefault(qualname, []).append(Reference(qualname, node, called.get(id(node))))
+    for scan in scans:
+        for node, root, parts in scan.chains:
+            if root not in imports or root in rebound:
+                continue
+            qualname = ".".join([imports[root], *parts])
+            found.setdefault(qualname, []).append(Reference(qualname, node, called.get(id(node))))
     for uses in found.values():
         uses.sort(key=lambda r: (r.node.lineno, r.node.col_offset))
     imported.sort(key=lambda item: (item.alias.lineno, item.alias.col_offset))
     return _Scan(found, imported, frozenset(rebound))
+
+
+def _scan_statement(statement: ast.stmt) -> _StatementScan:
+    """One walk of a top-level statement: imports, other bindings, and every dotted name."""
+    imported: list[ImportedName] = []
+    rebound: set[str] = set()
+    called: dict[int, ast.Call] = {}
+    chains: list[tuple[ast.expr, str, list[str]]] = []
+    for node in walk_nodes(statement):
+        kind = type(node)
+        if kind is ast.Attribute:
+            parts, root = [node.attr], node.value
+            while type(root) is ast.Attribute:
+                parts.append(root.attr)
+                root = root.value
+            if type(root) is ast.Name:
+                chains.append((node, root.id, parts[::-1]))
+        elif kind is ast.Name:
+            if type(node.ctx) is ast.Load:
+                chains.append((node, node.id, []))
+            else:
+                rebound.add(node.id)
+        elif kind is ast.Call:
+            called[id(node.func)] = node
+        elif kind is ast.arg:
+            rebound.add(node.arg)
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            rebound.add(node.name)
+        elif kind is ast.ExceptHandler and node.name:
+            rebound.add(node.name)
+        elif kind is ast.Import:
+            imported += [ImportedName(alias.name, node, alias) for alias in node.names]
+        elif kind is ast.ImportFrom and node.module and not node.level:
+            imported += [ImportedName(f"{node.module}.{alias.name}", node, alias) for alias in node.names
+                         if alias.name != "*"]
+    return _StatementScan(chains, frozenset(rebound), called, imported)
 
 
 # A test that asks which PyTorch runs: `_TORCH_GREATER_EQUAL_2_4`, `torch.__version__ >= ...`,
@@ -132,7 +164,7 @@ def in_compatibility_code(analysis: "Analysis", node: ast.AST) -> bool:
     """`node` runs only on some PyTorch versions: in the `except` of a `try` (the fallback of an
     import or call that failed), or in a branch of an `if`/`... if ... else ...` that tests the
     version or what the module has."""
-    parent_of = syntax_index(analysis).parent_of
+    parent_of = syntax_index(analysis).parent_of  # the parents the analysis walk recorded: no walk here
     child, parent = node, parent_of(node)
     while parent is not None:
         if isinstance(parent, ast.ExceptHandler):
@@ -142,4 +174,3 @@ def in_compatibility_code(analysis: "Analysis", node: ast.AST) -> bool:
                 return True
         child, parent = parent, parent_of(parent)
     return False
-

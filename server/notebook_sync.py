@@ -6,10 +6,12 @@ URI in VS Code).  The notebook's code cells run as one program, so the server ch
 them as one: `OpenNotebook` keeps the cells and their texts and hands the program
 (`torch_lsp.notebooks`) to the document store under the notebook's URI and version,
 where the check pipeline treats it like any open file.  What goes back to the client
-is in each cell's own coordinates: diagnostics are published per cell URI
-(`diagnostics_by_cell`), and requests that name a cell (hover, inlay hints, code
-actions, pulled diagnostics) are turned into the program's coordinates and back by a
-`CellPlace`.  Columns need no conversion: a cell's lines are lines of the program, with
+is in each cell's own coordinates: diagnostics are pushed per cell URI, with the
+cell's version, to every client, pull clients included (`publish_per_cell`; why in
+`torch_lsp.lsp`), and requests that name a cell (hover, inlay hints, code actions)
+are turned into the program's coordinates and back by a `CellPlace`.  A cell that
+had diagnostics and is removed, turned into markdown, or closed with its notebook
+gets an empty list, so nothing stale stays in the client's Problems panel.  Columns need no conversion: a cell's lines are lines of the program, with
 the same characters.  Edits are applied to the program, split back into cells, and
 sent as one edit per changed cell, so a fix that adds an import to the first cell
 edits that cell too.
@@ -88,6 +90,10 @@ class NotebookDocuments:
 
     def get(self, uri: str) -> OpenNotebook | None:
         return self._notebooks.get(uri)
+
+    def owns(self, uri: str) -> bool:
+        """Whether `uri` is an open notebook or one of its cells (whose diagnostics are pushed)."""
+        return uri in self._notebooks or uri in self._notebook_of_cell
 
     def place_of(self, cell_uri: str) -> "CellPlace | None":
         """Where a cell lies in its notebook's program; None for a document that is not
@@ -232,10 +238,6 @@ class CellPlace:
                     tooltip=program.in_cell_terms(hint.tooltip) if isinstance(hint.tooltip, str) else hint.tooltip)
             for hint in hints if self.holds(hint.position.line)
         ]
-
-    def diagnostics_in_cell(self, diagnostics: list[lsp.Diagnostic]) -> list[lsp.Diagnostic]:
-        """The program's diagnostics that lie in this cell, in its coordinates."""
-        return diagnostics_by_cell(self.notebook, diagnostics).get(self.cell_uri, [])
 
     def actions_in_cell(self, actions: list[lsp.CodeAction], encoding: str, versioned: bool) -> list[lsp.CodeAction]:
         moved = (self.action_in_cell(action, encoding, versioned) for action in actions)

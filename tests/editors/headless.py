@@ -1,7 +1,9 @@
 """Running a real editor headless for a test: finding it, isolating it, bounding it.
 
-An editor that is not installed skips its test locally and fails it when `CI` is set
-(.ci/run installs every editor).  Each run gets a fresh HOME and XDG folders, so no
+An editor that is not installed skips its test, saying how to get it, and fails it when
+TORCH_LSP_REQUIRE_EDITORS is set: .ci/run installs every editor and sets it, so CI cannot
+quietly stop testing one (a variable of our own, not `CI`, which every GitHub Actions run
+sets, so that a stranger's CI skips what it did not install).  Each run gets a fresh HOME and XDG folders, so no
 configuration, plugin or history from this machine takes part, and `torch-lsp` from
 this Python environment first on PATH (and this checkout on PYTHONPATH), so the
 documented set-ups, which run `torch-lsp serve`, start this checkout's server.  A run
@@ -18,6 +20,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -25,14 +28,21 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 EDITOR_LIMIT_S = 120  # above the sum of the harness's own waits, so a stuck step is still reported
 
 
+REQUIRE_EDITORS = "TORCH_LSP_REQUIRE_EDITORS"
+
+
+def unavailable(message: str) -> NoReturn:
+    """Skip the test, saying what is missing; a failure where TORCH_LSP_REQUIRE_EDITORS is set (CI)."""
+    if os.environ.get(REQUIRE_EDITORS):
+        pytest.fail(f"{message} {REQUIRE_EDITORS} is set (as .ci/run sets it), so this is a failure, not a skip.")
+    pytest.skip(f"{message} (Set {REQUIRE_EDITORS}=1 to make this a failure, as CI does.)")
+
+
 def require(executable: str | None, what: str, how_to_install: str) -> str:
-    """`executable`, or a skip (a failure under CI) that says what is missing and how to get it."""
+    """`executable`, or `unavailable`, saying what is missing and how to get it."""
     if executable:
         return executable
-    message = f"{what} is not installed, so this real-editor test cannot run. {how_to_install}"
-    if os.environ.get("CI"):
-        pytest.fail(message + " CI is set, so this is a failure, not a skip.")
-    pytest.skip(message)
+    unavailable(f"{what} is not installed, so this real-editor test cannot run. {how_to_install}")
 
 
 def environment_bin() -> Path:

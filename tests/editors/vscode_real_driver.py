@@ -3,7 +3,8 @@ keyboard, and prints one JSON object of what the page showed. Run by test_vscode
 Python that has Playwright (the recipe's venv), not with the tests' own interpreter:
 
   python vscode_real_driver.py '{"url": ..., "folder": ..., "script": "train.py", "script_line": 7,
-      "hover_column": 22, "fix_column": 12, "notebook": "analysis.ipynb", "screenshots": DIR}'
+      "hover_column": 22, "fix_column": 12, "notebook": "analysis.ipynb", "notebook_line": 5,
+      "screenshots": DIR}'
 
 Each step waits for what it needs to see (a selector or a text), up to a timeout; a step that
 times out is recorded under "errors" with a screenshot, and the later steps still run, so one
@@ -84,6 +85,20 @@ async def apply_quick_fix(page: Page, title_part: str) -> list[str]:
     return titles
 
 
+async def apply_notebook_quick_fix(page: Page, line: int, title_part: str) -> list[str]:
+    """Puts the cursor at the end of the first cell's `line` (1-based) with the keyboard,
+    one character back (inside the call the finding covers), then picks the fix from Ctrl+.
+    and saves the notebook."""
+    await page.locator(".notebookOverlay .code-cell-row .view-lines").first.click()
+    await page.locator(".notebookOverlay .code-cell-row .monaco-editor.focused").first.wait_for()
+    await page.keyboard.press("Control+Home")
+    for _ in range(line - 1):
+        await page.keyboard.press("ArrowDown")
+    await page.keyboard.press("End")
+    await page.keyboard.press("ArrowLeft")
+    return await apply_quick_fix(page, title_part)
+
+
 async def step(seen: dict, name: str, page: Page, shots: Path, action) -> None:
     try:
         value = await action
@@ -118,6 +133,8 @@ async def main(args: dict) -> dict:
         await step(seen, "open_notebook", page, shots, open_file(page, args["notebook"]))
         await step(seen, "notebook_cells", page, shots, notebook_cell_text(page, "softmax", "[4, 5]"))
         await step(seen, "notebook_problems", page, shots, problems_text(page, args["notebook"]))
+        await step(seen, "notebook_fix_titles", page, shots,
+                   apply_notebook_quick_fix(page, args["notebook_line"], "dim=-1"))
         await page.screenshot(path=str(shots / "last.png"))
         await browser.close()
     return seen

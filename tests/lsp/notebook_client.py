@@ -2,9 +2,11 @@
 with one text document per cell (`vscode-notebook-cell:` URIs, as VS Code names them).
 
 `ClientNotebook` keeps the cells the way the client does and reads back what the
-server says about each cell: its diagnostics (pushed per cell URI, or pulled per
-cell), and workspace edits applied to cell texts with the test's own LSP line
-splitting (`lsp_session.apply_edits`).
+server says about each cell: its diagnostics, as a user sees them (what was pushed
+for the cell URI, in both profiles, plus what a pull of the cell adds, which must be
+nothing: VS Code lists pushed and pulled diagnostics side by side), and workspace
+edits applied to cell texts with the test's own LSP line splitting
+(`lsp_session.apply_edits`).
 """
 from __future__ import annotations
 
@@ -87,6 +89,12 @@ class ClientNotebook:
             did_close=[lsp.TextDocumentIdentifier(uri=cell.uri) for cell in removed if cell.uri not in kept],
         )))
 
+    def change_kind(self, index: int, kind: lsp.NotebookCellKind) -> None:
+        """A cell turned into markdown (or back into code), its text kept."""
+        cell = self.cells[index]
+        cell.kind, self.version = kind, self.version + 1
+        self._changed(lsp.NotebookDocumentCellChanges(data=[self._cell(cell)]))
+
     def _changed(self, cells: lsp.NotebookDocumentCellChanges) -> None:
         self.editor.client.notebook_document_did_change(lsp.DidChangeNotebookDocumentParams(
             notebook_document=lsp.VersionedNotebookDocumentIdentifier(uri=self.uri, version=self.version),
@@ -104,25 +112,38 @@ class ClientNotebook:
     # -- what the server says
     async def diagnostics(self, cell: ClientCell, until=lambda diagnostics: True) -> list[lsp.Diagnostic]:
         """The cell's diagnostics once `until` holds for them: the last push for the cell's
-        current version, or a pull (repeated while `until` does not hold: a pull client
-        that supports no refresh gets the complete check, so this waits only for edits)."""
+        current version (every client gets a notebook's diagnostics pushed).  A pull client
+        would also list what a pull of the cell answers: it must be empty, or the user would
+        see each finding twice."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + WAIT_S
         while True:
-            found = await self._current(cell)
+            found = self.pushed(cell)
             if found is not None and until(found):
+                if self.editor.pulls:
+                    assert await self.pulled(cell) == [], f"a pull of {cell.uri} repeats what was pushed"
                 return found
             if loop.time() > deadline:
                 raise AssertionError(f"timed out waiting for diagnostics of {cell.uri}; last: {found}")
             await asyncio.sleep(0.05)
 
-    async def _current(self, cell: ClientCell) -> list[lsp.Diagnostic] | None:
-        if self.editor.pulls:
-            report = await self.editor.client.text_document_diagnostic_async(
-                lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=cell.uri)))
-            return list(report.items)
+    def pushed(self, cell: ClientCell) -> list[lsp.Diagnostic] | None:
+        """What the server last pushed for the cell's current version (None: nothing yet)."""
         published = [p for p in self.editor.client.published[cell.uri] if p.version == cell.version]
         return list(published[-1].diagnostics) if published else None
+
+    async def pulled(self, cell: ClientCell) -> list[lsp.Diagnostic]:
+        """What a pull of the cell's diagnostics answers (a full report)."""
+        report = await self.editor.client.text_document_diagnostic_async(
+            lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=cell.uri)))
+        assert report.kind == "full", report
+        return list(report.items)
+
+    def shown(self, uri: str) -> list[lsp.Diagnostic]:
+        """What the client shows for a URI after the last push to it, whatever its version
+        (a removed or closed cell's, or the notebook file's)."""
+        published = self.editor.client.published[uri]
+        return list(published[-1].diagnostics) if published else []
 
     def applied(self, edit: lsp.WorkspaceEdit) -> dict[str, str]:
         """The text of each cell the edit changes, after the edit (versions checked)."""

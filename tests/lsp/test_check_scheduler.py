@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from lsprotocol import types as lsp
 
 from tests.lsp.lsp_session import session
 
@@ -86,3 +87,62 @@ async def test_pull_client_is_refreshed_only_when_the_complete_pass_differs(tmp_
         await everything_before_is_done(editor)
         assert editor.client.diagnostic_refresh_count == 1
         assert "TL501" in codes((await editor.pull(shaped)).items)
+
+
+TYPED_FILE = """import torch
+import torch.nn as nn
+
+
+def build():
+    layer = nn.Linear(5, 2)
+    return layer
+
+
+def run():
+    layer = nn.Linear(5, 2)
+    out = layer(torch.randn(8, 4))
+    return out
+
+
+def train(model, loader, optimizer):
+    for x, y in loader:
+        loss = model(x).sum()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def at(line: int, character: int, end_line: int | None = None, end_character: int | None = None) -> lsp.Range:
+    return lsp.Range(start=lsp.Position(line=line, character=character),
+                     end=lsp.Position(line=line if end_line is None else end_line,
+                                      character=character if end_character is None else end_character))
+
+
+def shown(publish) -> list[tuple]:
+    return [(d.code, d.range, d.message) for d in publish.diagnostics]
+
+
+async def test_edits_inside_functions_publish_no_stale_version_and_end_as_a_fresh_check(tmp_path):
+    """Edits checked as edits of the previous version (parsed in part, per-statement facts
+    reused), some awaited one by one, some in a burst that arrives while a check runs."""
+    async with session("visual-studio-code", tmp_path) as editor:
+        typed = editor.open("typed.py", TYPED_FILE)
+        await editor.diagnostics(typed)
+        editor.edit(typed, at(11, 31), "0")  # torch.randn(8, 40): still a mismatch
+        await editor.diagnostics(typed)
+        editor.edit(typed, at(18, 0), "        optimizer.zero_grad()\n")  # a line added in train()
+        await editor.diagnostics(typed)
+        for column, character in enumerate("    scale = 2\n"):  # typed in build(), a keystroke a change
+            editor.edit(typed, at(6, column), character)
+        editor.edit(typed, at(11, 30, 11, 32), "5")  # torch.randn(8, 5): the mismatch is gone
+        fresh = editor.open("fresh.py", typed.text)
+        await everything_before_is_done(editor)
+
+        publishes = editor.client.published[typed.uri]
+        versions = [p.version for p in publishes]
+        assert versions == sorted(versions), "an older version was published after a newer one"
+        assert versions[-1] == typed.version
+        assert shown(publishes[-1]) == shown(editor.client.published[fresh.uri][-1])
+        assert any("TL501" in codes(p.diagnostics) for p in publishes if p.version == 1)
+        assert "TL501" not in codes(publishes[-1].diagnostics)
+        assert "    scale = 2\n    return layer\n" in typed.text

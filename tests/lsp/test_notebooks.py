@@ -1,6 +1,9 @@
 """Jupyter notebooks over LSP 3.17 notebook sync, in both client profiles: the notebook's
 code cells are checked as one program, and everything comes back in each cell's own
-coordinates (diagnostics per cell URI, hover, inlay hints, quick fixes, fix-all)."""
+coordinates (diagnostics per cell URI, hover, inlay hints, quick fixes, fix-all).
+Cell diagnostics are pushed in both profiles, the pull profile included (VS Code's
+bundled language client never pulls for cells), and a pull for a cell is answered
+empty, so a client that pulls too never lists a finding twice."""
 from __future__ import annotations
 
 import pytest
@@ -153,13 +156,40 @@ async def test_fix_all_fixes_every_cell_of_the_notebook(editor):
 
 
 async def test_closing_the_notebook_clears_its_cells(editor):
-    if editor.pulls:
-        pytest.skip("a pull client drops a closed document's diagnostics itself")
     notebook = ClientNotebook(editor, "close.ipynb", [(CODE, IMPORTS), (CODE, WRAP.replace("model)", "nn.Linear(2, 2))"))])
     cell = notebook.cells[1]
     assert await notebook.diagnostics(cell, until=bool)
     notebook.close()
-    await wait_until(lambda: list(editor.client.diagnostics.get(cell.uri)) == [], "the closed cell cleared")
+    await wait_until(lambda: notebook.shown(cell.uri) == [], "the closed cell cleared")
+
+
+async def test_a_removed_cell_and_a_cell_turned_markdown_are_cleared(editor):
+    finding = "import torch.nn as nn\nm = nn.DataParallel(nn.Linear(2, 2))"
+    notebook = ClientNotebook(editor, "removed.ipynb", [(CODE, IMPORTS), (CODE, finding), (CODE, MODEL),
+                                                        (CODE, finding)])
+    _, removed, model, turned = notebook.cells
+    assert codes(await notebook.diagnostics(removed, until=bool)) == [("TL406", 1)]
+    assert codes(await notebook.diagnostics(turned, until=bool)) == [("TL406", 1)]
+    notebook.splice(1, 1, [])
+    await wait_until(lambda: notebook.shown(removed.uri) == [], "the removed cell cleared")
+    assert codes(notebook.shown(turned.uri)) == [("TL406", 1)]
+    notebook.change_kind(2, MARKDOWN)
+    await wait_until(lambda: notebook.shown(turned.uri) == [], "the cell turned markdown cleared")
+    assert await notebook.diagnostics(model) == []
+    notebook.close()
+
+
+async def test_the_notebook_file_itself_gets_no_diagnostics(editor):
+    """The program's diagnostics are the cells': none go to the notebook's own URI, pushed
+    or pulled (they would land on lines of its JSON)."""
+    notebook = ClientNotebook(editor, "file.ipynb", [(CODE, IMPORTS), (CODE, WRAP.replace("model)", "nn.Linear(2, 2))"))])
+    assert await notebook.diagnostics(notebook.cells[1], until=bool)
+    assert editor.client.published[notebook.uri] == []
+    if editor.pulls:
+        report = await editor.client.text_document_diagnostic_async(
+            lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=notebook.uri)))
+        assert list(report.items) == []
+    notebook.close()
 
 
 async def test_a_python_file_beside_it_is_unaffected(editor):

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.syntax_index import syntax_index
-from torch_lsp.syntax_nodes import node_text
+from torch_lsp.fact_cache import FactKey
+from torch_lsp.syntax_nodes import node_text, walk_nodes
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -16,16 +16,28 @@ if TYPE_CHECKING:
 TYPO = "require_grad"
 
 
+_TYPO_USES: FactKey[tuple[list[ast.Attribute], bool]] = FactKey("tl702.typo_uses")
+
+
 def typo_targets(analysis: "Analysis") -> list[ast.Attribute]:
     """`<x>.require_grad` assigned to, in a file that never reads a `.require_grad` of its own
     (a file that reads it has an attribute of that name on purpose)."""
+    uses = analysis.statement_facts.each(_TYPO_USES, _typo_uses)
+    if any(read for _, read in uses):
+        return []
+    return sorted((target for targets, _ in uses for target in targets), key=lambda n: (n.lineno, n.col_offset))
+
+
+def _typo_uses(statement: ast.stmt) -> tuple[list[ast.Attribute], bool]:
+    """(the `.require_grad` assigned to in a top-level statement, whether it reads one)."""
     targets, read = [], False
-    for node in syntax_index(analysis).attributes_named(TYPO):
-        if isinstance(node.ctx, ast.Store):
-            targets.append(node)
-        else:
-            read = True
-    return [] if read else sorted(targets, key=lambda n: (n.lineno, n.col_offset))
+    for node in walk_nodes(statement):
+        if isinstance(node, ast.Attribute) and node.attr == TYPO:
+            if isinstance(node.ctx, ast.Store):
+                targets.append(node)
+            else:
+                read = True
+    return targets, read
 
 
 @register

@@ -1,0 +1,48 @@
+"""Facts about single top-level statements, kept from one version of a document to the next.
+
+A version parsed as an edit of the previous one (`torch_lsp.incremental_parse`) holds the
+previous tree's own statement objects for every top-level statement the edit did not
+touch, and no node is ever changed in place: a fact computed from one statement's subtree
+alone (its nodes and their positions, nothing else in the file) therefore holds in every
+version that shares the statement object.  File-wide facts that are a merge of such
+per-statement parts (the name scan, TL702's uses) compute only the parts of the
+statements an edit touched, then merge; what depends on the rest of the file (which
+names the imports bind) is applied in the merge, never stored per statement.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Any, Callable, TypeVar
+
+from torch_lsp.fact_cache import FactKey
+
+T = TypeVar("T")
+
+
+class StatementFacts:
+    """Per top-level statement of one version's tree: facts computed on first use, or
+    taken over from the `previous` version when it holds the very same statement object."""
+
+    def __init__(self, tree: ast.Module, previous: "StatementFacts | None" = None) -> None:
+        self._statements = tree.body
+        kept = previous._facts if previous is not None else {}
+        # Keyed by the statement's id, with the statement kept alongside so that an id is
+        # never reused for another object while the entry lives.  Only this version's
+        # statements are taken over: no chain of versions is kept alive.
+        self._facts: dict[int, tuple[ast.stmt, dict[FactKey[Any], Any]]] = {}
+        for statement in self._statements:
+            old = kept.get(id(statement))
+            self._facts[id(statement)] = old if old is not None and old[0] is statement else (statement, {})
+
+    def each(self, key: FactKey[T], compute: Callable[[ast.stmt], T]) -> list[T]:
+        """`compute(statement)` for every top-level statement, in source order; computed once
+        per statement object, whichever version asks first."""
+        values = []
+        for statement in self._statements:
+            facts = self._facts[id(statement)][1]
+            if key in facts:
+                values.append(facts[key])
+            else:
+                value = facts[key] = compute(statement)
+                values.append(value)
+        return values
