@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from torch_lsp.fact_cache import FactKey
-from torch_lsp.syntax_index import syntax_index
-from torch_lsp.syntax_nodes import walk_nodes
+from torch_lsp.syntax_index import statement_nodes, syntax_index
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -101,7 +100,8 @@ def _collect(analysis: "Analysis") -> _Scan:
     imported: list[ImportedName] = []
     rebound: set[str] = set()
     called: dict[int, ast.Call] = {}
-    scans = analysis.statement_facts.each(_STATEMENT_SCAN, _scan_statement)
+    scans = analysis.statement_facts.each(
+        _STATEMENT_SCAN, lambda statement: _scan_statement(statement_nodes(analysis, statement)))
     for scan in scans:
         imported += scan.imported
         rebound |= scan.rebound
@@ -119,37 +119,33 @@ def _collect(analysis: "Analysis") -> _Scan:
     return _Scan(found, imported, frozenset(rebound))
 
 
-def _scan_statement(statement: ast.stmt) -> _StatementScan:
-    """One walk of a top-level statement: imports, other bindings, and every dotted name."""
+def _scan_statement(nodes: dict[type, list[ast.AST]]) -> _StatementScan:
+    """A top-level statement's imports, other bindings and dotted names, from its nodes by
+    type (`statement_nodes`)."""
     imported: list[ImportedName] = []
     rebound: set[str] = set()
-    called: dict[int, ast.Call] = {}
     chains: list[tuple[ast.expr, str, list[str]]] = []
-    for node in walk_nodes(statement):
-        kind = type(node)
-        if kind is ast.Attribute:
-            parts, root = [node.attr], node.value
-            while type(root) is ast.Attribute:
-                parts.append(root.attr)
-                root = root.value
-            if type(root) is ast.Name:
-                chains.append((node, root.id, parts[::-1]))
-        elif kind is ast.Name:
-            if type(node.ctx) is ast.Load:
-                chains.append((node, node.id, []))
-            else:
-                rebound.add(node.id)
-        elif kind is ast.Call:
-            called[id(node.func)] = node
-        elif kind is ast.arg:
-            rebound.add(node.arg)
-        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            rebound.add(node.name)
-        elif kind is ast.ExceptHandler and node.name:
-            rebound.add(node.name)
-        elif kind is ast.Import:
-            imported += [ImportedName(alias.name, node, alias) for alias in node.names]
-        elif kind is ast.ImportFrom and node.module and not node.level:
+    for node in nodes.get(ast.Attribute, ()):
+        parts, root = [node.attr], node.value
+        while type(root) is ast.Attribute:
+            parts.append(root.attr)
+            root = root.value
+        if type(root) is ast.Name:
+            chains.append((node, root.id, parts[::-1]))
+    for node in nodes.get(ast.Name, ()):
+        if type(node.ctx) is ast.Load:
+            chains.append((node, node.id, []))
+        else:
+            rebound.add(node.id)
+    called = {id(call.func): call for call in nodes.get(ast.Call, ())}
+    rebound.update(node.arg for node in nodes.get(ast.arg, ()))
+    for kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        rebound.update(node.name for node in nodes.get(kind, ()))
+    rebound.update(node.name for node in nodes.get(ast.ExceptHandler, ()) if node.name)
+    for node in nodes.get(ast.Import, ()):
+        imported += [ImportedName(alias.name, node, alias) for alias in node.names]
+    for node in nodes.get(ast.ImportFrom, ()):
+        if node.module and not node.level:
             imported += [ImportedName(f"{node.module}.{alias.name}", node, alias) for alias in node.names
                          if alias.name != "*"]
     return _StatementScan(chains, frozenset(rebound), called, imported)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from torch_lsp.analysis import analyze
-from torch_lsp.syntax_index import syntax_index
+from torch_lsp.syntax_index import statement_nodes, syntax_index
 from torch_lsp.syntax_nodes import walk_nodes
 
 REPO = Path(__file__).resolve().parents[1]
@@ -101,3 +101,15 @@ def test_statements_of_a_type_come_in_source_order() -> None:
     analysis = analyze(EDGE_CASES + "\nx = 1\nif x:\n    y = 2\nz = 3\n", "edge_cases.py")
     assigns = syntax_index(analysis).of_type(ast.Assign)
     assert [a.lineno for a in assigns] == sorted(n.lineno for n in ast.walk(analysis.tree) if isinstance(n, ast.Assign))
+
+
+@pytest.mark.parametrize("name,source", _sources()[:6], ids=lambda value: value if value.endswith(".py") else "")
+def test_statement_nodes_are_the_nodes_of_a_walk_of_that_statement(name: str, source: str) -> None:
+    analysis = analyze(source, name)
+    for statement in analysis.tree.body:
+        grouped = statement_nodes(analysis, statement)
+        walked: dict[type, list[int]] = {}
+        for node in ast.walk(statement):
+            walked.setdefault(type(node), []).append(id(node))
+        assert {kind: [id(node) for node in nodes] for kind, nodes in grouped.items()} == walked
+        assert statement_nodes(analysis, statement) is grouped  # one walk per statement and version
