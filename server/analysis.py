@@ -30,7 +30,7 @@ from torch_lsp.incremental_parse import ParsedVersion, reparse_edit
 from torch_lsp.parsing import SyntaxIssue, parse_source
 from torch_lsp.roles import ScopeRoles, compute_roles
 from torch_lsp.statement_facts import StatementFacts
-from torch_lsp.syntax_nodes import argument, call_name, keyword, walk_nodes
+from torch_lsp.syntax_nodes import accumulation, argument, call_name, keyword, walk_nodes
 from torch_lsp.text import LineIndex
 
 if TYPE_CHECKING:
@@ -728,12 +728,13 @@ def _child_nodes(node: ast.AST) -> list:
 
 
 def _is_self_update(stmt: ast.stmt, name: str) -> bool:
-    """`total = total + loss`: an update, not a fresh binding."""
-    return (
-        isinstance(stmt, ast.Assign)
-        and isinstance(stmt.value, ast.BinOp)
-        and any(isinstance(n, ast.Name) and n.id == name for n in (stmt.value.left, stmt.value.right))
-    )
+    """`total = total + loss`, `ema = 0.9 * ema + 0.1 * loss`: an update, not a fresh binding."""
+    if not (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.BinOp)):
+        return False
+    if any(isinstance(n, ast.Name) and n.id == name for n in (stmt.value.left, stmt.value.right)):
+        return True
+    found = accumulation(stmt)
+    return found is not None and isinstance(found[0], ast.Name) and found[0].id == name
 
 
 def _position(node: ast.AST) -> tuple[int, int]:
@@ -933,8 +934,41 @@ def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call
         return True
     if isinstance(arg, ast.Name):
         owner = analysis.context(site).function
-        return bool(analysis.switched(owner, arg.id, "eval"))
+        return bool(analysis.switched(owner, arg.id, "eval")) or _mode_left_before(analysis, owner, site, arg.id) == "eval"
     return False
+
+
+def _mode_left_before(analysis: Analysis, owner: FunctionInfo, site: ast.Call, name: str) -> str | None:
+    """The mode `name` is left in by the last call before `site` in `owner` that sets it:
+    `name.eval()` / `name.train()`, or a call of a function of the file that switches the
+    parameter it passes `name` to (`evaluate(loader, model)` whose last switch is
+    `model.eval()`).  None when no call before `site` sets it."""
+    last = None
+    for call in owner.calls:
+        if _position(call) >= _position(site):
+            break
+        direct = next((s.mode for s in analysis.mode_switches.get(owner, ()) if s.call is call and s.name == name), None)
+        left = direct or _mode_a_call_leaves(analysis, call, name)
+        if left is not None:
+            last = left
+    return last
+
+
+def _mode_a_call_leaves(analysis: Analysis, call: ast.Call, name: str) -> str | None:
+    """`evaluate(loader, model)`: the mode the one function of the file so named leaves the
+    parameter `name` is passed to (its last switch of it), else None."""
+    if not isinstance(call.func, ast.Name):
+        return None
+    callees = analysis.function_named(call.func.id)
+    if len(callees) != 1 or callees[0].is_method:
+        return None
+    callee = callees[0]
+    for param in callee.params:
+        passed = analysis.argument_for(call, callee, param)
+        if isinstance(passed, ast.Name) and passed.id == name:
+            switches = [s for s in analysis.mode_switches.get(callee, ()) if s.name == param]
+            return max(switches, key=lambda s: _position(s.call)).mode if switches else None
+    return None
 
 
 # ------------------------------------------------ device guards: code that only runs on CUDA
@@ -1107,6 +1141,28 @@ def _plain_class(cls: ast.ClassDef) -> bool:
     """A class of its own (no base, or `object`): a base we cannot see may be a module, or
     manage the model's mode itself."""
     return all(isinstance(b, ast.Name) and b.id == "object" for b in cls.bases) and not cls.keywords
+
+
+def trainer_model_attribute(analysis: Analysis, function: FunctionInfo, call: ast.Call) -> str | None:
+    """`attr` when `call` runs `self.<attr>` as a model in a method of a trainer class (a plain
+    class, not a module): an attribute the class builds as a model or names like one."""
+    from torch_lsp.roles import MODEL_NAME, class_attribute_roles, local_module_classes
+
+    cls = function.class_node
+    attr = _self_model_attribute(call)
+    if cls is None or attr is None or not _plain_class(cls) or cls in set(local_module_classes(analysis).values()):
+        return None
+    methods = {node.name for node in cls.body if isinstance(node, FunctionNode)}
+    if attr in methods or not (attr in class_attribute_roles(analysis, cls)["model"]
+                               or (MODEL_NAME.match(attr) and not attr.startswith("_"))):
+        return None
+    return attr
+
+
+def self_model_switches(analysis: Analysis, cls: ast.ClassDef, attr: str) -> list[tuple[FunctionInfo, ast.Call, str]]:
+    """(method, call, "eval"/"train") for each `self.<attr>.eval()` / `.train(...)` in the class."""
+    return [(function, call, mode) for function in analysis.functions if function.class_node is cls
+            for call in function.calls if (mode := _self_switch(call, attr)) is not None]
 
 
 def self_model_switched(analysis: Analysis, cls: ast.ClassDef, attr: str) -> bool:

@@ -37,6 +37,7 @@ _MODE_INDEPENDENT_LAYERS = {
     "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "ZeroPad2d",
     "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad2d", "Unfold", "Fold",
 } | {name for name in ACTIVATION_MODULES if "Dropout" not in name}
+_CONTAINERS = {"Sequential", "ModuleList", "ModuleDict"}
 _RECURRENT = {"RNN", "LSTM", "GRU"}  # mode-dependent only with `dropout=`
 _FREE_TORCH_NAMESPACES = ("torch.nn.init.", "torch.nn.utils.", "torch.distributions.")
 _MAX_DEPTH = 6
@@ -54,19 +55,62 @@ def mode_independent(analysis: "Analysis", node: ast.AST, depth: int = 0) -> boo
     return cache[key]
 
 
-def constructed_class_is_mode_independent(analysis: "Analysis", value: ast.AST) -> ast.AST | None:
-    """For `Net(...)` (through `.to(...)`-style chains): the class node when it is proven
-    mode-independent, else None."""
+def constructed_model_is_mode_independent(analysis: "Analysis", value: ast.AST) -> bool:
+    """`Net(...)` of a project class proven mode-independent, or a torch layer built in place
+    (`nn.Linear(d, k)`, `nn.Sequential(nn.Linear(...), nn.ReLU())`), through `.to(...)`-style chains."""
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in (
             "to", "cuda", "cpu", "double", "float", "half", "train"):
         value = value.func.value
     if not isinstance(value, ast.Call):
-        return None
+        return False
+    if (analysis.qualname(value.func) or "").startswith("torch.nn."):
+        return _built_layer_is_mode_independent(analysis, value)
     found = _definition(analysis, value.func)
     if found is None or not isinstance(found[1], ast.ClassDef):
-        return None
+        return False
     owner, cls = found
-    return cls if mode_independent(owner, cls) else None
+    return mode_independent(owner, cls)
+
+
+def _built_layer_is_mode_independent(analysis: "Analysis", call: ast.Call) -> bool:
+    """A torch layer constructed in place; a container's layers must all be constructed in
+    its arguments too (`nn.Sequential(*blocks)` hides what it holds)."""
+    qualname = analysis.qualname(call.func) or ""
+    if not qualname.startswith("torch.nn.") or not _named_call_is_mode_independent(analysis, call, qualname, 0):
+        return False
+    if qualname.rsplit(".", 1)[1] not in _CONTAINERS:
+        return True
+    layers: list[ast.AST] = []
+    for arg in [*call.args, *(kw.value for kw in call.keywords)]:
+        layers.extend(arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg])
+    return all(isinstance(layer, ast.Call) and _built_layer_is_mode_independent(analysis, layer) for layer in layers)
+
+
+def attribute_is_mode_independent(analysis: "Analysis", cls: ast.ClassDef, attr: str, depth: int = 0) -> bool:
+    """`self.<attr>` of a plain class is only ever bound to modules proven mode-independent:
+    `self.blur = nn.Sequential(nn.ReflectionPad2d(r), self.conv_h, self.conv_v)`, with
+    `self.conv_h = nn.Conv2d(...)`.  A layer's own arguments are configuration; a
+    container's are the layers it holds, and each must be proven too."""
+    from torch_lsp.roles import self_attribute_values
+
+    values = self_attribute_values(analysis, cls).get(attr, [])
+    return depth < _MAX_DEPTH and bool(values) and all(_built_mode_independent(analysis, cls, v, depth) for v in values)
+
+
+def _built_mode_independent(analysis: "Analysis", cls: ast.ClassDef, value: ast.AST | None, depth: int) -> bool:
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return all(_built_mode_independent(analysis, cls, element, depth) for element in value.elts)
+    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
+        return attribute_is_mode_independent(analysis, cls, value.attr, depth + 1)
+    if not isinstance(value, ast.Call):
+        return False
+    qualname = analysis.qualname(value.func) or ""
+    if qualname.startswith("torch.nn.") and qualname.count(".") == 2 and qualname.rsplit(".", 1)[1] in _CONTAINERS:
+        held = list(value.args) + [kw.value for kw in value.keywords]
+        return all(_built_mode_independent(analysis, cls, layer, depth) for layer in held)
+    if qualname:
+        return _named_call_is_mode_independent(analysis, value, qualname, depth)
+    return isinstance(value.func, ast.Name) and _call_is_mode_independent(analysis, value, depth)
 
 
 def _decide(analysis: "Analysis", node: ast.AST, depth: int) -> bool:
