@@ -30,7 +30,7 @@ from torch_lsp.incremental_parse import ParsedVersion, reparse_edit
 from torch_lsp.parsing import SyntaxIssue, parse_source
 from torch_lsp.roles import ScopeRoles, compute_roles
 from torch_lsp.statement_facts import StatementFacts
-from torch_lsp.syntax_nodes import accumulation, argument, call_name, keyword
+from torch_lsp.syntax_nodes import accumulation, argument, call_name, keyword, walk_nodes
 from torch_lsp.text import LineIndex
 
 if TYPE_CHECKING:
@@ -545,7 +545,7 @@ class Analysis:
         """`name` is (re)bound somewhere in the loop body (other than by `besides`): it does not outlive an iteration."""
         roles = self.roles_for(loop.function)
         if isinstance(loop.node, (ast.For, ast.AsyncFor)) and any(
-            isinstance(n, ast.Name) and n.id == name for n in ast.walk(loop.node.target)
+            isinstance(n, ast.Name) and n.id == name for n in walk_nodes(loop.node.target)
         ):
             return True
         statements = {id(s) for s in loop.statements}
@@ -914,7 +914,7 @@ def _wraps_evaluated_model(analysis: Analysis, function: FunctionInfo, model: st
         if any(isinstance(a, ast.Name) and analysis.switched(function, a.id, "eval") for a in value.args):
             return True
         for local in analysis.function_named(call_name(value) or ""):
-            if any(_returns_evaluated(analysis, local, r) for r in ast.walk(local.node) if isinstance(r, ast.Return)):
+            if any(_returns_evaluated(analysis, local, r) for r in walk_nodes(local.node) if isinstance(r, ast.Return)):
                 return True
     return False
 
@@ -1018,7 +1018,7 @@ def _assigned_cuda_availability(analysis: Analysis, function: FunctionInfo, name
         for stmt in scope.statements:
             if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
                 if any(isinstance(n, ast.Call) and analysis.call_qualname(n) == "torch.cuda.is_available"
-                       for n in ast.walk(stmt.value)):
+                       for n in walk_nodes(stmt.value)):
                     return True
     return False
 

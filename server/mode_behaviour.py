@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from torch_lsp.fact_cache import FactKey
 from torch_lsp.roles import ACTIVATION_MODULES, MODULE_BASES
+from torch_lsp.syntax_nodes import walk_nodes
 from torch_lsp.workspace_files import workspace_analysis
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ def _built_mode_independent(analysis: "Analysis", cls: ast.ClassDef, value: ast.
 def _decide(analysis: "Analysis", node: ast.AST, depth: int) -> bool:
     if isinstance(node, ast.ClassDef) and not all(_module_base(analysis, base, depth) for base in node.bases):
         return False
-    for inner in ast.walk(node):
+    for inner in walk_nodes(node):
         if isinstance(inner, ast.Attribute) and inner.attr == "training":
             return False
         if isinstance(inner, ast.Call) and not _call_is_mode_independent(analysis, inner, depth):

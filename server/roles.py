@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from torch_lsp.fact_cache import FactKey
-from torch_lsp.syntax_nodes import call_name, is_self_attribute, receiver
+from torch_lsp.syntax_nodes import call_name, is_self_attribute, receiver, walk_nodes
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis, FunctionInfo
@@ -543,7 +543,7 @@ def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, 
     result = {"parameter": set(), "model": set(), "loss": set(), "activation": set(), "number": set()}
     containers: set[str] = set()  # also bound to a dict or list somewhere: not one tensor
     numbers: dict[str, bool] = {}  # only ever set to a constant or a config value
-    for node in ast.walk(cls):
+    for node in walk_nodes(cls):
         if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -679,7 +679,7 @@ def _target_names(target: ast.AST, value: ast.AST):
 
 
 def _plain_names(target: ast.AST) -> list[str]:
-    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+    return [n.id for n in walk_nodes(target) if isinstance(n, ast.Name)]
 
 
 def _tensor_args(call: ast.Call) -> list[ast.AST]:
@@ -749,7 +749,7 @@ def rebound_in_expression(analysis: "Analysis", name: ast.Name) -> bool:
                 return True
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             for generator in node.generators:
-                if any(isinstance(n, ast.Name) and n.id == name.id for n in ast.walk(generator.target)):
+                if any(isinstance(n, ast.Name) and n.id == name.id for n in walk_nodes(generator.target)):
                     return True
         if isinstance(node, ast.NamedExpr) and node.target.id == name.id:
             return True

@@ -8,6 +8,8 @@ knows about scopes; that is `analysis`.
 from __future__ import annotations
 
 import ast
+from collections import deque
+from typing import Iterator
 
 
 def call_name(call: ast.Call) -> str | None:
@@ -157,3 +159,37 @@ def method_span(call: ast.Call) -> tuple[int, int, int, int]:
     if isinstance(func, ast.Attribute) and func.value.end_lineno == call.end_lineno:
         return func.value.end_lineno, func.value.end_col_offset, call.end_lineno, call.end_col_offset
     return call.lineno, call.col_offset, call.end_lineno, call.end_col_offset
+
+
+def walk_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes `ast.walk(node)` yields, in the same order (breadth first, children in
+    field order), about twice as fast: it skips the fields that never hold a node (names,
+    flags) and reads the rest directly instead of through `ast.iter_child_nodes`'s
+    generators.  Rules and facts walk function bodies and subtrees many times per check."""
+    todo = deque((node,))
+    take, add = todo.popleft, todo.append
+    fields_of = _NODE_FIELDS
+    node_type = ast.AST
+    while todo:
+        node = take()
+        kind = node.__class__
+        fields = fields_of.get(kind)
+        if fields is None:
+            fields = fields_of[kind] = tuple(name for name in kind._fields if name not in _FIELDS_WITHOUT_NODES)
+        for name in fields:
+            value = getattr(node, name, None)
+            if isinstance(value, node_type):
+                add(value)
+            elif type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type):
+                        add(item)
+        yield node
+
+
+# Fields that hold a string, a number or a flag in every node type that has them.
+_FIELDS_WITHOUT_NODES = frozenset({
+    "id", "attr", "arg", "name", "asname", "module", "kind", "type_comment", "conversion", "is_async", "level",
+    "tag",
+})
+_NODE_FIELDS: dict[type, tuple[str, ...]] = {}

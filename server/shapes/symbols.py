@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.shapes.contexts import ROLE_NAMES, ContextNames
 from torch_lsp.shapes.values import Tensor
+from torch_lsp.syntax_nodes import walk_nodes
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -133,7 +134,7 @@ def _syntactic_origin(analysis: "Analysis", name: str, function: ast.AST | None,
     if function is not None:
         if any(a.arg == name for a in _parameters(function)):
             return f"the argument `{name}` of `{function.name}`"
-        for statement in ast.walk(function):
+        for statement in walk_nodes(function):
             if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.For)) and _binds(statement, name):
                 text = " ".join(analysis.lines.line_text(statement.lineno).split())
                 return f"from `{text[:60]}` (line {statement.lineno})"
@@ -271,11 +272,11 @@ def _parameters(function: ast.AST) -> list[ast.arg]:
 
 def _binds(statement: ast.AST, name: str) -> bool:
     targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-    return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
+    return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in walk_nodes(t))
 
 
 def _attributes_named(scope: ast.AST, name: str) -> Iterator[ast.Attribute]:
-    for node in ast.walk(scope):
+    for node in walk_nodes(scope):
         if isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load):
             yield node
 

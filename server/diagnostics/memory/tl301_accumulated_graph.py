@@ -10,14 +10,14 @@ from typing import Iterator
 from torch_lsp.analysis import Analysis, LoopInfo
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.syntax_nodes import accumulation, call_name
+from torch_lsp.syntax_nodes import accumulation, call_name, walk_nodes
 
 
 def _backpropagated_later(analysis: Analysis, loop: LoopInfo, name: str) -> bool:
     """The accumulated graph is used on purpose: `sum(losses).backward()` after the loop."""
     for call in loop.function.calls:
         if call_name(call) == "backward" and call.lineno > loop.node.end_lineno:
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(call.func)):
+            if any(isinstance(n, ast.Name) and n.id == name for n in walk_nodes(call.func)):
                 return True
     return False
 

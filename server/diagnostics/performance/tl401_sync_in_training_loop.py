@@ -11,7 +11,7 @@ from torch_lsp.analysis import Analysis
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.diagnostics.correctness.provenance import followed
-from torch_lsp.syntax_nodes import call_name, keyword, method_span, receiver
+from torch_lsp.syntax_nodes import call_name, keyword, method_span, receiver, walk_nodes
 
 
 _SYNC_METHODS = ("item", "cpu", "numpy", "tolist")
@@ -70,7 +70,7 @@ def _feeds_finiteness_guard(analysis: Analysis, call: ast.Call, loop: ast.AST) -
     ... sys.exit(1)`, or `loss_value = loss.item()` followed in the same block by such a guard
     on `loss_value` (the guard needs the value on the host every step, by design)."""
     def guards(test: ast.AST, value: ast.AST) -> bool:
-        for node in ast.walk(test):
+        for node in walk_nodes(test):
             if isinstance(node, ast.Call) and call_name(node) in _FINITENESS_TESTS and node.args and (
                     node.args[0] is value or (isinstance(value, str) and isinstance(node.args[0], ast.Name)
                                               and node.args[0].id == value)):

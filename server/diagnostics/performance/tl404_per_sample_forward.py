@@ -10,6 +10,7 @@ from torch_lsp.analysis import Analysis
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.roles import dominates
+from torch_lsp.syntax_nodes import walk_nodes
 
 
 @register
@@ -114,7 +115,7 @@ def _batch_of_size_name(analysis: Analysis, name: ast.Name) -> str | None:
 
 
 def _indexes(expr: ast.AST, batch: str, index: str) -> bool:
-    for node in ast.walk(expr):
+    for node in walk_nodes(expr):
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == batch:
             if isinstance(node.slice, ast.Name) and node.slice.id == index:
                 return True

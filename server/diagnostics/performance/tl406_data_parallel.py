@@ -9,7 +9,7 @@ from typing import Iterator
 from torch_lsp.analysis import Analysis
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.syntax_nodes import argument
+from torch_lsp.syntax_nodes import argument, walk_nodes
 
 
 _DATA_PARALLEL = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
@@ -101,7 +101,7 @@ class DataParallelUse(Rule):
         if not block:
             return False
         for earlier in block[:block.index(statement)]:
-            for node in ast.walk(earlier):
+            for node in walk_nodes(earlier):
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and _WARNS_ABOUT_DP.search(node.value):
                     return True
         return False
@@ -112,7 +112,7 @@ class DataParallelUse(Rule):
         ddp = {id(c) for c in analysis.calls_to(*_DDP)}
         if not ddp:
             return False
-        return any(id(node) in ddp for if_stmt, _ in analysis.context(call).guards for node in ast.walk(if_stmt))
+        return any(id(node) in ddp for if_stmt, _ in analysis.context(call).guards for node in walk_nodes(if_stmt))
 
     def _opt_in(self, analysis: Analysis, call: ast.Call) -> bool:
         return any(in_body and _GPU_COUNT.search(ast.unparse(if_stmt.test))

@@ -11,7 +11,7 @@ from torch_lsp.analysis import Analysis, FunctionInfo
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.roles import class_attribute_roles, is_config_number, local_module_classes
-from torch_lsp.syntax_nodes import call_name, dotted, has_star_args, keyword
+from torch_lsp.syntax_nodes import call_name, dotted, has_star_args, keyword, walk_nodes
 
 
 _FACTORIES = {
@@ -134,7 +134,7 @@ def _meets_other_values(analysis: Analysis, function: FunctionInfo, call: ast.Ca
         return verdict
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
         name = parent.targets[0].id
-        for use in ast.walk(function.node):
+        for use in walk_nodes(function.node):
             if isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load) and use.lineno > parent.lineno:
                 holder = analysis.parents.get(use)
                 if isinstance(holder, (ast.BinOp, ast.AugAssign)):
