@@ -24,6 +24,7 @@ PROBLEMS = ".markers-panel"
 HOVER = ".monaco-hover"
 # The quick-fix menu: the action widget of current VS Code builds.
 ACTIONS = ".action-widget"
+SAVE_TRIES = 30  # seconds, one save a second, for the applied fix to reach the disk
 
 
 async def open_file(page: Page, name: str) -> None:
@@ -71,21 +72,26 @@ async def show_hover(page: Page) -> str:
     return text
 
 
-async def apply_quick_fix(page: Page, title_part: str) -> list[str]:
-    """Opens the quick-fix menu (Ctrl+.), picks the entry containing `title_part`, saves the file."""
+async def apply_quick_fix(page: Page, title_part: str, saved: Path) -> list[str]:
+    """Opens the quick-fix menu (Ctrl+.), picks the entry containing `title_part`, and saves
+    (Ctrl+S) until the file `saved` on disk holds `title_part`: the editor applies the edit
+    after the menu closes, a notebook's through its cell and later, and a save before that
+    would write the old text."""
     await page.keyboard.press("Control+.")
     menu = page.locator(ACTIONS)
     await menu.filter(has_text=title_part).first.wait_for()
     titles = [t.strip() for t in await menu.locator(".action-label, .title").all_inner_texts() if t.strip()]
     await menu.locator(".monaco-list-row").filter(has_text=title_part).first.click()
     await page.wait_for_selector(ACTIONS, state="hidden")
-    await page.keyboard.press("Control+S")
-    # Saved: the tab loses its dirty mark.
-    await page.wait_for_selector(".tabs-container .tab.active.dirty", state="detached")
+    for _ in range(SAVE_TRIES):
+        await page.keyboard.press("Control+S")
+        await asyncio.sleep(1)
+        if title_part in saved.read_text(encoding="utf-8"):
+            break
     return titles
 
 
-async def apply_notebook_quick_fix(page: Page, line: int, title_part: str) -> list[str]:
+async def apply_notebook_quick_fix(page: Page, line: int, title_part: str, saved: Path) -> list[str]:
     """Puts the cursor at the end of the first cell's `line` (1-based) with the keyboard,
     one character back (inside the call the finding covers), then picks the fix from Ctrl+.
     and saves the notebook."""
@@ -96,7 +102,7 @@ async def apply_notebook_quick_fix(page: Page, line: int, title_part: str) -> li
         await page.keyboard.press("ArrowDown")
     await page.keyboard.press("End")
     await page.keyboard.press("ArrowLeft")
-    return await apply_quick_fix(page, title_part)
+    return await apply_quick_fix(page, title_part, saved)
 
 
 async def step(seen: dict, name: str, page: Page, shots: Path, action) -> None:
@@ -128,13 +134,14 @@ async def main(args: dict) -> dict:
         await step(seen, "go_to_name", page, shots, go_to(page, args["script_line"], args["hover_column"]))
         await step(seen, "hover", page, shots, show_hover(page))
         await step(seen, "go_to_call", page, shots, go_to(page, args["script_line"], args["fix_column"]))
-        await step(seen, "quick_fix_titles", page, shots, apply_quick_fix(page, "dim=-1"))
+        await step(seen, "quick_fix_titles", page, shots, apply_quick_fix(page, "dim=-1", Path(args["folder"]) / args["script"]))
 
         await step(seen, "open_notebook", page, shots, open_file(page, args["notebook"]))
         await step(seen, "notebook_cells", page, shots, notebook_cell_text(page, "softmax", "[4, 5]"))
         await step(seen, "notebook_problems", page, shots, problems_text(page, args["notebook"]))
         await step(seen, "notebook_fix_titles", page, shots,
-                   apply_notebook_quick_fix(page, args["notebook_line"], "dim=-1"))
+                   apply_notebook_quick_fix(page, args["notebook_line"], "dim=-1",
+                                            Path(args["folder"]) / args["notebook"]))
         await page.screenshot(path=str(shots / "last.png"))
         await browser.close()
     return seen
