@@ -67,6 +67,7 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 
 from torch_lsp.checker import (add_probe_findings, add_shape_findings, check_source, collector_paused,
                                load_rules_and_shape_engine)
+from torch_lsp.dependents import imported_modules
 from torch_lsp.documents import CheckCache, CheckedVersion, OpenDocument, release_versions
 from torch_lsp.incremental_parse import ParsedVersion
 from torch_lsp.protocol import is_too_large, to_diagnostic, too_large_diagnostic
@@ -414,11 +415,15 @@ class CheckScheduler:
             # published).  Frozen, they are left to the periodic full collection, which
             # unfreezes first; what a version holds is freed by reference counting anyway.
             gc.freeze()
-        if not completes:
+        if completes:
+            imports = first_pass.imported_modules
+        else:
+            imports = imported_modules(result.analysis.statements)
             # The part of a check that runs even when an edit makes it stale (a stale
             # version's complete pass is not started): what the debounce weighs.
             self._check_seconds[document.uri] = time.perf_counter() - started
-        return CheckedVersion(document.version, generation, result, diagnostics, problems)
+        return CheckedVersion(document.version, generation, result, diagnostics, problems,
+                              imported_modules=imports)
 
     def _edited_from(self, uri: str) -> ParsedVersion | None:
         """The newest version of the document that still holds its analysis: the text the

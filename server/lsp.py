@@ -209,12 +209,14 @@ class TorchLanguageServer(LanguageServer):
         resolver = getattr(self, "workspace_resolver", None)
         if changed is None or changed.path is None or resolver is None:
             return
-        analysed = []
+        # Runs on the event loop at every edit: only the imports each check collected are
+        # read (a light version keeps them), never a document's tree.
+        checked = []
         for document in self.documents.all():
             latest = self.scheduler.versions.latest(document.uri)
-            if document.uri != uri and latest is not None and latest.result is not None:
-                analysed.append((document.uri, latest.result.analysis))
-        stale = importers_of(changed.path, analysed, resolver)
+            if document.uri != uri and latest is not None and latest.imported_modules:
+                checked.append((document.uri, document.path, latest.imported_modules))
+        stale = importers_of(changed.path, checked, resolver)
         for importer in stale:
             self.scheduler.forget_checks(importer)
             self.scheduler.check_soon(importer, delay)
