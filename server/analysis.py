@@ -933,8 +933,41 @@ def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call
         return True
     if isinstance(arg, ast.Name):
         owner = analysis.context(site).function
-        return bool(analysis.switched(owner, arg.id, "eval"))
+        return bool(analysis.switched(owner, arg.id, "eval")) or _mode_left_before(analysis, owner, site, arg.id) == "eval"
     return False
+
+
+def _mode_left_before(analysis: Analysis, owner: FunctionInfo, site: ast.Call, name: str) -> str | None:
+    """The mode `name` is left in by the last call before `site` in `owner` that sets it:
+    `name.eval()` / `name.train()`, or a call of a function of the file that switches the
+    parameter it passes `name` to (`evaluate(loader, model)` whose last switch is
+    `model.eval()`).  None when no call before `site` sets it."""
+    last = None
+    for call in owner.calls:
+        if _position(call) >= _position(site):
+            break
+        direct = next((s.mode for s in analysis.mode_switches.get(owner, ()) if s.call is call and s.name == name), None)
+        left = direct or _mode_a_call_leaves(analysis, call, name)
+        if left is not None:
+            last = left
+    return last
+
+
+def _mode_a_call_leaves(analysis: Analysis, call: ast.Call, name: str) -> str | None:
+    """`evaluate(loader, model)`: the mode the one function of the file so named leaves the
+    parameter `name` is passed to (its last switch of it), else None."""
+    if not isinstance(call.func, ast.Name):
+        return None
+    callees = analysis.function_named(call.func.id)
+    if len(callees) != 1 or callees[0].is_method:
+        return None
+    callee = callees[0]
+    for param in callee.params:
+        passed = analysis.argument_for(call, callee, param)
+        if isinstance(passed, ast.Name) and passed.id == name:
+            switches = [s for s in analysis.mode_switches.get(callee, ()) if s.name == param]
+            return max(switches, key=lambda s: _position(s.call)).mode if switches else None
+    return None
 
 
 # ------------------------------------------------ device guards: code that only runs on CUDA

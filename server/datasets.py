@@ -65,7 +65,33 @@ def read_once(analysis: "Analysis", loader: ast.Call) -> bool:
     function = analysis.context(loader).function
     uses = [n for n in ast.walk(function.node) if isinstance(n, ast.Name) and n.id == name
             and isinstance(n.ctx, ast.Load)]
-    return bool(uses) and all(_is_iter_in_next(analysis, analysis.parents.get(n)) for n in uses)
+    return bool(uses) and all(_is_iter_in_next(analysis, analysis.parents.get(n))
+                              or _iterator_advanced_once(analysis, function, n) for n in uses)
+
+
+def _iterator_advanced_once(analysis: "Analysis", function: "FunctionInfo", use: ast.Name) -> bool:
+    """`it = iter(loader)` whose iterator is only advanced outside loops, by `next(it)` or
+    `it.next()` (a notebook's cell that shows one batch): a batch or two, never an epoch."""
+    call = analysis.parents.get(use)
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "iter"):
+        return False
+    iterator = _assigned_name(analysis, call)
+    if iterator is None:
+        return False
+    advances = [n for n in ast.walk(function.node) if isinstance(n, ast.Name) and n.id == iterator
+                and isinstance(n.ctx, ast.Load)]
+    return bool(advances) and all(_advances_once(analysis, n) for n in advances)
+
+
+def _advances_once(analysis: "Analysis", name: ast.Name) -> bool:
+    parent = analysis.parents.get(name)
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "next":
+        advance = parent
+    elif isinstance(parent, ast.Attribute) and parent.attr == "next":
+        advance = analysis.parents.get(parent)
+    else:
+        return False
+    return isinstance(advance, ast.Call) and not analysis.context(advance).loops
 
 
 def batches_reach_gpu(analysis: "Analysis", loader: ast.Call) -> bool | None:
@@ -121,28 +147,39 @@ def _dataset_values(analysis: "Analysis", expr: ast.AST | None, at: ast.AST, dep
         for value in lambda_values:
             yield from _dataset_values(analysis, value, at, depth + 1)
         return
-    found = False
-    for stmt in function.statements:
-        if isinstance(stmt, ast.Assign) and stmt.lineno <= getattr(at, "lineno", stmt.lineno):
-            for target in stmt.targets:
-                bound = _value_for(target, stmt.value, expr.id)
-                if bound is None:
-                    continue
-                found = True
-                value, index = bound
-                returned = _returned_element(analysis, value, index)
-                if returned is not None:
-                    for element, where in returned:
-                        yield from _dataset_values(analysis, element, where, depth + 1)
-                else:
-                    yield from _dataset_values(analysis, value, stmt, depth + 1)
-    if found:
+    before = getattr(at, "lineno", None)
+    bound = [(stmt, value) for stmt, value in _assignments(function, expr.id)
+             if before is None or stmt.lineno <= before]
+    if not bound and expr.id not in function.params and not function.is_module:
+        # A free name (`train_dataset` of the enclosing scope, a notebook's earlier cell):
+        # every value the enclosing scope binds to it, wherever it does.
+        bound = _assignments(analysis.context(function.node).function, expr.id)
+        if not bound:
+            yield None
+    for stmt, (value, index) in bound:
+        returned = _returned_element(analysis, value, index)
+        if returned is not None:
+            for element, where in returned:
+                yield from _dataset_values(analysis, element, where, depth + 1)
+        else:
+            yield from _dataset_values(analysis, value, stmt, depth + 1)
+    if bound or (expr.id not in function.params and not function.is_module):
         return
     sites = analysis.callers(function) if expr.id in function.params else []
     if not sites:
         yield None
     for site in sites:
         yield from _dataset_values(analysis, analysis.argument_for(site, function, expr.id), site, depth + 1)
+
+
+def _assignments(function: "FunctionInfo", name: str) -> list[tuple[ast.Assign, tuple[ast.AST, int | None]]]:
+    """Each `name = value` of the function (`_value_for` of each target that binds it)."""
+    found = []
+    for stmt in function.statements:
+        if isinstance(stmt, ast.Assign):
+            found.extend((stmt, bound) for target in stmt.targets
+                         if (bound := _value_for(target, stmt.value, name)) is not None)
+    return found
 
 
 def _lambda_parameter_values(analysis: "Analysis", name: ast.Name) -> list[ast.AST] | None:

@@ -68,6 +68,36 @@ def constructed_class_is_mode_independent(analysis: "Analysis", value: ast.AST) 
     return cls if mode_independent(owner, cls) else None
 
 
+_CONTAINERS = {"Sequential", "ModuleList", "ModuleDict"}
+
+
+def attribute_is_mode_independent(analysis: "Analysis", cls: ast.ClassDef, attr: str, depth: int = 0) -> bool:
+    """`self.<attr>` of a plain class is only ever bound to modules proven mode-independent:
+    `self.blur = nn.Sequential(nn.ReflectionPad2d(r), self.conv_h, self.conv_v)`, with
+    `self.conv_h = nn.Conv2d(...)`.  A layer's own arguments are configuration; a
+    container's are the layers it holds, and each must be proven too."""
+    from torch_lsp.roles import self_attribute_values
+
+    values = self_attribute_values(analysis, cls).get(attr, [])
+    return depth < _MAX_DEPTH and bool(values) and all(_built_mode_independent(analysis, cls, v, depth) for v in values)
+
+
+def _built_mode_independent(analysis: "Analysis", cls: ast.ClassDef, value: ast.AST | None, depth: int) -> bool:
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return all(_built_mode_independent(analysis, cls, element, depth) for element in value.elts)
+    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
+        return attribute_is_mode_independent(analysis, cls, value.attr, depth + 1)
+    if not isinstance(value, ast.Call):
+        return False
+    qualname = analysis.qualname(value.func) or ""
+    if qualname.startswith("torch.nn.") and qualname.count(".") == 2 and qualname.rsplit(".", 1)[1] in _CONTAINERS:
+        held = list(value.args) + [kw.value for kw in value.keywords]
+        return all(_built_mode_independent(analysis, cls, layer, depth) for layer in held)
+    if qualname:
+        return _named_call_is_mode_independent(analysis, value, qualname, depth)
+    return isinstance(value.func, ast.Name) and _call_is_mode_independent(analysis, value, depth)
+
+
 def _decide(analysis: "Analysis", node: ast.AST, depth: int) -> bool:
     if isinstance(node, ast.ClassDef) and not all(_module_base(analysis, base, depth) for base in node.bases):
         return False

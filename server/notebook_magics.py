@@ -8,7 +8,9 @@ character with `#`, so every line keeps its length and every other position in t
 cell stays where it was.  Two cases keep their code: the body of a cell magic that
 runs Python (`%%time`, `%%capture`, ...), and a simple statement after `%time` or
 `%timeit` (`%time out = model(x)` still binds `out`; the magic's name becomes
-`0;` and spaces, the same length).  The body of any other cell magic (`%%bash`,
+`0;` and spaces, the same length).  Where commenting out would leave a block empty
+(`elif tb:` then only `%load_ext tensorboard`), the cell's indented magics become `0#...`
+instead, a statement of the same length.  The body of any other cell magic (`%%bash`,
 `%%writefile`) is not Python and is masked whole.
 
 A line counts as IPython's only where a statement starts: not inside brackets, a
@@ -48,18 +50,45 @@ def mask_magics(source: str) -> str:
     else:
         if first is not None:
             _comment(lines, 0)
-        _mask_line_magics(lines, start=1 if first is not None else 0)
+        masked = _mask_line_magics(lines, start=1 if first is not None else 0)
+        indented = [number for number in masked
+                    if lines[number][:1] in (" ", "\t") and lines[number].lstrip()[:1] == "#"]
+        if indented and not _parses("".join(_joined(pieces, lines))):
+            # `elif logger == "TensorBoard":` whose body is only magics: commented out, the
+            # block is empty.  Then each indented magic becomes the statement `0` and a comment.
+            as_statements = list(lines)
+            for number in indented:
+                as_statements[number] = _as_statement(as_statements[number])
+            if _parses("".join(_joined(pieces, as_statements))):
+                lines = as_statements
     pieces[0::2] = lines
     return "".join(pieces)
 
 
-def _mask_line_magics(lines: list[str], start: int) -> None:
+def _joined(pieces: list[str], lines: list[str]) -> list[str]:
+    joined = list(pieces)
+    joined[0::2] = lines
+    return joined
+
+
+def _as_statement(commented: str) -> str:
+    """`    #load_ext tensorboard` as `    0#oad_ext tensorboard`: a statement of the same length."""
+    indent = len(commented) - len(commented.lstrip())
+    code = commented[indent:]
+    return commented[:indent] + "0" + ("#" + code[2:] if len(code) >= 2 else "")
+
+
+def _mask_line_magics(lines: list[str], start: int) -> list[int]:
+    """Mask IPython's lines from `start`; the numbers of the lines masked."""
     state = ScanState()
+    masked = []
     for number in range(start, len(lines)):
         if state.at_statement_start and _is_ipython_line(lines[number]):
             _mask_line(lines, number)
+            masked.append(number)
         else:
             state.scan(lines[number])
+    return masked
 
 
 def _is_ipython_line(line: str) -> bool:

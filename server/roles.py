@@ -370,6 +370,12 @@ def _classify_by_value(analysis: "Analysis", roles: ScopeRoles, name: str, value
         roles.devices.add(name)
 
 
+def names_a_class(name: str) -> bool:
+    """`Discriminator`, `Net`: a CapWords name is a class by PEP 8 (a parameter taking the
+    class to build), so calling it constructs a model rather than running one."""
+    return name[:1].isupper() and not name.isupper()
+
+
 def _classify_by_name(roles: ScopeRoles, name: str, only_strong: bool = False) -> None:
     """Conventional names. `only_strong` keeps to names that are rarely anything else."""
     if LOSS_MODULE_NAME.match(name):
@@ -380,7 +386,7 @@ def _classify_by_name(roles: ScopeRoles, name: str, only_strong: bool = False) -
         roles.optimizers.add(name)
     elif SCALER_NAME.search(name):
         roles.scalers.add(name)
-    elif not only_strong and MODEL_NAME.match(name):
+    elif not only_strong and MODEL_NAME.match(name) and not names_a_class(name):
         roles.models.add(name)
     elif not only_strong and DEVICE_NAME.match(name):
         roles.devices.add(name)

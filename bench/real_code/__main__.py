@@ -2,9 +2,11 @@
 
 `verdicts.tsv` holds a reviewer's verdict on each finding torch-lsp reported on public
 code (`source, path, line, code, verdict, why`; verdict is true, debatable or false);
-`sources.tsv` names each source and the commit that was reviewed.  No fetched code is
-kept here: put each source under DIR as `owner+name/` (a checkout at that commit, or its
-*.py files), and this tool checks what is present, skips what is absent, and prints:
+a finding in a notebook has the path `NOTEBOOK.ipynb#CELL` (the cell's place among all
+cells, as editors count) and its line within that cell.  `sources.tsv` names each source
+and the commit that was reviewed.  No fetched code is kept here: put each source under
+DIR as `owner+name/` (a checkout at that commit, or its *.py and *.ipynb files), and this
+tool checks what is present, skips what is absent, and prints:
 
   * precision: of today's findings that have a verdict, how many are true, debatable, false;
   * regressions: findings judged false that are reported again, and findings judged true
@@ -21,6 +23,8 @@ from pathlib import Path
 
 from torch_lsp.checker import check_source
 from torch_lsp.diagnostics import all_rules
+from torch_lsp.files import UnreadableFile
+from torch_lsp.notebook_files import read_checked_source
 from torch_lsp.settings import Selection, Settings
 
 HERE = Path(__file__).parent
@@ -41,15 +45,23 @@ def source_folder(root: Path, source: str) -> Path:
 
 
 def findings_of(folder: Path) -> set[tuple[str, int, str]]:
-    """(path relative to the source, line, code) of every finding in the folder's *.py files."""
+    """(path relative to the source, line, code) of every finding in the folder's Python
+    files and notebooks (a notebook's finding as `NOTEBOOK.ipynb#CELL` and its line there)."""
     found = set()
-    for path in sorted(folder.rglob("*.py")):
-        if path.stat().st_size > MAX_BYTES:
+    for path in sorted(p for suffix in ("*.py", "*.ipynb") for p in folder.rglob(suffix)):
+        try:
+            source, notebook = read_checked_source(path)
+        except UnreadableFile:  # too large for torch-lsp, or a notebook that is not one (nbformat 3)
             continue
-        source = path.read_text(encoding="utf-8", errors="surrogateescape")
+        if len(source) > MAX_BYTES:  # the checked text: a notebook's outputs do not count
+            continue
         relative = path.relative_to(folder).as_posix()
         for finding in check_source(source, str(path), EVERY_RULE).findings:
-            found.add((relative, finding.line, finding.code))
+            if notebook is None:
+                found.add((relative, finding.line, finding.code))
+            else:
+                cell, line = notebook.cell_line(finding.line)
+                found.add((f"{relative}#{cell.number}", line, finding.code))
     return found
 
 

@@ -58,3 +58,16 @@ def test_a_program_splits_back_into_its_cells_with_ipython_restored():
     fixed = "import os\n" + fixed
     assert program.cells_of(fixed) == ["import os\n!pip install torch\nimport torch",
                                        "%time x = torch.ones(2, device=device)\n", "", "y = x\n\n"]
+
+
+def test_a_block_of_only_magics_keeps_a_statement_and_the_cell_parses():
+    source = ("logger = 'Comet'\nif logger == 'Comet':\n  %pip install -q comet_ml\n  import comet_ml\n"
+              "elif logger == 'TensorBoard':\n  %load_ext tensorboard\n  %tensorboard --logdir runs/train")
+    masked = mask_magics(source)
+    ast.parse(masked)
+    assert masked.split("\n")[2] == "  0#ip install -q comet_ml"
+    assert masked.split("\n")[5:] == ["  0#oad_ext tensorboard", "  0#ensorboard --logdir runs/train"]
+    assert mask_magics("if ok:\n    !echo inside\n    x = 1") == "if ok:\n    #echo inside\n    x = 1"
+    assert [len(line) for line in masked.split("\n")] == [len(line) for line in source.split("\n")]
+    program = notebook_program([(11, source)])
+    assert program.cells_of(program.source) == [source]

@@ -228,3 +228,37 @@ def test_softmax_head_is_reported_without_an_automatic_rewrite():
     result = check_source(textwrap.dedent(SOFTMAX_HEAD), "train.py", settings)
     assert [f.line for f in result.findings] == [19]
     assert fix_offers(result.analysis, result.findings[0]) == []
+
+
+# ----------------------------------------------------------------- TL705: a file that pickles whole modules
+WHOLE_MODULE_SCRIPT = """
+    import torch
+
+    def save_model(path, decoder):
+        torch.save(decoder, path)
+
+    def load_model(path):
+        return torch.load(path)
+"""
+
+
+def test_loading_a_pickled_module_is_reported_as_such_and_weights_only_is_not_offered(tmp_path):
+    [finding] = findings(WHOLE_MODULE_SCRIPT, "TL705")
+    assert finding.line == 8 and "loads a pickled module here" in finding.message
+    assert "`state_dict()`" in finding.message and finding.fix is None
+    assert finding.related and finding.related[0].line == 5  # the torch.save of the module
+    namespace = run(textwrap.dedent(WHOLE_MODULE_SCRIPT))
+    path = str(tmp_path / "decoder.pt")
+    namespace["save_model"](path, torch.nn.Linear(2, 2))
+    with pytest.raises(Exception, match="Weights only load failed"):  # what the message warns of, on torch 2.6+
+        namespace["load_model"](path)
+    assert isinstance(torch.load(path, weights_only=False), torch.nn.Linear)
+
+
+def test_a_state_dict_load_beside_a_module_save_keeps_the_weights_only_advice():
+    source = WHOLE_MODULE_SCRIPT + """
+    def load_weights(model, path):
+        model.load_state_dict(torch.load(path))
+"""
+    messages = {f.line: f.message for f in findings(source, "TL705")}
+    assert "pickled module" in messages[8] and "Pass `weights_only=True`" in messages[11]

@@ -1,12 +1,13 @@
 """TL705 torch-load-unsafe: `torch.load(...)` without `weights_only`."""
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.api.catalogue import at_least, version_text
 from torch_lsp.diagnostics.api.uses import calls_of
-from torch_lsp.diagnostics.base import Finding, FixInfo, Rule
+from torch_lsp.diagnostics.base import Finding, FixInfo, Related, Rule
 from torch_lsp.syntax_nodes import argument, has_star_args, keyword, node_text
 
 if TYPE_CHECKING:
@@ -24,7 +25,15 @@ class TorchLoadUnsafe(Rule):
     """## What it does
     Flags `torch.load(...)` without `weights_only=`.  On a `target-version` before 2.6 it
     is a warning; from 2.6, where `weights_only` defaults to True, it is information: the
-    same file still unpickles anything when run on an older PyTorch.
+    same file still unpickles anything when run on an older PyTorch.  Where what it loads is
+    used as a module (`decoder = checkpoint["decoder"]; decoder.eval()`), or a load that is
+    returned or bound to a model name sits in a file that `torch.save`s whole models, the
+    finding says so instead: 2.6 and later refuse such a file by default, so the advice is a
+    `state_dict()` or `weights_only=False` for a trusted file, and no fix is offered.  Not
+    flagged: a load in a branch on the caller's own `weights_only` (`if not weights_only:`),
+    or in an `except TypeError:` fallback for a PyTorch whose `torch.load` lacks the keyword,
+    nor one reading an `io.BytesIO` in a function that also `torch.save`s into one (a
+    round trip of the program's own objects, as when ranks broadcast them).
 
     ## Why is this bad
     Before 2.6, `torch.load` unpickles whatever the file holds, and unpickling runs code:
@@ -60,7 +69,13 @@ class TorchLoadUnsafe(Rule):
         for call in calls_of(analysis, "torch.load"):
             if keyword(call, "weights_only") is not None or has_star_args(call):
                 continue
+            if _chosen_or_fallback(analysis, call) or _reads_own_bytes(analysis, call):
+                continue  # the caller's choice, a fallback for an old torch, or bytes this program made
             name = node_text(analysis.lines, call.func)
+            module_use = _loaded_module_use(analysis, call)
+            if module_use is not None:
+                yield self._whole_module(call, name, module_use)
+                continue
             title = None if passes_pickle_module(call) else "Add `weights_only=True`"
             if safe_default:
                 message = (f"`{name}(...)` without `weights_only`: {version_text(version)} loads only weights by "
@@ -78,3 +93,96 @@ class TorchLoadUnsafe(Rule):
                 # tensors then fails.  Only where it is the default already is it safe.
                 finding.fix = FixInfo(finding.fix.title, "unsafe")
             yield finding
+
+    def _whole_module(self, call: ast.Call, name: str, evidence: ast.AST) -> Finding:
+        message = (f"`{name}(...)` loads a pickled module here, not only weights: PyTorch {SAFE_DEFAULT_FROM} and "
+                   "later refuse it by default (`weights_only=True`), and before that unpickling can run "
+                   "arbitrary code. Save and load the model's `state_dict()` instead, or pass "
+                   "`weights_only=False` for a file you trust.")
+        finding = self.finding(call, message, None)
+        finding.related.append(Related.at(evidence, "a module is what it loads"))
+        return finding
+
+
+def _chosen_or_fallback(analysis: "Analysis", call: ast.Call) -> bool:
+    """Inside `if not weights_only:` (the caller chose to unpickle), or in an `except
+    TypeError:` handler (the fallback for a PyTorch whose `torch.load` has no `weights_only`)."""
+    child, parent = call, analysis.parents.get(call)
+    while parent is not None:
+        if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test and any(
+                isinstance(n, ast.Name) and n.id == "weights_only" for n in ast.walk(parent.test)):
+            return True
+        if isinstance(parent, ast.ExceptHandler) and parent.type is not None and any(
+                isinstance(n, ast.Name) and n.id == "TypeError" for n in ast.walk(parent.type)):
+            return True
+        child, parent = parent, analysis.parents.get(parent)
+    return False
+
+
+def _reads_own_bytes(analysis: "Analysis", call: ast.Call) -> bool:
+    """`torch.load(buffer)` of an `io.BytesIO` in a function that itself `torch.save`s into an
+    `io.BytesIO`: a round trip of objects the program serialised (a broadcast between the
+    ranks of one job), not bytes from outside."""
+    function = analysis.context(call).function
+    saves_to_memory = any(
+        analysis.call_qualname(c) == "torch.save" and len(c.args) > 1 and _is_bytes_buffer(analysis, c.args[1], c)
+        for c in function.calls)
+    return saves_to_memory and _is_bytes_buffer(analysis, argument(call, 0, "f"), call)
+
+
+def _is_bytes_buffer(analysis: "Analysis", value: ast.AST | None, at: ast.AST) -> bool:
+    if isinstance(value, ast.Call):
+        return analysis.call_qualname(value) == "io.BytesIO"
+    if not isinstance(value, ast.Name):
+        return False
+    bound = analysis.roles_for(at).assignments.get(value.id, ())
+    return bool(bound) and all(isinstance(a.value, ast.Call) and analysis.call_qualname(a.value) == "io.BytesIO"
+                               for a in bound)
+
+
+# Methods only a module has: calling one on what `torch.load` returned shows a pickled module.
+_MODULE_METHODS = {"eval", "train", "parameters", "named_parameters", "modules", "named_modules", "children",
+                   "state_dict", "load_state_dict", "zero_grad"}
+
+
+def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:
+    """Where what this `torch.load` returns is used as a module: called, or given a module
+    method, itself, an entry of it (`decoder = checkpoint["decoder"]`) or a rebinding of that
+    (`decoder = decoder.to(device)`); or, for a load returned or bound to a model name, a
+    `torch.save` of a model object in the file (it pickles whole modules).  None when
+    nothing says so."""
+    from torch_lsp.syntax_nodes import call_name
+
+    holder = analysis.parents.get(call)
+    handed_on = isinstance(holder, ast.Return) or (
+        isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)
+        and analysis.roles_for(call).is_model(holder.targets[0].id))
+    if handed_on:  # `return torch.load(path)`, `model = torch.load(path)` in a file that saves whole models
+        saved = next((c for c in analysis.calls_to("torch.save") if c.args and isinstance(c.args[0], ast.Name)
+                      and analysis.roles_for(c).is_model(c.args[0].id)), None)
+        if saved is not None:
+            return saved
+    if isinstance(holder, ast.Attribute) and holder.attr in _MODULE_METHODS:
+        return holder
+    if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)):
+        return None
+    function = analysis.context(call).function
+    names = {holder.targets[0].id}
+    for stmt in function.statements:  # `decoder = checkpoint["decoder"]`, `decoder = decoder.to(device)`
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            value = stmt.value
+            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+                value = value.func.value
+            if isinstance(value, ast.Subscript):
+                value = value.value
+            if isinstance(value, ast.Name) and value.id in names and stmt.lineno > call.lineno:
+                names.add(stmt.targets[0].id)
+    for node in ast.walk(function.node):
+        if not isinstance(node, ast.Call) or node.lineno <= call.lineno:
+            continue
+        if isinstance(node.func, ast.Name) and node.func.id in names:
+            return node  # `out = model(x)`: what was loaded is run
+        if isinstance(node.func, ast.Attribute) and call_name(node) in _MODULE_METHODS \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in names:
+            return node
+    return None

@@ -19,7 +19,8 @@ class ModuleMoveInLoop(Rule):
     Flags a module (a model or a loss module) moved with `.to(...)`, `.cuda()` or `.cpu()`
     inside a loop. Moving data batches in a loop is fine, and so is a module the same loop
     also moves elsewhere (`m.eval().cpu()` to save a checkpoint, then `m.to(device)` back):
-    hoisting either move would leave it on the wrong device.
+    hoisting either move would leave it on the wrong device. Neither is a move to a device
+    the loop changes (`for device in ["cpu", "cuda"]: model.to(device)`).
 
     ## Why is this bad
     After the first iteration the move does nothing useful but still walks every parameter
@@ -63,6 +64,8 @@ class ModuleMoveInLoop(Rule):
                 continue
             if any(analysis.loop_rebinds(loop, target.id, besides=stmt) for loop in ctx.loops):
                 continue
+            if self._destination_varies(analysis, call, ctx.loops[-1]):
+                continue  # `for device in ["cpu", "cuda"]: model.to(device)`: a new place each time
             if self._moved_elsewhere_in_loop(analysis, call, target.id, ctx.loops[-1]):
                 continue  # `m.eval().cpu()` to save a checkpoint, then `m.to(device)` back: hoisting breaks it
             text = ast.unparse(call)
@@ -84,6 +87,15 @@ class ModuleMoveInLoop(Rule):
             if isinstance(base, ast.Name) and base.id == name:
                 return True
         return False
+
+    def _destination_varies(self, analysis: Analysis, call: ast.Call, loop) -> bool:
+        """A name in the `.to(...)`/`.cuda(...)` arguments is rebound by the innermost loop
+        around the move (`x.device` of each batch is not: it names the same device every
+        time).  Rebound by an outer loop only, the move is still repeated by the inner one."""
+        given = [a for a in list(call.args) + [kw.value for kw in call.keywords]
+                 if not (isinstance(a, ast.Attribute) and a.attr == "device")]
+        names = {n.id for arg in given for n in ast.walk(arg) if isinstance(n, ast.Name)}
+        return any(analysis.loop_rebinds(loop, name) for name in names)
 
     def _moves_device(self, analysis: Analysis, call: ast.Call) -> bool:
         if not call.args and keyword(call, "device") is None:

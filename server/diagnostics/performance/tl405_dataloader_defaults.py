@@ -26,10 +26,12 @@ class DataLoaderDefaults(Rule):
     its data in memory (`TensorDataset`, a class whose `__getitem__` only indexes attributes
     or builds random tensors, a synthetic `IterableDataset`), it iterates live state of the
     main process (a replay buffer, a generator handed in by the model: workers would see a
-    stale copy), the loader is only read through `next(iter(loader))`, its `collate_fn` is a
-    closure or lambda (spawned workers cannot pickle it), or the file is a test or a helper
-    of a test suite. The dataset class is looked up in the file and in the workspace file its
-    import names.
+    stale copy), the loader is only read through `next(iter(loader))` (or an `iter(loader)`
+    advanced by `next()` outside any loop, a notebook showing a batch), its `collate_fn` is
+    a closure or lambda, or what a factory of the file returns as one (spawned workers cannot
+    pickle it), or the file is a test or a helper of a test suite. The dataset class is
+    looked up in the file and in the workspace file its import names; a dataset a function
+    reads from its enclosing scope (a notebook's earlier cell) is followed there.
 
     ## Why is this bad
     With no workers, loading and augmenting each batch happens in the training process and
@@ -95,6 +97,9 @@ class DataLoaderDefaults(Rule):
                 if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == value.value.id
                        for n in ast.walk(function.node)) and not function.is_module:
                     return True
+                bound = analysis.roles_for(function).assignments.get(value.value.id, ())
+                if any(_returns_closure(analysis, a.value) for a in bound if not a.unpacked):
+                    return True  # `collate_fn = get_collate_fn(pad_index)` hands out a nested function
         return False
 
     def _toy_dataset(self, call: ast.Call) -> bool:
@@ -103,3 +108,18 @@ class DataLoaderDefaults(Rule):
         if isinstance(dataset, (ast.List, ast.Tuple)):
             return True
         return isinstance(dataset, ast.Call) and isinstance(dataset.func, ast.Name) and dataset.func.id in ("range", "list")
+
+
+def _returns_closure(analysis: Analysis, value: ast.AST | None) -> bool:
+    """`make_collate(pad)` where the file's `make_collate` returns a function it defines
+    inside itself, or a lambda: a local object that spawned workers cannot unpickle."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+        return False
+    for factory in analysis.function_named(value.func.id):
+        nested = {n.name for n in ast.walk(factory.node)
+                  if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not factory.node}
+        for node in ast.walk(factory.node):
+            if isinstance(node, ast.Return) and (isinstance(node.value, ast.Lambda) or (
+                    isinstance(node.value, ast.Name) and node.value.id in nested)):
+                return True
+    return False

@@ -4,9 +4,10 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from torch_lsp.analysis import Analysis
+from torch_lsp.analysis import Analysis, construction_of
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.roles import MODEL_WRAPPERS
 from torch_lsp.syntax_nodes import call_name
 
 
@@ -16,7 +17,9 @@ class MissingCompile(Rule):
     ## What it does
     Flags a file that trains a model (backward and optimizer steps in a loop) without ever
     calling `torch.compile`. Not in test files, nor for a loop of a literal few steps
-    (`for _ in range(10)`, a demo the compile warm-up would not pay back). Off by default:
+    (`for _ in range(10)`, a demo the compile warm-up would not pay back), nor for a model
+    built from `nn.LSTM`/`nn.GRU`/`nn.RNN` (Dynamo graph-breaks at them, so compiling
+    captures little). Off by default:
     enable it with `extend-select = ["TL409"]`.
 
     ## Why is this bad
@@ -56,6 +59,8 @@ class MissingCompile(Rule):
             roles = analysis.roles_for(loop.function)
             for call in loop.calls:
                 model = roles.model_name(call)
+                if model and _runs_recurrent_layers(analysis, loop.function, model, call):
+                    break  # Dynamo graph-breaks at nn.LSTM/GRU/RNN: compile would capture little
                 if model:
                     yield self.finding(call, f"`{model}` is trained without `torch.compile`. Try "
                                              f"`{model} = torch.compile({model})` for faster steps.")
@@ -63,6 +68,51 @@ class MissingCompile(Rule):
 
 
 FEW_STEPS = 100
+_RECURRENT_LAYERS = {"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"}
+
+
+def _runs_recurrent_layers(analysis: Analysis, function, model: str, at: ast.AST) -> bool:
+    """The model is a class of this file that builds `nn.LSTM`/`nn.GRU`/`nn.RNN`, or is
+    built from such modules (`Seq2Seq(encoder, decoder)` with `encoder = Encoder(...)`)."""
+    for built in _built_from(analysis, function, model, at, hops=3):
+        parts = [built] + [part for a in built.args if isinstance(a, ast.Name)
+                           for part in _built_from(analysis, analysis.context(built).function, a.id, built, hops=2)]
+        if any(_builds_recurrent_layer(analysis, part) for part in parts):
+            return True
+    return False
+
+
+def _built_from(analysis: Analysis, function, name: str, at: ast.AST, hops: int) -> list[ast.Call]:
+    """The calls `name` was built by, as seen at `at`: through `.to(device)`-style rebinding
+    (`model = model.to(device)`) and, for a parameter, what each caller passes."""
+    if hops < 0:
+        return []
+    if name in function.params and not function.is_module:
+        found = []
+        for site in analysis.callers(function):
+            passed = analysis.argument_for(site, function, name)
+            if isinstance(passed, ast.Name):
+                found += _built_from(analysis, analysis.context(site).function, passed.id, site, hops - 1)
+        return found
+    built = construction_of(analysis, function, name, at, unwrap=tuple(MODEL_WRAPPERS))
+    while isinstance(built, ast.Call) and isinstance(built.func, ast.Attribute) and built.func.attr in (
+            "to", "cuda", "cpu", "float", "double", "half"):
+        built = built.func.value
+    if isinstance(built, ast.Name):
+        return _built_from(analysis, analysis.context(built).function, built.id, built, hops - 1)
+    return [built] if isinstance(built, ast.Call) else []
+
+
+def _builds_recurrent_layer(analysis: Analysis, value: ast.AST | None) -> bool:
+    if not isinstance(value, ast.Call):
+        return False
+    if analysis.call_qualname(value) in _RECURRENT_LAYERS:
+        return True
+    if not isinstance(value.func, ast.Name):
+        return False
+    classes = [n for n in analysis.tree.body if isinstance(n, ast.ClassDef) and n.name == value.func.id]
+    return any(analysis.call_qualname(c) in _RECURRENT_LAYERS
+               for cls in classes for c in ast.walk(cls) if isinstance(c, ast.Call))
 
 
 def _few_steps(loop) -> bool:

@@ -13,7 +13,7 @@ from torch_lsp.analysis import (
 )
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import FixInfo, Finding, Related, Rule
-from torch_lsp.mode_behaviour import constructed_class_is_mode_independent
+from torch_lsp.mode_behaviour import attribute_is_mode_independent, constructed_class_is_mode_independent
 from torch_lsp.roles import MODEL_WRAPPERS, constructed_kind
 from torch_lsp.syntax_nodes import call_name
 
@@ -26,16 +26,20 @@ class MissingEvalMode(Rule):
     `torch.inference_mode()`, or in a `validate`/`evaluate`/`test`/`predict` function that
     receives the model — when nothing puts that model in eval mode with `model.eval()`.
     Layers visited one by one through `model.named_children()` or `model.modules()` (weight
-    conversion, calibration) are not evaluations; names that start with a verb
-    (`run_model`, `load_model`) are callbacks, not models. Not flagged either: a model
-    built from a class of the project whose layers have no train/eval behaviour (no
-    dropout, no batch norm, checked through its submodule classes, also in imported
-    workspace files: `eval()` changes nothing), and a model loaded with
-    `from_pretrained()` (which returns it in eval mode). The fix is safe only on a model
-    known to be an `nn.Module` (built in view) in a function that does not go on to train;
-    otherwise it is offered as unsafe. Trainers written as classes are checked too: an
-    `evaluate`-style method, or one under `no_grad`, running `self.model` when no method of
-    the class switches that model's mode.
+    conversion, calibration) are not evaluations; names that start with a verb (`run_model`,
+    `load_model`) are callbacks, not models. Not flagged either: a model built from a class
+    of the project whose layers have no train/eval behaviour (no dropout, no batch norm,
+    checked through its submodule classes, also in imported workspace files: `eval()`
+    changes nothing), and a model loaded with `from_pretrained()` (which returns it in eval
+    mode). A parameter named like a class (`Generator`) is the class handed in: calling it
+    builds a model. A model passed by callers that all ran a function of the file leaving it
+    in eval mode first (`evaluate(loader, model)` then `predict(text, model)`) counts as in
+    eval mode. The fix is safe only on a model known to be an `nn.Module` (built in view) in
+    a function that does not go on to train; otherwise it is offered as unsafe. Trainers
+    written as classes are checked too: an `evaluate`-style method, or one under `no_grad`,
+    running `self.model` when no method of the class switches that model's mode, unless the
+    class builds that attribute only from layers without train/eval behaviour (a fixed blur
+    of pads and convolutions).
 
     ## Why is this bad
     In train mode dropout still drops activations and batch-norm normalises with the
@@ -96,6 +100,8 @@ class MissingEvalMode(Rule):
                 continue
             if self_model_switched(analysis, run.function.class_node, run.model[len("self."):]):
                 continue  # the class manages the model's mode (in another method)
+            if attribute_is_mode_independent(analysis, run.function.class_node, run.model[len("self."):]):
+                continue  # a fixed filter built of convolutions and pads: eval mode changes nothing
             message = (
                 f"`{run.model}` runs in an evaluation context but is never put in eval mode, so dropout and "
                 f"batch-norm behave as in training. Call `{run.model}.eval()` first."

@@ -26,14 +26,15 @@ class FactoryWithoutDevice(Rule):
     ## What it does
     Flags a tensor factory (`torch.zeros`, `torch.arange`, `torch.eye`, `torch.tensor([...])`,
     …) called without `device=` inside an `nn.Module.forward` that receives tensors.
-    A 0-d tensor (`torch.rand([])`, `torch.tensor(2.0)`) is not flagged: PyTorch moves a
-    0-d CPU tensor to the GPU by itself. Neither is a tensor that only becomes a Python
-    number (`torch.rand(1).item()`), a one-element draw compared only to decide a branch
-    (`if torch.rand(1) < p:`), nor a mask compared only with plain numbers and used as an
-    index (`x[:, torch.rand(n) < self.config.keep]`), nor one whose only use is reading its
-    metadata (`torch.tensor([0.0]).dtype`). A tensor passed inside a tuple to a submodule
-    (`self.lstm(x, (h, c))`) meets that submodule's inputs, so it is flagged like one passed
-    directly.
+    A 0-d tensor (`torch.rand([])`, `torch.tensor(2.0)`) is not flagged: PyTorch moves a 0-d
+    CPU tensor to the GPU by itself. Neither is a tensor that only becomes a Python number
+    (`torch.rand(1).item()`), a one-element draw compared only to decide a branch
+    (`if torch.rand(1) < p:`), nor a mask compared only with plain numbers and used as an index
+    (`x[:, torch.rand(n) < self.config.keep]`), nor one whose only use is reading its
+    metadata (`torch.tensor([0.0]).dtype`), nor one moved right away, also through a chain
+    of its own methods (`torch.arange(n).unsqueeze(0).repeat(b, 1).to(self.device)`). A
+    tensor passed inside a tuple to a submodule (`self.lstm(x, (h, c))`) meets that
+    submodule's inputs, so it is flagged like one passed directly.
 
     ## Why is this bad
     The new tensor is created on the CPU while the module's inputs live on the GPU, so the
@@ -94,6 +95,18 @@ class FactoryWithoutDevice(Rule):
                 yield self.finding(call, message, f"Add `device={inputs[0]}.device`", data={"input": inputs[0]})
 
     def _moved_right_away(self, analysis: Analysis, call: ast.Call) -> bool:
+        """The new tensor, or what a chain of its own methods makes of it (`torch.arange(n)
+        .unsqueeze(0).repeat(b, 1).to(self.device)`), is moved before anything else sees it."""
+        while True:
+            parent = analysis.parents.get(call)
+            holder = analysis.parents.get(parent) if isinstance(parent, ast.Attribute) else None
+            if self._moved_here(analysis, call):
+                return True
+            if not (isinstance(holder, ast.Call) and holder.func is parent and parent.attr in _SAME_DEVICE_METHODS):
+                return False
+            call = holder
+
+    def _moved_here(self, analysis: Analysis, call: ast.Call) -> bool:
         parent = analysis.parents.get(call)
         if isinstance(parent, ast.Attribute) and parent.attr in ("to", "cuda", "type_as", "to_device"):
             return True
@@ -187,6 +200,12 @@ def _plain_number(analysis: Analysis, function: FunctionInfo, expr: ast.AST) -> 
 
 
 _METADATA = {"dtype", "shape", "ndim", "layout", "is_cuda", "device"}
+# Tensor methods whose result stays where the tensor is (and mixes with nothing else).
+_SAME_DEVICE_METHODS = {
+    "unsqueeze", "squeeze", "repeat", "expand", "view", "reshape", "flatten", "transpose", "permute", "t",
+    "contiguous", "clone", "fill_", "zero_", "long", "float", "int", "bool", "half", "double", "byte",
+    "flip", "triu", "tril", "triu_", "tril_", "fill_diagonal_",
+}
 _SIZED_FACTORIES = {"zeros", "ones", "empty", "full", "rand", "randn"}  # size first (`full` then its fill value)
 
 
