@@ -73,7 +73,7 @@ from torch_lsp.protocol import (
     wants_kind,
     workspace_folders,
 )
-from torch_lsp.shapes import WorkspaceResolver, infer_shapes, set_default_resolver
+from torch_lsp.shapes import WorkspaceResolver, infer_shapes, set_default_resolver, shapes_if_inferred
 from torch_lsp.shapes.probe.given_inputs import GivenInputs, InputShapeError, parse_input_shapes, render_input_shapes
 from torch_lsp.shapes.probe.lenses import PROBE_COMMAND, probe_lenses, suggested_inputs
 from torch_lsp.shapes.probe.results import hover_with_memory, hover_with_probe, probed_hint
@@ -233,7 +233,11 @@ class TorchLanguageServer(LanguageServer):
         checked = await self.scheduler.analysed(document)
         if checked is None or checked.result is None:
             return document, None
-        report = await self.scheduler.on_request_thread(infer_shapes, checked.result.analysis)
+        # Mostly inferred by the complete pass already: then read here, without a round trip
+        # through the request thread (two hand-overs of the GIL while checks hold it).
+        report = shapes_if_inferred(checked.result.analysis)
+        if report is None:
+            report = await self.scheduler.on_request_thread(infer_shapes, checked.result.analysis)
         return document, (checked, report)
 
     def show_settings_problems(self, problems: list[tuple[str, tuple[str, ...]]]) -> None:
