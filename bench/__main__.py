@@ -16,24 +16,27 @@ The benchmark never asserts; it measures, in one run on this machine:
   * hover latency in a checked file during an edit storm over 50 other files, and how
     soon a typing storm in one file settles (`storm_bench`);
   * how soon the server is gone after shutdown + exit, stdin closing or the client
-    being killed, in the middle of a check.
+    being killed, in the middle of a check;
+  * torch-lsp beside ruff's server and jedi-language-server, where installed: start-up,
+    edit -> publish, hover, memory with 20 documents (`peer_bench`).
 `--only memory` (and so on) runs one part.
 Target: diagnostics for the 2,000-line file within 3x its `ast.parse` time.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import platform
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import check_bench, edit_bench, memory_bench, notebook_bench, server_bench, storm_bench
+from bench import check_bench, edit_bench, memory_bench, notebook_bench, peer_bench, server_bench, storm_bench
 from bench.figures import Row, lines_label, median, ms, render, spread
 from bench.generate import EXAMPLES_DIR, REPO_ROOT, generate_source, write_generated
 
-SCENARIOS = ("engine", "server", "pull", "edit", "memory", "storm")
+SCENARIOS = ("engine", "server", "pull", "edit", "memory", "storm", "peers")
 SIZES = [200, 2000, 5000]
 TARGET_SIZE = 2000
 TARGET_RATIO = 3.0
@@ -51,12 +54,13 @@ class Runs:
     storm_edits: int  # edits of the hover-during-a-storm scenario (over STORM_FILES files)
     more_memory_edits: int  # further edits, for the growth figure
     edits: int  # typed characters per size and mode of the edit scenario
+    peer_edits: int  # edits over the open documents, for each server of the comparison
 
 
 FULL = Runs(parse=15, cli=3, startup=5, open=7, change=15, memory_edits=500, storm_edits=1000,
-            more_memory_edits=1000, edits=11)
+            more_memory_edits=1000, edits=11, peer_edits=100)
 QUICK = Runs(parse=5, cli=1, startup=2, open=3, change=5, memory_edits=100, storm_edits=200,
-             more_memory_edits=0, edits=5)
+             more_memory_edits=0, edits=5, peer_edits=20)
 EDIT_SIZES = [2000, 5000]
 EDIT_TARGET_RATIO = 1.0
 MEMORY_DOCUMENTS = 20
@@ -69,9 +73,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (about a third of the time)")
     parser.add_argument("--only", choices=SCENARIOS, action="append",
                         help="run only these parts of the benchmark (repeatable; default: all)")
+    memory = parser.add_argument_group("memory scenario")
+    memory.add_argument("--edits", type=int, metavar="N",
+                        help=f"edits over the open documents (default {FULL.memory_edits}, quick {QUICK.memory_edits})")
+    memory.add_argument("--growth-edits", type=int, metavar="N",
+                        help=f"further edits for the growth figure (default {FULL.more_memory_edits}, quick "
+                             f"{QUICK.more_memory_edits}; 0: none)")
+    memory.add_argument("--documents", type=int, default=MEMORY_DOCUMENTS, metavar="N",
+                        help=f"open documents (default {MEMORY_DOCUMENTS})")
+    memory.add_argument("--lines", type=int, default=TARGET_SIZE, metavar="N",
+                        help=f"lines per document (default {TARGET_SIZE:,})")
     args = parser.parse_args(argv)
     only = set(args.only or SCENARIOS)
     runs = QUICK if args.quick else FULL
+    runs = dataclasses.replace(runs, memory_edits=runs.memory_edits if args.edits is None else args.edits,
+                               more_memory_edits=runs.more_memory_edits if args.growth_edits is None
+                               else args.growth_edits)
     print(f"torch-lsp benchmark: Python {platform.python_version()} on {platform.system()} "
           f"{platform.machine()}, {os.cpu_count()} CPUs, {'quick' if args.quick else 'full'} run")
 
@@ -89,9 +106,11 @@ def main(argv: list[str] | None = None) -> int:
     if "edit" in only:
         rows += edit_rows(runs)
     if "memory" in only:
-        rows += memory_rows(runs)
+        rows += memory_rows(runs, args.documents, args.lines)
     if "storm" in only:
         rows += storm_rows(runs)
+    if "peers" in only:
+        rows += peer_rows(runs, args.documents, args.lines)
     print(render(rows))
     print(f"target: diagnostics on {TARGET_SIZE:,} lines within {TARGET_RATIO:.0f}x ast.parse "
           f"(ratio column); didChange latency includes the server's debounce.")
@@ -291,17 +310,18 @@ def edit_rows(runs: Runs) -> list[Row]:
     return rows
 
 
-def memory_rows(runs: Runs) -> list[Row]:
-    """RSS with MEMORY_DOCUMENTS open 2,000-line documents through a run of edits, and
-    after closing them (targets: under 150 MB open, under 100 MB closed, no growth)."""
+def memory_rows(runs: Runs, documents: int, lines: int) -> list[Row]:
+    """RSS with `documents` open documents of `lines` lines (20 of 2,000 by default) through
+    a run of edits, and after closing them (targets: under 150 MB open, under 100 MB
+    closed, no growth)."""
     try:
-        figures = memory_bench.measure(REPO_ROOT, DATA_DIR, MEMORY_DOCUMENTS, TARGET_SIZE, runs.memory_edits,
+        figures = memory_bench.measure(REPO_ROOT, DATA_DIR, documents, lines, runs.memory_edits,
                                        runs.more_memory_edits)
     except Exception as error:
         return [Row("server memory scenario", "", "failed", str(error))]
     label = f"{figures.documents} x {lines_label(figures.lines)}"
     rows = [
-        Row("memory: server RSS after initialize", "", f"{figures.idle_mib:.1f} MiB"),
+        Row("memory: server RSS once serving", "no documents", f"{figures.idle_mib:.1f} MiB"),
         Row("memory: RSS with documents open", label, f"{figures.opened_mib:.1f} MiB"),
         Row(f"memory: RSS after {figures.edits} edits", label, f"{figures.edited_mib:.1f} MiB",
             f"target < 150 MB; {figures.edit_seconds / max(1, figures.edits) * 1000:.0f} ms per edit "
@@ -310,10 +330,46 @@ def memory_rows(runs: Runs) -> list[Row]:
     if figures.more_edited_mib is not None:
         rows.append(Row(f"memory: RSS after {figures.more_edits} more edits", label,
                         f"{figures.more_edited_mib:.1f} MiB",
-                        f"{figures.more_edited_mib - figures.edited_mib:+.1f} MiB (target: no growth)"))
+                        f"{figures.more_edited_mib - figures.edited_mib:+.1f} MiB (target: no growth); "
+                        f"{figures.more_edit_seconds / max(1, figures.more_edits) * 1000:.0f} ms per edit"))
+        series = ", ".join(f"{done:,}: {mib:.0f}" for done, mib in figures.growth)
+        rows.append(Row("memory: RSS along the further edits", label, "MiB", f"edits: MiB  {series}"))
     for seconds, mib in figures.closed_mib:
         rows.append(Row(f"memory: RSS {seconds:.0f} s after closing them all", "", f"{mib:.1f} MiB",
                         "target < 100 MB" if seconds == figures.closed_mib[-1][0] else ""))
+    return rows
+
+
+def peer_rows(runs: Runs, documents: int, lines: int) -> list[Row]:
+    """torch-lsp, ruff's server and jedi-language-server, each measured the same way."""
+    servers = [("torch-lsp", None, True)]
+    rows = []
+    for name, executable, arguments, hovers_code in peer_bench.PEERS:
+        command = peer_bench.peer_command(executable, arguments)
+        if command is None:
+            rows.append(Row(f"{name}: skipped", "", "not installed", f"pip install {executable.split()[0]}"))
+        else:
+            servers.append((name, command, hovers_code))
+    for name, command, hovers_code in servers:
+        try:
+            figures = peer_bench.measure(name, command, REPO_ROOT, DATA_DIR, runs.startup, runs.change, documents,
+                                         lines, runs.peer_edits, hovers_code)
+        except Exception as error:
+            rows.append(Row(f"{name}: comparison", "", "failed", str(error)))
+            continue
+        notes = "; ".join(figures.notes)
+        rows.append(Row(f"{name}: start -> initialize response", "", ms(median(figures.startup_s)),
+                        spread(figures.startup_s)))
+        if figures.change_s:
+            rows.append(Row(f"{name}: didChange (1 char) -> publishDiagnostics", lines_label(lines),
+                            ms(median(figures.change_s)), spread(figures.change_s)))
+        if figures.hover_s:
+            hovers = sorted(figures.hover_s)
+            p95 = hovers[min(len(hovers) - 1, int(0.95 * len(hovers)))]
+            rows.append(Row(f"{name}: hover", lines_label(lines), f"{ms(median(hovers))}",
+                            f"p95 {ms(p95)}, n={len(hovers)}"))
+        rows.append(Row(f"{name}: RSS after {figures.edits} edits", f"{figures.documents} x {lines_label(lines)}",
+                        f"{figures.rss_mib:.1f} MiB", notes))
     return rows
 
 

@@ -8,6 +8,7 @@ timings are taken from those stamps.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import subprocess
 import threading
@@ -26,6 +27,14 @@ class ServerExited(RuntimeError):
     pass
 
 
+def server_env(env: dict[str, str] | None) -> dict[str, str]:
+    """`env` (default: this environment), with bytecode caching allowed: an installed
+    server starts from compiled modules, and a shell with PYTHONDONTWRITEBYTECODE would
+    otherwise time every start compiling them all again."""
+    return {name: value for name, value in (os.environ if env is None else env).items()
+            if name != "PYTHONDONTWRITEBYTECODE"}
+
+
 class LspClient:
     """Spawns a language server and exchanges LSP messages with it over its stdin/stdout."""
 
@@ -34,7 +43,8 @@ class LspClient:
         self._stderr = open(stderr_path, "wb")
         self.spawned_at = time.perf_counter()
         self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, cwd=cwd, env=env
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, cwd=cwd,
+            env=server_env(env)
         )
         self._write_lock = threading.Lock()
         self._next_id = 0

@@ -8,11 +8,14 @@ waits for the diagnostics published for its version, so each one is a full check
 """
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import server_bench
+
+GROWTH_POINTS = 10  # RSS samples along the further edits
 
 
 @dataclass
@@ -26,6 +29,9 @@ class MemoryFigures:
     edit_seconds: float = 0.0
     more_edits: int = 0
     more_edited_mib: float | None = None
+    more_edit_seconds: float = 0.0
+    # RSS along the further edits: (edits so far, MiB), for the growth figure.
+    growth: list[tuple[int, float]] = field(default_factory=list)
     closed_mib: list[tuple[float, float]] = field(default_factory=list)  # (seconds after closing, MiB)
     peak_mib: float = 0.0
 
@@ -37,6 +43,7 @@ def measure(root: Path, data_dir: Path, documents: int, lines: int, edits: int, 
     figures = MemoryFigures(documents, lines)
     pid = session.client.process.pid
     try:
+        server_bench.wait_until_serving(session)
         time.sleep(0.5)
         figures.idle_mib, _ = server_bench.resident_memory_mib(pid)
         paths = server_bench.open_generated(session, data_dir, "memory_", documents, lines, first_variant=500)
@@ -47,7 +54,15 @@ def measure(root: Path, data_dir: Path, documents: int, lines: int, edits: int, 
         time.sleep(1.0)  # the last complete passes
         figures.edited_mib, _ = server_bench.resident_memory_mib(pid)
         if more_edits:
-            _edit_round_robin(session, paths, more_edits)
+            started = time.perf_counter()
+            step = max(1, more_edits // GROWTH_POINTS)
+            for done in range(0, more_edits, step):
+                _edit_round_robin(session, paths, min(step, more_edits - done), first=edits + done)
+                figures.growth.append((done + min(step, more_edits - done), server_bench.resident_memory_mib(pid)[0]))
+                # As it goes (stderr), so that a long run stopped early still tells its trend.
+                print(f"memory growth: {figures.growth[-1][0]:,} further edits, RSS {figures.growth[-1][1]:.1f} MiB, "
+                      f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+            figures.more_edit_seconds = time.perf_counter() - started
             time.sleep(1.0)
             figures.more_edits = more_edits
             figures.more_edited_mib, _ = server_bench.resident_memory_mib(pid)
@@ -63,12 +78,12 @@ def measure(root: Path, data_dir: Path, documents: int, lines: int, edits: int, 
     return figures
 
 
-def _edit_round_robin(session: server_bench.ServerSession, paths: list[Path], edits: int) -> None:
-    """One typed (then deleted) character at a time, each in the next document."""
+def _edit_round_robin(session: server_bench.ServerSession, paths: list[Path], edits: int, first: int = 0) -> None:
+    """One typed (then deleted) character at a time, each in the next document; `first`:
+    edits made before (so that every document goes on typing where it stopped)."""
     positions = {path: server_bench.typing_position(session.documents[path.as_uri()].text) for path in paths}
-    typed = {path: 0 for path in paths}
-    for edit in range(edits):
+    for edit in range(first, first + edits):
         path = paths[edit % len(paths)]
         line, character = positions[path]
-        server_bench.type_one_character(session, path, line, character, insert=typed[path] % 2 == 0)
-        typed[path] += 1
+        typed = edit // len(paths)  # edits this document had before this one
+        server_bench.type_one_character(session, path, line, character, insert=typed % 2 == 0)

@@ -58,11 +58,11 @@ class ServerSession:
 
 
 def start_session(root: Path, log_path: Path, pulls: bool = False, refreshes: bool = False,
-                  env: dict[str, str] | None = None) -> ServerSession:
-    """Spawns the server (with `env` added to this process's environment) and completes the
-    initialize handshake (as a pull client with `pulls`, one that also supports diagnostic
-    refresh with `refreshes`)."""
-    client = LspClient(SERVER_COMMAND, stderr_path=log_path, cwd=root, env={**os.environ, **(env or {})})
+                  env: dict[str, str] | None = None, command: list[str] | None = None) -> ServerSession:
+    """Spawns the server (torch-lsp, or `command`; with `env` added to this process's
+    environment) and completes the initialize handshake (as a pull client with `pulls`,
+    one that also supports diagnostic refresh with `refreshes`)."""
+    client = LspClient(command or SERVER_COMMAND, stderr_path=log_path, cwd=root, env={**os.environ, **(env or {})})
     try:
         response = client.request("initialize", _initialize_params(root, pulls, refreshes), timeout=WAIT_S)
     except Exception:
@@ -74,6 +74,13 @@ def start_session(root: Path, log_path: Path, pulls: bool = False, refreshes: bo
     client.notify("initialized", {})
     capabilities = response.message.get("result", {}).get("capabilities", {})
     return ServerSession(client, _is_incremental(capabilities), response.at - client.spawned_at)
+
+
+def wait_until_serving(session: ServerSession) -> None:
+    """Returns once the server answers a request beyond `initialize` (torch-lsp answers
+    `initialize` while it is still loading)."""
+    session.client.request("textDocument/hover", {"textDocument": {"uri": "file:///not-open.py"},
+                                                  "position": {"line": 0, "character": 0}}, WAIT_S)
 
 
 def _initialize_params(root: Path, pulls: bool = False, refreshes: bool = False) -> dict:
@@ -93,11 +100,11 @@ def _is_incremental(capabilities: dict) -> bool:
     return kind == 2
 
 
-def measure_startup(root: Path, log_path: Path, runs: int) -> list[float]:
-    """Seconds from spawning `python -m torch_lsp serve` to reading its initialize response."""
+def measure_startup(root: Path, log_path: Path, runs: int, command: list[str] | None = None) -> list[float]:
+    """Seconds from spawning `python -m torch_lsp serve` (or `command`) to reading its initialize response."""
     samples = []
     for _ in range(runs):
-        session = start_session(root, log_path)
+        session = start_session(root, log_path, command=command)
         samples.append(session.startup_s)
         session.client.shutdown()
     return samples
@@ -110,7 +117,7 @@ def _diagnostics_for(uri: str, version: int):
     return matches
 
 
-def open_document(session: ServerSession, path: Path, text: str) -> tuple[float, Received]:
+def open_document(session: ServerSession, path: Path, text: str, timeout: float = WAIT_S) -> tuple[float, Received]:
     """didOpen; returns (latency in s, the publishDiagnostics notification)."""
     uri = path.as_uri()
     document = OpenDocument(uri, text, 1)
@@ -120,7 +127,7 @@ def open_document(session: ServerSession, path: Path, text: str) -> tuple[float,
         "textDocument": {"uri": uri, "languageId": "python", "version": document.version, "text": text},
     })
     published = session.client.wait_for_notification(
-        "textDocument/publishDiagnostics", _diagnostics_for(uri, document.version), WAIT_S)
+        "textDocument/publishDiagnostics", _diagnostics_for(uri, document.version), timeout)
     return published.at - sent, published
 
 
@@ -163,12 +170,13 @@ def close_document(session: ServerSession, path: Path) -> None:
     session.documents.pop(uri, None)
 
 
-def type_one_character(session: ServerSession, path: Path, line: int, character: int, insert: bool) -> float:
+def type_one_character(session: ServerSession, path: Path, line: int, character: int, insert: bool,
+                       timeout: float = WAIT_S) -> float:
     """Inserts (or deletes again) one character at (line, character); returns the latency in s."""
     session.client.drain_notifications()
     document, sent = send_one_character(session, path, line, character, insert)
     published = session.client.wait_for_notification(
-        "textDocument/publishDiagnostics", _diagnostics_for(document.uri, document.version), WAIT_S)
+        "textDocument/publishDiagnostics", _diagnostics_for(document.uri, document.version), timeout)
     return published.at - sent
 
 
@@ -245,6 +253,7 @@ def measure_exit(root: Path, log_path: Path, way: str, path: Path, text: str) ->
     session = start_session(root, log_path)
     client = session.client
     try:
+        wait_until_serving(session)  # a check of `text` is what it leaves during, not the start-up
         client.notify("textDocument/didOpen", {
             "textDocument": {"uri": path.as_uri(), "languageId": "python", "version": 1, "text": text}})
         time.sleep(0.3)  # the check has started

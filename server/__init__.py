@@ -41,8 +41,11 @@ Where things are, and where a new one goes:
   its table.
 - **Front ends.**  `cli.py` (`check`, `shapes`, `rules`, `serve`) and `reporting.py` (text,
   JSON, SARIF, GitHub formats) never import the language server.  `lsp.py` holds the LSP
-  handlers only; `message_stream.py` reads the client's byte stream (lenient framing that
-  resynchronises, the JSON-RPC errors pygls would drop, exit codes); `protocol.py`
+  handlers only; `startup.py` answers `initialize` (from `initialize_result.py`, plain
+  JSON equal to pygls' answer) while the server imports, then hands the stream over;
+  `message_framing.py` reads and cuts the client's byte stream (lenient framing that
+  resynchronises), `message_stream.py` feeds it to pygls (the JSON-RPC errors pygls would
+  drop, exit codes); `protocol.py`
   converts to and from lsprotocol types; `check_scheduler.py`
   runs the check pipeline (debounce, first pass, complete pass, publish, release);
   `documents.py` keeps open documents and checked versions (an analysis only for the

@@ -30,7 +30,7 @@ from torch_lsp.incremental_parse import ParsedVersion, reparse_edit
 from torch_lsp.parsing import SyntaxIssue, parse_source
 from torch_lsp.roles import ScopeRoles, compute_roles
 from torch_lsp.statement_facts import StatementFacts
-from torch_lsp.syntax_nodes import argument, call_name, keyword
+from torch_lsp.syntax_nodes import accumulation, argument, call_name, keyword, walk_nodes
 from torch_lsp.text import LineIndex
 
 if TYPE_CHECKING:
@@ -545,7 +545,7 @@ class Analysis:
         """`name` is (re)bound somewhere in the loop body (other than by `besides`): it does not outlive an iteration."""
         roles = self.roles_for(loop.function)
         if isinstance(loop.node, (ast.For, ast.AsyncFor)) and any(
-            isinstance(n, ast.Name) and n.id == name for n in ast.walk(loop.node.target)
+            isinstance(n, ast.Name) and n.id == name for n in walk_nodes(loop.node.target)
         ):
             return True
         statements = {id(s) for s in loop.statements}
@@ -728,12 +728,13 @@ def _child_nodes(node: ast.AST) -> list:
 
 
 def _is_self_update(stmt: ast.stmt, name: str) -> bool:
-    """`total = total + loss`: an update, not a fresh binding."""
-    return (
-        isinstance(stmt, ast.Assign)
-        and isinstance(stmt.value, ast.BinOp)
-        and any(isinstance(n, ast.Name) and n.id == name for n in (stmt.value.left, stmt.value.right))
-    )
+    """`total = total + loss`, `ema = 0.9 * ema + 0.1 * loss`: an update, not a fresh binding."""
+    if not (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.BinOp)):
+        return False
+    if any(isinstance(n, ast.Name) and n.id == name for n in (stmt.value.left, stmt.value.right)):
+        return True
+    found = accumulation(stmt)
+    return found is not None and isinstance(found[0], ast.Name) and found[0].id == name
 
 
 def _position(node: ast.AST) -> tuple[int, int]:
@@ -913,7 +914,7 @@ def _wraps_evaluated_model(analysis: Analysis, function: FunctionInfo, model: st
         if any(isinstance(a, ast.Name) and analysis.switched(function, a.id, "eval") for a in value.args):
             return True
         for local in analysis.function_named(call_name(value) or ""):
-            if any(_returns_evaluated(analysis, local, r) for r in ast.walk(local.node) if isinstance(r, ast.Return)):
+            if any(_returns_evaluated(analysis, local, r) for r in walk_nodes(local.node) if isinstance(r, ast.Return)):
                 return True
     return False
 
@@ -1017,7 +1018,7 @@ def _assigned_cuda_availability(analysis: Analysis, function: FunctionInfo, name
         for stmt in scope.statements:
             if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
                 if any(isinstance(n, ast.Call) and analysis.call_qualname(n) == "torch.cuda.is_available"
-                       for n in ast.walk(stmt.value)):
+                       for n in walk_nodes(stmt.value)):
                     return True
     return False
 
@@ -1140,6 +1141,28 @@ def _plain_class(cls: ast.ClassDef) -> bool:
     """A class of its own (no base, or `object`): a base we cannot see may be a module, or
     manage the model's mode itself."""
     return all(isinstance(b, ast.Name) and b.id == "object" for b in cls.bases) and not cls.keywords
+
+
+def trainer_model_attribute(analysis: Analysis, function: FunctionInfo, call: ast.Call) -> str | None:
+    """`attr` when `call` runs `self.<attr>` as a model in a method of a trainer class (a plain
+    class, not a module): an attribute the class builds as a model or names like one."""
+    from torch_lsp.roles import MODEL_NAME, class_attribute_roles, local_module_classes
+
+    cls = function.class_node
+    attr = _self_model_attribute(call)
+    if cls is None or attr is None or not _plain_class(cls) or cls in set(local_module_classes(analysis).values()):
+        return None
+    methods = {node.name for node in cls.body if isinstance(node, FunctionNode)}
+    if attr in methods or not (attr in class_attribute_roles(analysis, cls)["model"]
+                               or (MODEL_NAME.match(attr) and not attr.startswith("_"))):
+        return None
+    return attr
+
+
+def self_model_switches(analysis: Analysis, cls: ast.ClassDef, attr: str) -> list[tuple[FunctionInfo, ast.Call, str]]:
+    """(method, call, "eval"/"train") for each `self.<attr>.eval()` / `.train(...)` in the class."""
+    return [(function, call, mode) for function in analysis.functions if function.class_node is cls
+            for call in function.calls if (mode := _self_switch(call, attr)) is not None]
 
 
 def self_model_switched(analysis: Analysis, cls: ast.ClassDef, attr: str) -> bool:

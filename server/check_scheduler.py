@@ -65,6 +65,9 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Awaitable, Callable
 
+from attrs import evolve
+
+from torch_lsp.caller_proofs import proofs_of, proven_in, targets
 from torch_lsp.checker import (add_probe_findings, add_shape_findings, check_source, collector_paused,
                                load_rules_and_shape_engine)
 from torch_lsp.dependents import imported_modules
@@ -147,10 +150,14 @@ class CheckScheduler:
             task.cancel()
 
     def closed(self, uri: str) -> None:
-        """The document was closed: no check of it is published, and its versions are released."""
+        """The document was closed: no check of it is published, and its versions are released
+        (the errors its calls proved in other open files go with them)."""
         self.cancel(uri)
         self._check_seconds.pop(uri, None)
+        latest = self.versions.latest(uri)
         self._release_later(self.versions.forget(uri))
+        if latest is not None and latest.proofs:
+            self._proofs_changed(targets(latest.proofs))
         self._collect_garbage_when_idle()
 
     def forget_checks(self, uri: str) -> None:
@@ -158,6 +165,18 @@ class CheckScheduler:
         checks it again, and its diagnostics get a new result id."""
         self.rechecks[uri] = self.rechecks.get(uri, 0) + 1
         self._release_later(self.versions.forget(uri))
+
+    def diagnostics_of(self, document: OpenDocument, checked: CheckedVersion) -> list:
+        """What the client is given for a checked version: its diagnostics and the errors that
+        calls in the other open documents prove in it (`caller_proofs`)."""
+        return checked.diagnostics + self.proven_by_callers(document, checked)
+
+    def proven_by_callers(self, document: OpenDocument, checked: CheckedVersion) -> list:
+        if document.path is None:
+            return []
+        callers = (latest.proofs for uri, latest in self.versions.latest_of_each()
+                   if uri != document.uri and latest.proofs and self.server.documents.get(uri) is not None)
+        return proven_in(document.path, document.text, checked.diagnostics, callers)
 
     async def checked(self, document: OpenDocument, first_pass: CheckedVersion | None = None) -> CheckedVersion | None:
         """The check of this document version under the current settings: from the
@@ -273,18 +292,18 @@ class CheckScheduler:
         if document is None:
             return
         try:
-            first_pass = None
+            first_pass = published = None
             if not self._checked_or_running(document):
                 first_pass = await self._first_pass(document)
                 if first_pass is not None:
-                    self._publish_if_current(document, first_pass)
+                    published = self._publish_if_current(document, first_pass)
             checked = await self.checked(document, first_pass)
         except asyncio.CancelledError:
             raise
         except Exception:
             self.server.log_failure(f"Checking {uri} failed; its previous diagnostics stay.")
             return
-        if checked is not None and (first_pass is None or checked.diagnostics != first_pass.diagnostics):
+        if checked is not None and (published is None or self.diagnostics_of(document, checked) != published):
             self._publish_if_current(document, checked)
         self._collect_garbage_when_idle()
 
@@ -334,7 +353,11 @@ class CheckScheduler:
             # Closed while it was checked: caching it would keep it for as long as the server runs.
             self._release_later([checked])
             return
+        previous = self.versions.latest(key[0])
         self._release_later(self.versions.put(key[0], checked))
+        before = previous.proofs if previous is not None else ()
+        if checked.proofs != before:
+            self._proofs_changed(targets(before) | targets(checked.proofs))
         self.server.show_settings_problems(checked.settings_problems)
         document = self.server.documents.get(key[0])
         if document is not None and document.version == checked.version and checked.result is not None:
@@ -415,6 +438,7 @@ class CheckScheduler:
             lines = result.analysis.lines
             encoding = self.server.encoding
             diagnostics = [to_diagnostic(finding, lines, encoding, document.uri) for finding in result.findings]
+            proofs = self._proofs(document, result.findings, lines, encoding)
             # The check's objects would otherwise be walked by the collector's young-generation
             # passes as soon as it resumes (about 13 ms for 2,000 lines, before this version is
             # published).  Frozen, they are left to the periodic full collection, which
@@ -428,7 +452,7 @@ class CheckScheduler:
             # version's complete pass is not started): what the debounce weighs.
             self._check_seconds[document.uri] = time.perf_counter() - started
         return CheckedVersion(document.version, generation, result, diagnostics, problems,
-                              imported_modules=imports)
+                              imported_modules=imports, proofs=proofs)
 
     def _edited_from(self, uri: str) -> ParsedVersion | None:
         """The newest version of the document that still holds its analysis: the text the
@@ -439,13 +463,45 @@ class CheckScheduler:
             return None
         return latest.result.analysis.parsed
 
-    def _publish_if_current(self, document: OpenDocument, checked: CheckedVersion) -> None:
+    def _proofs(self, document: OpenDocument, findings, lines, encoding: str) -> tuple:
+        """The errors the findings' calls prove in other files (a notebook's calls as places in
+        their cells)."""
+        proofs = proofs_of(findings, document.uri, lines, encoding)
+        notebook = self.server.notebooks.get(document.uri)
+        if notebook is None or not proofs:
+            return proofs
+        from torch_lsp.notebook_sync import related_in_cell
+
+        return tuple(replace(proof, diagnostic=evolve(proof.diagnostic, related_information=[
+            related_in_cell(notebook, info) for info in proof.diagnostic.related_information or ()]))
+            for proof in proofs)
+
+    def _proofs_changed(self, paths: set[str]) -> None:
+        """The errors proven by calls in the files at `paths` changed: those open get their
+        diagnostics again (pushed, or a refresh for a client that pulls)."""
+        affected = [d for d in self.server.documents.all() if d.path is not None and os.path.abspath(d.path) in paths]
+        if not affected:
+            return
+        generation = self.server.settings.generation
+        if any(not self.server.pushes_diagnostics(d.uri) for d in affected) \
+                and self.server.client_supports("workspace.diagnostics.refresh_support"):
+            self.server.workspace_diagnostic_refresh(None)
+        for document in (d for d in affected if self.server.pushes_diagnostics(d.uri)):
+            checked = self.versions.get(document.uri, document.version, generation)
+            if checked is not None:  # else its own check, still to come, publishes them
+                self._publish_if_current(document, checked)
+
+    def _publish_if_current(self, document: OpenDocument, checked: CheckedVersion) -> list | None:
+        """Publish the version's diagnostics (with those proven by callers) if it is current;
+        what was published, or None."""
         current = self.server.documents.get(document.uri)
         if current is None or current.version != document.version:
-            return  # the text moved on; the check of the newer version publishes
+            return None  # the text moved on; the check of the newer version publishes
         if checked.generation != self.server.settings.generation:
-            return  # settings changed meanwhile; a new check is already scheduled
-        self.server.publish_diagnostics(document.uri, checked.diagnostics, document.version)
+            return None  # settings changed meanwhile; a new check is already scheduled
+        diagnostics = self.diagnostics_of(current, checked)
+        self.server.publish_diagnostics(document.uri, diagnostics, document.version)
+        return diagnostics
 
     def _refresh_when_complete(self, document: OpenDocument, first_pass: CheckedVersion) -> None:
         """After a pull was answered with `first_pass`: once the complete pass of that version

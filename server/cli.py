@@ -55,6 +55,11 @@ class UsageError(Exception):
     """A mistake on the command line: reported as one sentence, exit status 2."""
 
 
+# `reporting.FORMATS`' names (tests/test_cli.py keeps them equal): importing `reporting`
+# here would load the whole checker before `serve` could answer its first request.
+REPORT_FORMATS = ("text", "json", "sarif", "github")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -107,9 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="files, notebooks (.ipynb) or folders to check; '-' reads standard input (default: the current "
              "folder)",
     )
-    from torch_lsp.reporting import FORMATS
-
-    check.add_argument("--format", choices=list(FORMATS), default="text", help="output format (default: text)")
+    check.add_argument("--format", choices=REPORT_FORMATS, default="text", help="output format (default: text)")
     add_probe_options(check)
     check.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to check, e.g. TL1,TL301 "
                        "(replaces the configured selection)")
@@ -176,9 +179,9 @@ def probe_input_argument(text: str) -> tuple[str, list[dict]]:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from torch_lsp import lsp  # only here: `check` and `rules` never load pygls
+    from torch_lsp import startup  # only here: `check` and `rules` never load pygls
 
-    return lsp.serve_stdio()
+    return startup.serve_stdio()
 
 
 # -- rules -------------------------------------------------------------------------------
@@ -280,6 +283,7 @@ def run_check(args: argparse.Namespace) -> int:
         run.check_stdin(args.stdin_filename)
     else:
         run.check_paths(_existing_paths(args.paths or ["."]))
+    run.report_where_raised()
     from torch_lsp import reporting
     from torch_lsp.diagnostics import all_rules
 
@@ -339,7 +343,7 @@ class CheckRun:
         self.skipped = 0
         self.internal_errors = 0
         self.broken_notebooks = 0
-        self.files_with_problems = 0
+        self.checked_files: list[str] = []  # as shown, in order
         self._settings_by_folder: dict[str, object] = {}
         self._reported_settings_errors: set[str] = set()
         self._progress: ProgressBar | None = None
@@ -415,7 +419,7 @@ class CheckRun:
             elif outcome.internal_error is not None:
                 self.internal_error(outcome.shown, outcome.internal_error)
             else:
-                self.add_problems(outcome.problems)
+                self.add_problems(outcome.problems, outcome.shown)
 
     def check_notebook(self, file: Path) -> None:
         """A `.ipynb` file: its code cells checked as one program (`torch_lsp.notebooks`)."""
@@ -444,12 +448,23 @@ class CheckRun:
         except Exception:  # noqa: BLE001 - one bad file must not hide the others' results
             self.internal_error(shown, traceback.format_exc())
             return
-        self.add_problems(problems)
+        self.add_problems(problems, shown)
 
-    def add_problems(self, problems: list) -> None:
+    def add_problems(self, problems: list, shown: str) -> None:
         self.checked += 1
-        self.files_with_problems += bool(problems)
+        self.checked_files.append(shown)
         self.problems.extend(problems)
+
+    @property
+    def files_with_problems(self) -> int:
+        return len({problem.path for problem in self.problems})
+
+    def report_where_raised(self) -> None:
+        """An error a call proves in another checked file is reported once, at the line that
+        raises (`reporting.reported_where_raised`)."""
+        from torch_lsp.reporting import reported_where_raised
+
+        self.problems = reported_where_raised(self.problems, self.checked_files)
 
     def internal_error(self, shown: str, trace: str) -> None:
         self.internal_errors += 1

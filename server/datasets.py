@@ -20,7 +20,7 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
-from torch_lsp.syntax_nodes import argument, call_name, is_self_attribute
+from torch_lsp.syntax_nodes import argument, call_name, is_self_attribute, walk_nodes
 from torch_lsp.workspace_files import workspace_analysis
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def read_once(analysis: "Analysis", loader: ast.Call) -> bool:
     if name is None:
         return False
     function = analysis.context(loader).function
-    uses = [n for n in ast.walk(function.node) if isinstance(n, ast.Name) and n.id == name
+    uses = [n for n in walk_nodes(function.node) if isinstance(n, ast.Name) and n.id == name
             and isinstance(n.ctx, ast.Load)]
     return bool(uses) and all(_is_iter_in_next(analysis, analysis.parents.get(n))
                               or _iterator_advanced_once(analysis, function, n) for n in uses)
@@ -205,7 +205,7 @@ def _returned_element(analysis: "Analysis", value: ast.AST, index: int | None):
     if len(functions) != 1:
         return None
     elements = []
-    for node in ast.walk(functions[0].node):
+    for node in walk_nodes(functions[0].node):
         if isinstance(node, ast.Return) and node.value is not None:
             returned = node.value
             if index is not None:
@@ -274,7 +274,7 @@ def _indexes_memory(cls: ast.ClassDef) -> bool:
     getitem = _methods(cls).get("__getitem__")
     if getitem is None or "__iter__" in _methods(cls):
         return False
-    for node in ast.walk(getitem):
+    for node in walk_nodes(getitem):
         if isinstance(node, ast.Call) and call_name(node) not in _CHEAP_CALLS:
             return False
     return True
@@ -285,7 +285,7 @@ def _iterates_memory(cls: ast.ClassDef) -> bool:
     iterate = _methods(cls).get("__iter__")
     if iterate is None or "__getitem__" in _methods(cls):
         return False
-    return all(call_name(n) in _CHEAP_CALLS for n in ast.walk(iterate) if isinstance(n, ast.Call))
+    return all(call_name(n) in _CHEAP_CALLS for n in walk_nodes(iterate) if isinstance(n, ast.Call))
 
 
 def _iterates_live_state(cls: ast.ClassDef) -> bool:
@@ -297,10 +297,10 @@ def _iterates_live_state(cls: ast.ClassDef) -> bool:
         return False
     params = {a.arg for a in init.args.args[1:] + init.args.kwonlyargs}
     handed_in = set()
-    for stmt in ast.walk(init):
+    for stmt in walk_nodes(init):
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id in params:
             handed_in.update(t.attr for t in stmt.targets if is_self_attribute(t))
-    for node in ast.walk(iterate):
+    for node in walk_nodes(iterate):
         if isinstance(node, ast.Call):
             func = node.func.value if isinstance(node.func, ast.Attribute) and is_self_attribute(node.func.value) else node.func
             if is_self_attribute(func) and func.attr in handed_in:
@@ -348,7 +348,7 @@ def _loops_over_name(analysis: "Analysis", scope: ast.AST, name: str) -> list[as
     return [
         loop.node for loop in analysis.loops
         if isinstance(loop.node, (ast.For, ast.AsyncFor)) and first <= loop.node.lineno <= last
-        and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(loop.node.iter))
+        and any(isinstance(n, ast.Name) and n.id == name for n in walk_nodes(loop.node.iter))
     ]
 
 
@@ -365,9 +365,9 @@ def _moves_to_gpu(analysis: "Analysis", call: ast.Call) -> bool:
 def _loop_moves_model_input(analysis: "Analysis", loop: ast.For) -> bool:
     """A name bound by the loop header is moved (`.to(device)`, `.cuda()`) and a moved value
     reaches a call of a model (a name with the model role, or any call taking it)."""
-    batch_names = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    batch_names = {n.id for n in walk_nodes(loop.target) if isinstance(n, ast.Name)}
     moved = set()
-    for node in ast.walk(loop):
+    for node in walk_nodes(loop):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _moves_to_gpu(analysis, node):
             base = node.func.value
             while isinstance(base, (ast.Subscript, ast.Attribute)):
@@ -375,14 +375,14 @@ def _loop_moves_model_input(analysis: "Analysis", loop: ast.For) -> bool:
             if isinstance(base, ast.Name) and base.id in batch_names:
                 statement = analysis.statement_of(node)
                 if isinstance(statement, ast.Assign):  # `x, y = batch[0].to(device), batch[1].to(device)`
-                    moved.update(n.id for t in statement.targets for n in ast.walk(t) if isinstance(n, ast.Name))
+                    moved.update(n.id for t in statement.targets for n in walk_nodes(t) if isinstance(n, ast.Name))
                 moved.add(base.id)
     if not moved:
         return False
     roles = analysis.roles_for(loop)
-    for node in ast.walk(loop):
+    for node in walk_nodes(loop):
         if isinstance(node, ast.Call) and node.args:
-            if any(isinstance(n, ast.Name) and n.id in moved for a in node.args for n in ast.walk(a)):
+            if any(isinstance(n, ast.Name) and n.id in moved for a in node.args for n in walk_nodes(a)):
                 if roles.model_name(node) is not None or _MODEL_CALLEE.search(ast.unparse(node.func)):
                     return True
     return False

@@ -111,6 +111,9 @@ class CheckedVersion:
     settings_problems: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
     light: bool = False
     imported_modules: frozenset[str] = frozenset()
+    # Errors this version's calls prove in other files (`caller_proofs.CallerProof`): shown
+    # in those files too while they are open.
+    proofs: tuple = ()
 
     @property
     def lines_analysed(self) -> int:
@@ -143,6 +146,10 @@ class CheckCache:
     def latest(self, uri: str) -> CheckedVersion | None:
         kept = self._by_uri.get(uri)
         return kept[-1] if kept else None
+
+    def latest_of_each(self) -> list[tuple[str, CheckedVersion]]:
+        """(uri, newest checked version) of every document with one."""
+        return [(uri, kept[-1]) for uri, kept in list(self._by_uri.items()) if kept]
 
     def put(self, uri: str, checked: CheckedVersion) -> list[CheckedVersion]:
         """Keep `checked`; the versions it pushes out or lightens are returned in full

@@ -42,9 +42,12 @@ from torch_lsp import __version__
 from torch_lsp.check_scheduler import CHANGE_DEBOUNCE_S, CONFIGURATION_TIMEOUT_S, CheckScheduler
 from torch_lsp.codeactions import FIX_ALL, QUICKFIX, actions_for, build_fix, fix_all_action, fix_offers_at
 from torch_lsp.codeactions.shape_annotation import REFACTOR, name_sizes_action
+from torch_lsp.caller_proofs import proofs_key
 from torch_lsp.dependents import importers_of
 from torch_lsp.diagnostics import all_rules
 from torch_lsp.documents import CheckedVersion, DocumentSettings, DocumentStore, OpenDocument
+from torch_lsp.initialize_result import SERVER_NAME
+from torch_lsp.message_framing import ClientStream
 from torch_lsp.message_stream import TorchProtocol, serve_stream
 from torch_lsp.notebook_sync import (
     NOTEBOOK_SYNC,
@@ -80,8 +83,6 @@ from torch_lsp.shapes.probe.results import hover_with_memory, hover_with_probe, 
 from torch_lsp.shapes.probe.session import ProbeSession, probe_report_of
 from torch_lsp.workspace_diagnostics import WorkspaceDiagnostics
 
-SERVER_NAME = "torch-lsp"
-GIL_SWITCH_INTERVAL_S = 0.001  # Python's default is 5 ms
 
 log = logging.getLogger(__name__)
 
@@ -440,13 +441,16 @@ def create_server() -> TorchLanguageServer:
         checked, complete = await ls.scheduler.pulled(uri)
         if checked is None:
             return lsp.RelatedFullDocumentDiagnosticReport(items=[])
+        document = ls.documents.get(params.text_document.uri)
+        proven = ls.scheduler.proven_by_callers(document, checked) if document is not None else []
         # The first step's answer has an id of its own, so that pulling again after the
-        # refresh is never answered "unchanged".
+        # refresh is never answered "unchanged"; errors proven by callers count too.
         result_id = (f"{ls.session_token}:{checked.version}:{checked.generation}"
-                     f":{ls.scheduler.rechecks.get(params.text_document.uri, 0)}" + ("" if complete else ":first"))
+                     f":{ls.scheduler.rechecks.get(params.text_document.uri, 0)}:{proofs_key(proven)}"
+                     + ("" if complete else ":first"))
         if params.previous_result_id == result_id:
             return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
-        return lsp.RelatedFullDocumentDiagnosticReport(items=checked.diagnostics, result_id=result_id)
+        return lsp.RelatedFullDocumentDiagnosticReport(items=checked.diagnostics + proven, result_id=result_id)
 
     @server.feature(lsp.WORKSPACE_DIAGNOSTIC)
     async def workspace_diagnostic(ls: TorchLanguageServer, params: lsp.WorkspaceDiagnosticParams):
@@ -694,17 +698,16 @@ def register_watchers(ls: TorchLanguageServer) -> None:
     future.add_done_callback(registered)
 
 
-def serve_stdio() -> int:
-    """Serve LSP over stdin/stdout until the client says exit; the process's exit code
-    (1 for an `exit` without `shutdown`)."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="torch-lsp: %(levelname)s %(message)s")
-    # Checks run on threads of their own and hold the GIL but for the switch interval: a
-    # shorter one lets a hover (request thread) or a message (event loop) in sooner.
-    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
+def serve_stdio(stream: ClientStream, answered_early: dict) -> int:
+    """Serve LSP over stdin/stdout, from where the start-up path (`startup`) leaves the
+    client's stream, until the client says exit; the process's exit code (1 for an
+    `exit` without `shutdown`).  `answered_early`: {request id: result} the start-up
+    path answered already (`initialize`)."""
     server = create_server()
+    server.protocol.answered_early.update(answered_early)
     code = 1
     try:
-        code = serve_stream(server.protocol, sys.stdin.buffer, sys.stdout.buffer)
+        code = serve_stream(server.protocol, stream, sys.stdout.buffer)
     except Exception:
         log.exception("the server stopped on an internal error")
     finally:
@@ -712,7 +715,7 @@ def serve_stdio() -> int:
         # Leave at once: the interpreter's own exit would wait for every thread, a check
         # under way included (seconds).  Nothing is left to save: messages are flushed as
         # they are written, and the probe worker is killed by `shutdown`.
-        for stream in (sys.stdout, sys.stderr):
+        for output in (sys.stdout, sys.stderr):
             with contextlib.suppress(ValueError, OSError):
-                stream.flush()
+                output.flush()
         os._exit(code)

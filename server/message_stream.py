@@ -1,30 +1,24 @@
-"""The JSON-RPC byte stream between the client and the server: framing in, errors out.
+"""The JSON-RPC stream between the client and pygls: bodies in (cut by
+`message_framing`, which resynchronises after a malformed header), errors out.
 
-pygls' own reader matches `Content-Length: N\\r\\n` exactly and starts a body only at a
-`\\r\\n` blank line, so one malformed header (`content-length:` in lower case, LF-only
-lines, a Content-Length too small or too large) left it deaf until a stray newline
-came; and a request whose parameters do not fit the protocol's types was logged and
+A request whose parameters do not fit the protocol's types was logged by pygls and
 never answered.  Here:
 
-- headers are read leniently (any case, `\\n` or `\\r\\n`), a Content-Length that is
-  wrong is noticed (the body does not parse, or the next header shows up inside it)
-  and the stream resynchronises on the next `Content-Length` header;
 - a body that cannot be read is answered with `-32700 Parse error` (id null), a request
   whose parameters do not fit with `-32602 Invalid params` naming the field;
 - after `shutdown`, requests are answered `-32600 Invalid request`, and `exit` ends
   the process with 0 after `shutdown`, 1 without.
 
-Bytes are read on a daemon thread of their own, so a blocked read never holds up exit.
+The stream comes from the start-up path (`startup`), which may already have answered
+`initialize` and cut bodies that arrived meanwhile: pygls handles those first, the
+initialize request included (its own answer to that is dropped), then the rest.
 """
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
-import os
-import re
-import threading
-from typing import BinaryIO, Iterator
+from typing import BinaryIO
 
 from cattrs import transform_error
 from cattrs.v import format_exception
@@ -33,84 +27,12 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInva
 from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
 
+from torch_lsp.message_framing import EXIT_AFTER_SHUTDOWN, EXIT_WITHOUT_SHUTDOWN, ClientStream
+
 log = logging.getLogger(__name__)
 
-READ_CHUNK_BYTES = 1 << 16
-# A header block longer than this without a blank line is noise, not headers.
-MAX_HEADER_BYTES = 1 << 16
-MAX_HEADER_LINE = 64
 MAX_FIELD_ERRORS_SHOWN = 3
-EXIT_AFTER_SHUTDOWN = 0
-EXIT_WITHOUT_SHUTDOWN = 1
-
-_CONTENT_LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*(\d+)", re.IGNORECASE)
-_HEADER_END = re.compile(rb"\r?\n\r?\n")
-# A Content-Length header line inside what should be a body: the declared length ran
-# into the next message (a raw line break cannot occur inside a JSON string).
-_HEADER_LINE_IN_BODY = re.compile(rb"content-length[ \t]*:[ \t]*\d+[ \t]*\r?\n", re.IGNORECASE)
-
-
-# ------------------------------------------------------------------ framing
-class MessageFramer:
-    """Cuts JSON-RPC message bodies out of the bytes received so far (`feed`), and
-    resynchronises on the next Content-Length header when a header or length is wrong."""
-
-    def __init__(self) -> None:
-        self.buffer = bytearray()
-        self.skipped_bytes = 0  # bytes dropped while resynchronising, for the log
-        self.scanned = 0  # how far the body being received was searched for a header line
-
-    def feed(self, data: bytes) -> Iterator[bytes]:
-        """The complete bodies now available (the rest waits for more bytes)."""
-        self.buffer += data
-        while True:
-            body = self._next_body()
-            if body is None:
-                return
-            yield body
-
-    def _next_body(self) -> bytes | None:
-        while True:
-            end = _HEADER_END.search(self.buffer)
-            if end is None:
-                if len(self.buffer) > MAX_HEADER_BYTES:
-                    self._skip(len(self.buffer) - len(b"Content-Length: "))  # keep a header cut in two
-                return None
-            headers = bytes(self.buffer[: end.start()])
-            lengths = list(_CONTENT_LENGTH.finditer(headers))
-            if lengths:
-                break
-            self._skip(end.end())  # a block without a length: drop it, read the next
-        length = int(lengths[-1].group(1))  # the last one: junk before it is a previous body's tail
-        start = end.end()
-        early_header = self._header_line_in(start, max(start, self.scanned), start + length)
-        if early_header is not None:
-            length = early_header.start() - start  # too large: the body ends where the next header starts
-        elif len(self.buffer) < start + length:
-            self.scanned = len(self.buffer)
-            return None
-        body = bytes(self.buffer[start : start + length])
-        del self.buffer[: start + length]
-        self.scanned = 0
-        return body
-
-    def _header_line_in(self, body: int, begin: int, end: int) -> re.Match | None:
-        """A Content-Length header line in the body that starts at `body`, ending in
-        `buffer[begin:end]`.  Only what arrived since the last look is searched, and only
-        around raw line breaks, which a compact JSON body has none of."""
-        newline = self.buffer.find(b"\n", begin, end)
-        while newline != -1:
-            found = _HEADER_LINE_IN_BODY.search(self.buffer, max(body, newline - MAX_HEADER_LINE), newline + 1)
-            if found is not None:
-                return found
-            newline = self.buffer.find(b"\n", newline + 1, end)
-        return None
-
-    def _skip(self, count: int) -> None:
-        self.skipped_bytes += count
-        self.scanned = 0
-        del self.buffer[:count]
-        log.warning("skipped %d bytes of the client's stream that were not a message header", count)
+_NOT_ANSWERED = object()
 
 
 # ------------------------------------------------------------------ protocol
@@ -120,6 +42,8 @@ class TorchProtocol(LanguageServerProtocol):
     def __init__(self, server, converter) -> None:
         super().__init__(server, converter)
         self.shutdown_received = False
+        # Requests the start-up path answered already (the `initialize` request): id -> result.
+        self.answered_early: dict = {}
 
     def receive_body(self, body: bytes) -> None:
         """Decode one message body and handle it; answer when it cannot be."""
@@ -164,6 +88,18 @@ class TorchProtocol(LanguageServerProtocol):
     def send_error(self, msg_id, error: JsonRpcException) -> None:
         self._send_response(msg_id, None, error.to_response_error())
 
+    def _send_response(self, msg_id, result=None, error=None) -> None:
+        early = self.answered_early.pop(msg_id, _NOT_ANSWERED) if isinstance(msg_id, (int, str)) else _NOT_ANSWERED
+        if early is _NOT_ANSWERED:
+            super()._send_response(msg_id, result, error)
+            return
+        # Already answered: never twice.  Our answer and pygls' must be the same.
+        ours = json.loads(json.dumps(result, default=self._serialize_message)) if error is None else None
+        if ours != early:
+            log.error("the initialize answer sent at start-up differs from pygls' (%s); the client may "
+                      "expect features the server lacks, or miss some: %s", "error" if error else "result",
+                      json.dumps(error, default=self._serialize_message) if error else json.dumps(ours))
+
 
 def _field_error(error: BaseException, expected: type | None) -> str:
     """cattrs' wording, with the validator's own sentence where it has one ("Position.line
@@ -174,41 +110,38 @@ def _field_error(error: BaseException, expected: type | None) -> str:
 
 
 # ------------------------------------------------------------------ serving
-def serve_stream(protocol: TorchProtocol, stdin: BinaryIO, stdout: BinaryIO) -> int:
-    """Serve until `exit` or the end of `stdin`; the exit code the process should end with."""
+def serve_stream(protocol: TorchProtocol, stream: ClientStream, stdout: BinaryIO) -> int:
+    """Serve until `exit` or the end of the client's stream; the exit code the process should end with."""
     protocol.set_writer(StdoutWriter(stdout))
-    return asyncio.run(_serve(protocol, stdin))
+    return asyncio.run(_serve(protocol, stream))
 
 
-async def _serve(protocol: TorchProtocol, stdin: BinaryIO) -> int:
-    loop = asyncio.get_running_loop()
-    chunks: asyncio.Queue[bytes] = asyncio.Queue()
-    threading.Thread(target=_read_chunks, args=(stdin, loop, chunks), name="torch-lsp-stdin", daemon=True).start()
-    framer = MessageFramer()
-    while True:
+async def _serve(protocol: TorchProtocol, stream: ClientStream) -> int:
+    chunks = stream.chunks.to_loop(asyncio.get_running_loop())
+    for body in stream.bodies:  # cut by the start-up path while pygls was loading
+        if not _handled(protocol, body):
+            return _exit_code(protocol)
+    stream.bodies.clear()
+    while not stream.ended:
         chunk = await chunks.get()
         if not chunk:
-            # The client closed the stream: a normal end only after `shutdown`.
-            return EXIT_AFTER_SHUTDOWN if protocol.shutdown_received else EXIT_WITHOUT_SHUTDOWN
-        for body in framer.feed(chunk):
-            try:
-                protocol.receive_body(body)
-            except SystemExit:  # pygls' `exit` handler
-                return EXIT_AFTER_SHUTDOWN if protocol.shutdown_received else EXIT_WITHOUT_SHUTDOWN
-            except Exception:
-                log.exception("a message from the client could not be handled")
+            break  # the client closed the stream: a normal end only after `shutdown`
+        for body in stream.framer.feed(chunk):
+            if not _handled(protocol, body):
+                return _exit_code(protocol)
+    return _exit_code(protocol)
 
 
-def _read_chunks(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue) -> None:
-    descriptor = stdin.fileno()
-    while True:
-        try:
-            chunk = os.read(descriptor, READ_CHUNK_BYTES)
-        except OSError:
-            chunk = b""
-        try:
-            loop.call_soon_threadsafe(chunks.put_nowait, chunk)
-        except RuntimeError:
-            return  # the loop has closed
-        if not chunk:
-            return
+def _handled(protocol: TorchProtocol, body: bytes) -> bool:
+    """Handle one body; False when it was `exit`."""
+    try:
+        protocol.receive_body(body)
+    except SystemExit:  # pygls' `exit` handler
+        return False
+    except Exception:
+        log.exception("a message from the client could not be handled")
+    return True
+
+
+def _exit_code(protocol: TorchProtocol) -> int:
+    return EXIT_AFTER_SHUTDOWN if protocol.shutdown_received else EXIT_WITHOUT_SHUTDOWN

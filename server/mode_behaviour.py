@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from torch_lsp.fact_cache import FactKey
 from torch_lsp.roles import ACTIVATION_MODULES, MODULE_BASES
+from torch_lsp.syntax_nodes import walk_nodes
 from torch_lsp.workspace_files import workspace_analysis
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ _MODE_INDEPENDENT_LAYERS = {
     "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "ZeroPad2d",
     "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad2d", "Unfold", "Fold",
 } | {name for name in ACTIVATION_MODULES if "Dropout" not in name}
+_CONTAINERS = {"Sequential", "ModuleList", "ModuleDict"}
 _RECURRENT = {"RNN", "LSTM", "GRU"}  # mode-dependent only with `dropout=`
 _FREE_TORCH_NAMESPACES = ("torch.nn.init.", "torch.nn.utils.", "torch.distributions.")
 _MAX_DEPTH = 6
@@ -53,22 +55,35 @@ def mode_independent(analysis: "Analysis", node: ast.AST, depth: int = 0) -> boo
     return cache[key]
 
 
-def constructed_class_is_mode_independent(analysis: "Analysis", value: ast.AST) -> ast.AST | None:
-    """For `Net(...)` (through `.to(...)`-style chains): the class node when it is proven
-    mode-independent, else None."""
+def constructed_model_is_mode_independent(analysis: "Analysis", value: ast.AST) -> bool:
+    """`Net(...)` of a project class proven mode-independent, or a torch layer built in place
+    (`nn.Linear(d, k)`, `nn.Sequential(nn.Linear(...), nn.ReLU())`), through `.to(...)`-style chains."""
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in (
             "to", "cuda", "cpu", "double", "float", "half", "train"):
         value = value.func.value
     if not isinstance(value, ast.Call):
-        return None
+        return False
+    if (analysis.qualname(value.func) or "").startswith("torch.nn."):
+        return _built_layer_is_mode_independent(analysis, value)
     found = _definition(analysis, value.func)
     if found is None or not isinstance(found[1], ast.ClassDef):
-        return None
+        return False
     owner, cls = found
-    return cls if mode_independent(owner, cls) else None
+    return mode_independent(owner, cls)
 
 
-_CONTAINERS = {"Sequential", "ModuleList", "ModuleDict"}
+def _built_layer_is_mode_independent(analysis: "Analysis", call: ast.Call) -> bool:
+    """A torch layer constructed in place; a container's layers must all be constructed in
+    its arguments too (`nn.Sequential(*blocks)` hides what it holds)."""
+    qualname = analysis.qualname(call.func) or ""
+    if not qualname.startswith("torch.nn.") or not _named_call_is_mode_independent(analysis, call, qualname, 0):
+        return False
+    if qualname.rsplit(".", 1)[1] not in _CONTAINERS:
+        return True
+    layers: list[ast.AST] = []
+    for arg in [*call.args, *(kw.value for kw in call.keywords)]:
+        layers.extend(arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg])
+    return all(isinstance(layer, ast.Call) and _built_layer_is_mode_independent(analysis, layer) for layer in layers)
 
 
 def attribute_is_mode_independent(analysis: "Analysis", cls: ast.ClassDef, attr: str, depth: int = 0) -> bool:
@@ -101,7 +116,7 @@ def _built_mode_independent(analysis: "Analysis", cls: ast.ClassDef, value: ast.
 def _decide(analysis: "Analysis", node: ast.AST, depth: int) -> bool:
     if isinstance(node, ast.ClassDef) and not all(_module_base(analysis, base, depth) for base in node.bases):
         return False
-    for inner in ast.walk(node):
+    for inner in walk_nodes(node):
         if isinstance(inner, ast.Attribute) and inner.attr == "training":
             return False
         if isinstance(inner, ast.Call) and not _call_is_mode_independent(analysis, inner, depth):

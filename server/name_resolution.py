@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from torch_lsp.fact_cache import FactKey
+from torch_lsp.syntax_index import statement_nodes, syntax_index
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -99,7 +100,8 @@ def _collect(analysis: "Analysis") -> _Scan:
     imported: list[ImportedName] = []
     rebound: set[str] = set()
     called: dict[int, ast.Call] = {}
-    scans = analysis.statement_facts.each(_STATEMENT_SCAN, _scan_statement)
+    scans = analysis.statement_facts.each(
+        _STATEMENT_SCAN, lambda statement: _scan_statement(statement_nodes(analysis, statement)))
     for scan in scans:
         imported += scan.imported
         rebound |= scan.rebound
@@ -117,43 +119,38 @@ def _collect(analysis: "Analysis") -> _Scan:
     return _Scan(found, imported, frozenset(rebound))
 
 
-def _scan_statement(statement: ast.stmt) -> _StatementScan:
-    """One walk of a top-level statement: imports, other bindings, and every dotted name."""
+def _scan_statement(nodes: dict[type, list[ast.AST]]) -> _StatementScan:
+    """A top-level statement's imports, other bindings and dotted names, from its nodes by
+    type (`statement_nodes`)."""
     imported: list[ImportedName] = []
     rebound: set[str] = set()
-    called: dict[int, ast.Call] = {}
     chains: list[tuple[ast.expr, str, list[str]]] = []
-    for node in ast.walk(statement):
-        kind = type(node)
-        if kind is ast.Attribute:
-            parts, root = [node.attr], node.value
-            while type(root) is ast.Attribute:
-                parts.append(root.attr)
-                root = root.value
-            if type(root) is ast.Name:
-                chains.append((node, root.id, parts[::-1]))
-        elif kind is ast.Name:
-            if type(node.ctx) is ast.Load:
-                chains.append((node, node.id, []))
-            else:
-                rebound.add(node.id)
-        elif kind is ast.Call:
-            called[id(node.func)] = node
-        elif kind is ast.arg:
-            rebound.add(node.arg)
-        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            rebound.add(node.name)
-        elif kind is ast.ExceptHandler and node.name:
-            rebound.add(node.name)
-        elif kind is ast.Import:
-            imported += [ImportedName(alias.name, node, alias) for alias in node.names]
-        elif kind is ast.ImportFrom and node.module and not node.level:
+    for node in nodes.get(ast.Attribute, ()):
+        parts, root = [node.attr], node.value
+        while type(root) is ast.Attribute:
+            parts.append(root.attr)
+            root = root.value
+        if type(root) is ast.Name:
+            chains.append((node, root.id, parts[::-1]))
+    for node in nodes.get(ast.Name, ()):
+        if type(node.ctx) is ast.Load:
+            chains.append((node, node.id, []))
+        else:
+            rebound.add(node.id)
+    called = {id(call.func): call for call in nodes.get(ast.Call, ())}
+    rebound.update(node.arg for node in nodes.get(ast.arg, ()))
+    for kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        rebound.update(node.name for node in nodes.get(kind, ()))
+    rebound.update(node.name for node in nodes.get(ast.ExceptHandler, ()) if node.name)
+    for node in nodes.get(ast.Import, ()):
+        imported += [ImportedName(alias.name, node, alias) for alias in node.names]
+    for node in nodes.get(ast.ImportFrom, ()):
+        if node.module and not node.level:
             imported += [ImportedName(f"{node.module}.{alias.name}", node, alias) for alias in node.names
                          if alias.name != "*"]
     return _StatementScan(chains, frozenset(rebound), called, imported)
 
 
-_PARENTS: FactKey[dict[int, ast.AST]] = FactKey("name_resolution.parents")
 # A test that asks which PyTorch runs: `_TORCH_GREATER_EQUAL_2_4`, `torch.__version__ >= ...`,
 # `hasattr(torch, "compile")`, `version.parse(...)`.
 _VERSION_TEST = re.compile(r"version|VERSION|GREATER|LESS|_LT_|_GE_|hasattr|getattr")
@@ -163,29 +160,13 @@ def in_compatibility_code(analysis: "Analysis", node: ast.AST) -> bool:
     """`node` runs only on some PyTorch versions: in the `except` of a `try` (the fallback of an
     import or call that failed), or in a branch of an `if`/`... if ... else ...` that tests the
     version or what the module has."""
-    parents = analysis.facts.get_or_compute(_PARENTS, lambda: _parent_map(analysis))
-    child, parent = node, parents.get(id(node))
+    parent_of = syntax_index(analysis).parent_of  # the parents the analysis walk recorded: no walk here
+    child, parent = node, parent_of(node)
     while parent is not None:
         if isinstance(parent, ast.ExceptHandler):
             return True
         if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
             if _VERSION_TEST.search(ast.unparse(parent.test)):
                 return True
-        child, parent = parent, parents.get(id(parent))
+        child, parent = parent, parent_of(parent)
     return False
-
-
-_STATEMENT_PARENTS: FactKey[dict[int, ast.AST]] = FactKey("name_resolution.statement_parents")
-
-
-def _parent_map(analysis: "Analysis") -> dict[int, ast.AST]:
-    """{id(node): its parent} over the file, merged from each top-level statement's own map."""
-    tree = analysis.tree
-    parents: dict[int, ast.AST] = {id(statement): tree for statement in tree.body}
-    for part in analysis.statement_facts.each(_STATEMENT_PARENTS, _statement_parents):
-        parents.update(part)
-    return parents
-
-
-def _statement_parents(statement: ast.stmt) -> dict[int, ast.AST]:
-    return {id(child): node for node in ast.walk(statement) for child in ast.iter_child_nodes(node)}

@@ -263,14 +263,15 @@ def diagnostics_by_cell(notebook: OpenNotebook, diagnostics: list[lsp.Diagnostic
         # One on a separator line (a syntax error after an unclosed bracket) goes to the cell before.
         cell, _ = program.cell_line(diagnostic.range.start.line + 1)
         place = CellPlace(notebook, cell, notebook.cell_uri(cell))
-        related = [_related_in_cell(notebook, info) for info in diagnostic.related_information or []] or None
+        related = [related_in_cell(notebook, info) for info in diagnostic.related_information or []] or None
         by_cell[place.cell_uri].append(evolve(
             diagnostic, range=place.range_to_cell(diagnostic.range),
             message=program.in_cell_terms(diagnostic.message), related_information=related))
     return by_cell
 
 
-def _related_in_cell(notebook: OpenNotebook, info: lsp.DiagnosticRelatedInformation):
+def related_in_cell(notebook: OpenNotebook, info: lsp.DiagnosticRelatedInformation):
+    """A related place in the notebook's program, as a place in its cell."""
     if info.location.uri != notebook.uri:
         return info
     program = notebook.program

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from torch_lsp.fact_cache import FactKey
+from torch_lsp.syntax_nodes import walk_nodes
 from torch_lsp.workspace_files import workspace_analysis
 
 if TYPE_CHECKING:
@@ -122,15 +123,15 @@ def _wrapper(analysis: "Analysis", node: ast.AST) -> GradOffWrapper | None:
 
 def _wraps(analysis: "Analysis", function: ast.AST) -> tuple[bool, bool]:
     """(wraps a function it is given, is a context manager) with autograd off."""
-    params = {a.arg for n in ast.walk(function) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+    params = {a.arg for n in walk_nodes(function) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
               for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs}
     as_decorator = as_context = False
-    for node in ast.walk(function):
+    for node in walk_nodes(function):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Call) and _grad_off(analysis, node.func):
             # `torch.no_grad()(fn)`, `(torch.inference_mode if new else torch.no_grad)()(fn)`
             as_decorator = as_decorator or any(isinstance(a, ast.Name) and a.id in params for a in node.args)
         elif isinstance(node, (ast.With, ast.AsyncWith)) and any(_grad_off(analysis, i.context_expr) for i in node.items):
-            inner = [n for s in node.body for n in ast.walk(s)]
+            inner = [n for s in node.body for n in walk_nodes(s)]
             as_context = as_context or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in inner)
             as_decorator = as_decorator or any(
                 isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in params for n in inner)
@@ -138,7 +139,7 @@ def _wraps(analysis: "Analysis", function: ast.AST) -> tuple[bool, bool]:
                 _grad_off(analysis, d) for d in node.decorator_list):
             # `@torch.no_grad() def wrapper(*args): return fn(*args)`
             as_decorator = as_decorator or any(
-                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in params for n in ast.walk(node))
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in params for n in walk_nodes(node))
     return as_decorator, as_context
 
 

@@ -120,11 +120,15 @@ def to_diagnostic(finding, lines: LineIndex, encoding: str, uri: str | None = No
 
 
 def to_related(related, lines: LineIndex, encoding: str, uri: str) -> lsp.DiagnosticRelatedInformation:
-    """A place in this document (columns converted) or in another file (columns as UTF-8 bytes:
-    that file's text is not at hand)."""
+    """A place in this document or in another file, columns converted (UTF-8 bytes in another
+    file whose text is not at hand)."""
     if related.path is None:
         span = ast_range(related.line, related.col, related.end_line, related.end_col, lines, encoding)
         return lsp.DiagnosticRelatedInformation(lsp.Location(uri, span), related.message)
+    if related.lines is not None:
+        span = ast_range(related.line, related.col, related.end_line, related.end_col, related.lines, encoding)
+        return lsp.DiagnosticRelatedInformation(lsp.Location(Path(related.path).resolve().as_uri(), span),
+                                                related.message)
     span = lsp.Range(lsp.Position(related.line - 1, related.col), lsp.Position(related.end_line - 1, related.end_col))
     return lsp.DiagnosticRelatedInformation(lsp.Location(Path(related.path).resolve().as_uri(), span), related.message)
 

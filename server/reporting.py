@@ -40,6 +40,10 @@ class Problem:
     # in a notebook a 7th item, the related place's cell.
     related: tuple[tuple, ...] = ()
     cell: int | None = None  # in a notebook: the 1-based cell, and `line` counts within it
+    # The same problem at the line that raises, in another file (a call here makes that file's
+    # code fail): reported there instead when that file is checked too (`reported_where_raised`).
+    raised_in: "Problem | None" = None
+    silenced: bool = False  # a problem raised elsewhere that a `# noqa` there silences
 
     def as_json(self) -> dict:
         fix = {"title": self.fix.title, "safety": self.fix.safety} if self.fix else None
@@ -65,22 +69,35 @@ def problems_of(result, shown_path: str, program=None) -> list[Problem]:
     """The findings of a `CheckResult` with `ast` positions turned into 1-based columns; for
     a notebook's `program` (`torch_lsp.notebooks`), lines counted within their cells."""
     lines = result.analysis.lines
-    problems = [
-        Problem(
-            path=shown_path,
-            line=finding.line,
-            column=lines.char_column(finding.line, finding.col) + 1,
-            end_line=finding.end_line,
-            end_column=lines.char_column(finding.end_line, finding.end_col) + 1,
-            code=finding.code,
-            severity=finding.severity,
-            message=finding.message,
-            fix=finding.fix,
-            related=tuple(_related_of(r, lines, shown_path) for r in finding.related),
-        )
-        for finding in result.findings
-    ]
+    problems = [_problem(finding, shown_path, lines, shown_path, raised_in=_raised_problem(finding, lines, shown_path))
+                for finding in result.findings]
     return [in_cell(problem, program) for problem in problems] if program is not None else problems
+
+
+def _problem(finding, path: str, lines, shown_path: str, **more) -> Problem:
+    """A finding in the file at `path` (whose text `lines` holds) as a problem; related places
+    without a path are in the checked file shown as `shown_path`."""
+    return Problem(
+        path=path,
+        line=finding.line,
+        column=lines.char_column(finding.line, finding.col) + 1,
+        end_line=finding.end_line,
+        end_column=lines.char_column(finding.end_line, finding.end_col) + 1,
+        code=finding.code,
+        severity=finding.severity,
+        message=finding.message,
+        fix=finding.fix,
+        related=tuple(_related_of(r, lines, shown_path) for r in finding.related),
+        **more,
+    )
+
+
+def _raised_problem(finding, lines, shown_path: str) -> Problem | None:
+    """The finding as the other file where its error happens shows it, or None."""
+    raised = finding.raised_in
+    if raised is None:
+        return None
+    return _problem(raised.finding, raised.path, raised.lines, shown_path, silenced=raised.silenced)
 
 
 def in_cell(problem: Problem, program) -> Problem:
@@ -88,8 +105,42 @@ def in_cell(problem: Problem, program) -> Problem:
     cell, line = program.cell_line(problem.line)
     _, end_line = program.cell_line(problem.end_line, within=cell)
     related = tuple(_related_in_cell(r, problem.path, program) for r in problem.related)
+    raised_in = problem.raised_in
+    if raised_in is not None:
+        raised_in = replace(raised_in, related=tuple(_related_in_cell(r, problem.path, program)
+                                                     for r in raised_in.related))
     return replace(problem, cell=cell.number, line=line, end_line=end_line, related=related,
-                   message=program.in_cell_terms(problem.message))
+                   message=program.in_cell_terms(problem.message), raised_in=raised_in)
+
+
+def reported_where_raised(problems: list[Problem], checked: list[str]) -> list[Problem]:
+    """The problems with each one a call proves in another checked file reported once, at
+    the line that raises there, the calls as its related places (as a type checker reports
+    an error in the file that holds it); those whose file is not checked stay at the call,
+    and one that a `# noqa` silences on the line that raises is reported nowhere.
+    `checked`: the paths of the checked files as shown, in order."""
+    shown_by_file = {os.path.abspath(path): path for path in checked}
+    kept: list[Problem] = []
+    moved: dict[tuple, Problem] = {}
+    for problem in problems:
+        raised = problem.raised_in
+        shown = shown_by_file.get(os.path.abspath(raised.path)) if raised is not None else None
+        if shown is None:
+            kept.append(problem)
+            continue
+        if raised.silenced:
+            continue
+        key = (shown, raised.line, raised.column, raised.code)
+        earlier = moved.get(key)
+        moved[key] = (replace(earlier, related=earlier.related + raised.related) if earlier is not None
+                      else replace(raised, path=shown))
+    if len(kept) == len(problems):
+        return problems
+    # The file's own check may prove the same error (a call of its own): reported once.
+    own = {(p.path, p.line, p.column, p.code) for p in kept if p.cell is None}
+    order = {path: index for index, path in enumerate(checked)}
+    found = kept + [problem for key, problem in moved.items() if key not in own]
+    return sorted(found, key=lambda p: (order.get(p.path, len(order)), p.cell or 0, p.line, p.column))
 
 
 def _related_in_cell(related: tuple, path: str, program) -> tuple:
@@ -101,10 +152,15 @@ def _related_in_cell(related: tuple, path: str, program) -> tuple:
 
 
 def _related_of(related, lines, shown_path: str) -> tuple[str, int, int, int, int, str]:
-    """A related place with 1-based columns (characters in this file, UTF-8 bytes in another)."""
+    """A related place with 1-based columns (characters; UTF-8 bytes in another file whose
+    text is not at hand)."""
     if related.path is None:
         return (shown_path, related.line, lines.char_column(related.line, related.col) + 1, related.end_line,
                 lines.char_column(related.end_line, related.end_col) + 1, related.message)
+    if related.lines is not None:
+        other = related.lines
+        return (related.path, related.line, other.char_column(related.line, related.col) + 1, related.end_line,
+                other.char_column(related.end_line, related.end_col) + 1, related.message)
     return (related.path, related.line, related.col + 1, related.end_line, related.end_col + 1, related.message)
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from torch_lsp.fact_cache import FactKey
-from torch_lsp.syntax_nodes import call_name, is_self_attribute, receiver
+from torch_lsp.syntax_nodes import call_name, is_self_attribute, receiver, walk_nodes
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis, FunctionInfo
@@ -299,19 +299,25 @@ class ScopeRoles:
         """Names on which `.backward()` is called in this function."""
         cached = getattr(self, "_backpropagated", None)
         if cached is None:
-            cached = set()
-            for call in self.function.calls:
-                func = call.func
-                if isinstance(func, ast.Attribute) and func.attr == "backward":
-                    base = func.value
-                    while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute):
-                        base = base.args[0] if base.func.attr == "scale" and base.args else base.func.value
-                    if isinstance(base, ast.BinOp):
-                        base = base.left
-                    if isinstance(base, ast.Name):
-                        cached.add(base.id)
+            cached = {name for name, _ in self.backward_targets()}
             self._backpropagated = cached
         return cached
+
+    def backward_targets(self) -> list[tuple[str, ast.Call]]:
+        """(name, `.backward()` call) for each backward on a name: `loss.backward()`,
+        `scaler.scale(loss).backward()`, `(loss / accum).backward()`."""
+        found = []
+        for call in self.function.calls:
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr == "backward":
+                base = func.value
+                while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute):
+                    base = base.args[0] if base.func.attr == "scale" and base.args else base.func.value
+                if isinstance(base, ast.BinOp):
+                    base = base.left
+                if isinstance(base, ast.Name):
+                    found.append((base.id, call))
+        return found
 
 
 # ------------------------------------------------------------------ compute
@@ -423,10 +429,15 @@ def _bound_to_plain_local_class(analysis: "Analysis", roles: ScopeRoles, name: s
 
 
 def _value_facts(roles: ScopeRoles) -> None:
-    """Which assignments bind graph-carrying tensors, in statement order."""
+    """Which assignments bind graph-carrying tensors, in statement order.  A binding that is
+    later `.backward()`-ed carries the graph whatever built it (`-(torch.stack(log_probs) * r).sum()`)."""
     every = sorted((a for lst in roles.assignments.values() for a in lst), key=lambda a: a.order)
+    backpropagated = {id(roles.last_assignment(name, call)) for name, call in roles.backward_targets()}
     for assignment in every:
         stmt = assignment.statement
+        if id(assignment) in backpropagated and not roles.analysis.context(stmt).grad_disabled:
+            assignment.graph = True
+            continue
         if assignment.value is None:
             continue
         if roles.analysis.context(stmt).grad_disabled:
@@ -532,7 +543,7 @@ def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, 
     result = {"parameter": set(), "model": set(), "loss": set(), "activation": set(), "number": set()}
     containers: set[str] = set()  # also bound to a dict or list somewhere: not one tensor
     numbers: dict[str, bool] = {}  # only ever set to a constant or a config value
-    for node in ast.walk(cls):
+    for node in walk_nodes(cls):
         if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -558,8 +569,29 @@ def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, 
                     result["activation"].add(target.attr)
     result["parameter"] -= containers
     result["number"] = {name for name, plain in numbers.items() if plain}
-    cache[cls] = result
+    cache[cls] = result  # before the bases: a class that (wrongly) derives from itself stops here
+    for base in _local_base_classes(analysis, cls):
+        for role, names in class_attribute_roles(analysis, base).items():
+            result[role] |= names - numbers.keys()  # what the subclass assigns itself, it decides
+    if any((analysis.qualname(base) or "").rsplit(".", 1)[-1] in _WEIGHTED_LAYERS
+           and (analysis.qualname(base) or "").startswith("torch.nn.") for base in cls.bases):
+        result["parameter"] |= {"weight", "bias"} - numbers.keys()  # `class PrunedLinear(nn.Linear)`
     return result
+
+
+# torch layers whose `weight` and `bias` are parameters, for classes that derive from them.
+_WEIGHTED_LAYERS = {"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+                    "ConvTranspose3d", "Embedding", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d",
+                    "BatchNorm3d"}
+
+
+def _local_base_classes(analysis: "Analysis", cls: ast.ClassDef) -> list[ast.ClassDef]:
+    """The bases of `cls` that are classes defined at the top level of this file."""
+    if analysis.tree is None:
+        return []
+    defined = {node.name: node for node in analysis.tree.body if isinstance(node, ast.ClassDef)}
+    return [defined[base.id] for base in cls.bases if isinstance(base, ast.Name) and base.id in defined
+            and defined[base.id] is not cls]
 
 
 _SELF_ATTRIBUTE_VALUES: FactKey[dict[ast.ClassDef, dict[str, list[ast.AST | None]]]] = FactKey(
@@ -647,7 +679,7 @@ def _target_names(target: ast.AST, value: ast.AST):
 
 
 def _plain_names(target: ast.AST) -> list[str]:
-    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+    return [n.id for n in walk_nodes(target) if isinstance(n, ast.Name)]
 
 
 def _tensor_args(call: ast.Call) -> list[ast.AST]:
@@ -717,7 +749,7 @@ def rebound_in_expression(analysis: "Analysis", name: ast.Name) -> bool:
                 return True
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             for generator in node.generators:
-                if any(isinstance(n, ast.Name) and n.id == name.id for n in ast.walk(generator.target)):
+                if any(isinstance(n, ast.Name) and n.id == name.id for n in walk_nodes(generator.target)):
                     return True
         if isinstance(node, ast.NamedExpr) and node.target.id == name.id:
             return True

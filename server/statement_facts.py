@@ -5,7 +5,7 @@ previous tree's own statement objects for every top-level statement the edit did
 touch, and no node is ever changed in place: a fact computed from one statement's subtree
 alone (its nodes and their positions, nothing else in the file) therefore holds in every
 version that shares the statement object.  File-wide facts that are a merge of such
-per-statement parts (the name scan, the parent map) compute only the parts of the
+per-statement parts (the name scan, TL702's uses) compute only the parts of the
 statements an edit touched, then merge; what depends on the rest of the file (which
 names the imports bind) is applied in the merge, never stored per statement.
 """

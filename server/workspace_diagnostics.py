@@ -8,6 +8,11 @@ behind one workspace file at most.  Only diagnostics are kept, keyed by the file
 modification time and the settings generation: the analysis is dropped as soon as the
 file is checked, and a file that did not change since the client's last report is
 answered `unchanged` with the same result id.
+
+A client that gives a `partialResultToken` gets the reports as files are checked, in
+`$/progress` notifications (`WorkspaceDiagnosticReportPartialResult`), each batch at
+most `PARTIAL_BATCH_S` after its first report, and then an empty final answer, as LSP asks
+of a server that streamed its result.
 """
 from __future__ import annotations
 
@@ -29,6 +34,9 @@ if TYPE_CHECKING:
 # Files reported at most: a monorepo's hundred thousand files would take minutes to
 # check and their diagnostics megabytes to keep.
 MAX_FILES = 2_000
+# Streamed reports are sent in batches: one notification per file would be thousands.
+PARTIAL_BATCH_S = 0.2
+PARTIAL_BATCH_ITEMS = 100
 
 
 @dataclass(frozen=True)
@@ -48,8 +56,23 @@ class WorkspaceDiagnostics:
         self.told_capped = False
 
     async def report(self, params: lsp.WorkspaceDiagnosticParams) -> lsp.WorkspaceDiagnosticReport:
+        token = params.partial_result_token
+        if token is None:
+            items: list = []
+            await self.report_into(items.append, params)
+            return lsp.WorkspaceDiagnosticReport(items=items)
+        streamed = PartialResults(self.server, token)
+        try:
+            await self.report_into(streamed.append, params)
+        except BaseException:  # cancelled: nothing more under this token
+            streamed.discard()
+            raise
+        streamed.flush()
+        return lsp.WorkspaceDiagnosticReport(items=[])  # all of it went in `$/progress`
+
+    async def report_into(self, add, params: lsp.WorkspaceDiagnosticParams) -> None:
+        """`add` each file's report, as it is ready."""
         previous = {item.uri: item.value for item in params.previous_result_ids or ()}
-        items: list = []
         walked: set[str] = set()
         # Walking a large project takes a while: not on the thread that reads the client's messages.
         files, capped = await asyncio.to_thread(self.files)
@@ -64,14 +87,12 @@ class WorkspaceDiagnostics:
             if report is None:
                 continue
             if previous.get(uri) == report.result_id:
-                items.append(lsp.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, result_id=report.result_id,
-                                                                            version=None))
+                add(lsp.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, result_id=report.result_id, version=None))
             else:
-                items.append(lsp.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=report.diagnostics,
-                                                                       result_id=report.result_id, version=None))
+                add(lsp.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=report.diagnostics,
+                                                              result_id=report.result_id, version=None))
         for gone in set(self.reports) - walked:
             del self.reports[gone]  # deleted or moved out of the folders: its diagnostics go too
-        return lsp.WorkspaceDiagnosticReport(items=items)
 
     def files(self) -> tuple[list[Path], bool]:
         """The workspace's Python files, in the CLI's order, at most `MAX_FILES`, and whether
@@ -125,3 +146,37 @@ class WorkspaceDiagnostics:
             type=lsp.MessageType.Info,
             message=f"torch-lsp: workspace diagnostics cover the first {MAX_FILES:,} Python files of the "
                     "workspace; open a file to check it, or run `torch-lsp check` on the folder."))
+
+
+class PartialResults:
+    """Reports streamed to the client under the request's partial result token, in
+    batches: a batch is sent `PARTIAL_BATCH_S` after its first report (while the next
+    files are checked), or once it holds `PARTIAL_BATCH_ITEMS`, or by `flush`."""
+
+    def __init__(self, server: "TorchLanguageServer", token: int | str) -> None:
+        self.server = server
+        self.token = token
+        self.batch: list = []
+        self.timer: asyncio.TimerHandle | None = None
+
+    def append(self, item) -> None:
+        self.batch.append(item)
+        if len(self.batch) >= PARTIAL_BATCH_ITEMS:
+            self.flush()
+        elif self.timer is None:
+            self.timer = asyncio.get_running_loop().call_later(PARTIAL_BATCH_S, self.flush)
+
+    def discard(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self.batch = []
+
+    def flush(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if self.batch:
+            self.server.protocol.notify(lsp.PROGRESS, lsp.ProgressParams(
+                token=self.token, value=lsp.WorkspaceDiagnosticReportPartialResult(items=self.batch)))
+            self.batch = []

@@ -140,6 +140,17 @@ def test_unknown_option_is_a_usage_error(tmp_path, cli):
     assert "unrecognized arguments" in completed.stderr
 
 
+def test_every_report_format_is_offered_and_serve_loads_no_checker():
+    from torch_lsp import cli, reporting
+
+    assert list(cli.REPORT_FORMATS) == list(reporting.FORMATS)
+    # `serve` must answer `initialize` fast: its command line loads nothing of the checker.
+    loaded = subprocess.run([sys.executable, "-c", "import sys, torch_lsp.cli as c; c.build_parser(); "
+                             "print(sorted(m for m in sys.modules if m.startswith('torch_lsp')))"],
+                            capture_output=True, text=True, check=True).stdout
+    assert "torch_lsp.checker" not in loaded and "torch_lsp.reporting" not in loaded
+
+
 def test_version(cli):
     completed = cli("--version")
     assert completed.returncode == 0

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torch_lsp.message_stream import MessageFramer
+from torch_lsp.message_framing import MessageFramer
 
 BODIES = [json.dumps({"id": 1, "text": "x = 1\n"}).encode(), json.dumps({"a": [1, 2]}, indent=2).encode(),
           b"{}", json.dumps({"text": "caf\u00e9 \U0001f525"}).encode()]

@@ -88,6 +88,8 @@ def run_rules(analysis, is_selected: Callable[[str], bool] = lambda code: True,
             override = severity_of(code)
             if override:
                 finding.severity = override
+                if finding.raised_in is not None:
+                    finding.raised_in.finding.severity = override
             findings.append(finding)
     findings = _dedupe(findings)
     findings.sort(key=lambda f: f.sort_key)

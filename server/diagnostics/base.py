@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import inspect
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -38,6 +38,9 @@ class Related:
     end_line: int
     end_col: int
     message: str
+    # The other file's text as the check read it (a `LineIndex`), when at hand: its columns
+    # are then converted like this file's; without it they stay UTF-8 bytes.
+    lines: Any = field(default=None, compare=False, repr=False)
 
     @classmethod
     def at(cls, node: ast.AST, message: str, path: str | None = None) -> "Related":
@@ -61,10 +64,26 @@ class Finding:
     # construction, a decorator in another file): shown as LSP relatedInformation and in
     # JSON/SARIF output.
     related: list["Related"] = field(default_factory=list)
+    # The same error where it happens, when that is another file: this file's call gives
+    # that file's code the shapes that make it raise (the front ends show it there too).
+    raised_in: "RaisedElsewhere | None" = None
 
     @property
     def sort_key(self) -> tuple:
         return (self.line, self.col, self.code)
+
+
+@dataclass
+class RaisedElsewhere:
+    """A finding as the file where its error happens shows it: `finding`'s positions are in
+    `path`, whose text as the check read it is `lines` (a `LineIndex`).  Silenced there, it
+    is not shown there, and the command line, which reports it there when it checks that
+    file, reports it nowhere (the call keeps its own finding when only the caller is checked)."""
+
+    path: str
+    lines: Any
+    finding: Finding
+    silenced: bool = False  # by a `# noqa` on the line that raises: shown in neither place
 
 
 class Rule:

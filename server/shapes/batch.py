@@ -67,6 +67,7 @@ class InferredShape:
     batch_first: bool
     origin: str  # "`torch.bmm(q, k)` on line 18", for messages
     stated_by: ast.AST | None = None  # the expression that builds the shape, when it is one
+    rank_known: bool = True  # False: `dims` holds only the dims known to exist (a lower bound on the rank)
 
     @property
     def rank(self) -> int:
@@ -80,7 +81,12 @@ def inferred_shape(analysis: "Analysis", node: ast.AST) -> InferredShape | None:
     report = infer_shapes(analysis)
     tensor = report.symbolic_tensor_at(node)
     if tensor is None or tensor.rank is None:
-        return None
+        # `scores / temperature`, `-logits`: the shape pass cannot rule out that an unknown
+        # scale broadcasts to more dims; as for following dim 0, a scale is taken as a scale.
+        if isinstance(node, (ast.BinOp, ast.UnaryOp)) and not isinstance(getattr(node, "op", None), ast.MatMult):
+            scaled = _keeps_dim0_of(analysis, node)
+            return inferred_shape(analysis, scaled) if scaled is not None else None
+        return _batched_matmul_of_unknown_rank(analysis, node)
     source = _dim0_source(analysis, node)
     built = _built_batch_first(analysis, source)
     if built is not None:
@@ -93,6 +99,46 @@ def inferred_shape(analysis: "Analysis", node: ast.AST) -> InferredShape | None:
     origin = _origin_text(at_source) if at_source.origin is not None else f"the shape pass (line {node.lineno})"
     stated_by = source if not isinstance(source, ast.Name) else None
     return InferredShape(tensor.dims, names_the_batch(tensor.dims), origin, stated_by)
+
+
+def _batched_matmul_of_unknown_rank(analysis: "Analysis", node: ast.AST) -> InferredShape | None:
+    """`q @ k.transpose(1, 2)` (also through names and scales): the swap of two dims >= 1 shows
+    an operand of rank >= 3, so the product is a batch of matrices whose dim 0 is a batch dim,
+    whatever the exact ranks (the shape pass does not know them)."""
+    source = node
+    for _ in range(MAX_STEPS):
+        if isinstance(source, ast.Subscript):
+            return None  # indexing may drop dim 0
+        if _is_matmul(analysis, source):
+            break
+        source = _keeps_dim0_of(analysis, source)
+        if source is None:
+            return None
+    else:
+        return None
+    operands = source.args if isinstance(source, ast.Call) else (source.left, source.right)
+    if not any(_swaps_behind_dim1(analysis, operand) for operand in operands):
+        return None
+    origin = f"`{_short_text(analysis, source)}` on line {source.lineno}, a batch of matrix products"
+    return InferredShape((None, None, None), True, origin, source, rank_known=False)
+
+
+def _is_matmul(analysis: "Analysis", node: ast.AST) -> bool:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        return True
+    return isinstance(node, ast.Call) and analysis.call_qualname(node) == "torch.matmul" and len(node.args) == 2
+
+
+def _swaps_behind_dim1(analysis: "Analysis", operand: ast.AST) -> bool:
+    """`k.transpose(1, 2)`, `k.swapaxes(2, 1)`: two non-negative dims, one of them >= 2."""
+    if isinstance(operand, ast.Name):
+        assignment = reaching_assignment(analysis, operand)
+        operand = assignment.value if assignment is not None else operand
+    if not (isinstance(operand, ast.Call) and isinstance(operand.func, ast.Attribute)
+            and operand.func.attr in SWAPS and len(operand.args) == 2 and not operand.keywords):
+        return False
+    first, second = (int_constant(a) for a in operand.args)
+    return first is not None and second is not None and min(first, second) >= 0 and max(first, second) >= 2
 
 
 def names_the_batch(dims: tuple[Dim | None, ...]) -> bool:

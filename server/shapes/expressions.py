@@ -19,6 +19,7 @@ from torch_lsp.shapes.values import (
     Layer, ListValue, Num, Opaque, SizeOf, Str, Tensor, TorchRef, TupleValue, Value, as_claimed, has_claims, join,
     join_all,
 )
+from torch_lsp.syntax_nodes import walk_nodes
 
 if TYPE_CHECKING:
     from torch_lsp.shapes.frame import Frame
@@ -692,6 +693,6 @@ def _function_locals(engine: Engine, function: ast.AST) -> set[str]:
         elif isinstance(stmt, ast.ExceptHandler) and stmt.name:
             found.add(stmt.name)
         for target in targets:
-            found.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+            found.update(n.id for n in walk_nodes(target) if isinstance(n, ast.Name))
     cache[function] = found
     return found

@@ -222,6 +222,8 @@ class Frame(ExpressionRules, CallRules):
     def _aug_assign(self, stmt: ast.AugAssign, env):
         current = self.eval(stmt.target, env) if isinstance(stmt.target, (ast.Name, ast.Attribute)) else UNKNOWN
         value = self.binop(stmt.op, current, self.eval(stmt.value, env), stmt)
+        if isinstance(current, Tensor) and isinstance(value, Tensor):
+            value = value.with_dims(value.dims, dtype=current.dtype)  # in place: the target keeps its dtype
         if isinstance(stmt.target, (ast.Name, ast.Attribute)):
             self.assign(stmt.target, value, env, stmt)
         else:

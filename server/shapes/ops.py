@@ -103,9 +103,17 @@ def _broadcast_position(tensors: Sequence[Tensor], position: int) -> Dim | None:
     return first if all(s == first for s in symbolic) else None
 
 
+# torch promotes across these kinds upwards: `torch.rand(3) * 10` is float, `mask & mask` bool.
+_KIND_ORDER = {"bool": 0, "long": 1, "float": 2}
+
+
 def _common_dtype(tensors: Sequence[Tensor]) -> str | None:
+    """The kind torch's type promotion gives: the highest kind among the operands (a Python
+    number or a 0-d tensor of a lower kind never lowers it); None when one is unknown."""
     kinds = {t.dtype for t in tensors if t.dims or not t.variadic}
-    return kinds.pop() if len(kinds) == 1 else None
+    if not kinds or not kinds <= _KIND_ORDER.keys():
+        return None
+    return max(kinds, key=_KIND_ORDER.__getitem__)
 
 
 def _keep_origin(inputs: Sequence[Tensor], result: Tensor) -> Tensor:

@@ -10,6 +10,7 @@ import ast
 
 from torch_lsp.shapes.dims import Dim, known_sum, product
 from torch_lsp.shapes.values import UNKNOWN, DictValue, Instance, Layer, ListValue, Opaque, Tensor, Value
+from torch_lsp.syntax_nodes import walk_nodes
 
 _CALLED_ATTRIBUTES: dict[ast.ClassDef, tuple[str, ...]] = {}
 
@@ -90,7 +91,7 @@ def _called_attributes(cls: ast.ClassDef) -> tuple[str, ...]:
     the one a hover names, the same in every run (a set's order changes with the hash seed)."""
     found = _CALLED_ATTRIBUTES.get(cls)
     if found is None:
-        calls = [node for node in ast.walk(cls) if isinstance(node, ast.Call)
+        calls = [node for node in walk_nodes(cls) if isinstance(node, ast.Call)
                  and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
                  and node.func.value.id == "self"]
         calls.sort(key=lambda node: (node.lineno, node.col_offset))

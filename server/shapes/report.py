@@ -9,6 +9,7 @@ so, symbolic where they disagree.
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterator
@@ -26,6 +27,7 @@ from torch_lsp.shapes.values import (
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
+    from torch_lsp.text import LineIndex
 
 FunctionNodes = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -69,6 +71,23 @@ class ShapeMismatch:
     end_col: int
     message: str
     kind: str = "shape"  # "shape": sizes or ranks the op rejects (TL501); "dtype": a dtype it rejects (TL503)
+    # When the line that raises is in another file (a call here gives that file's code
+    # the shapes that make it fail): that line, the mismatch reported at this file's call.
+    raised_in: "RaisedElsewhere | None" = None
+
+
+@dataclass(frozen=True)
+class RaisedElsewhere:
+    """The line of another file that a call of this file makes raise, and the mismatch as
+    that file shows it (the front ends show it there too, linked to the call)."""
+
+    path: str
+    lines: "LineIndex"  # that file's text as the pass read it: the positions refer to it
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    message: str
 
 
 @dataclass(frozen=True)
@@ -253,9 +272,10 @@ class ShapeReport:
             seen.add(key)
             message = prefix + mismatch.message
             suffix = _context_suffix(mismatch.frame) if not prefix else ""
+            raised_in = self._raised_elsewhere(mismatch, node) if prefix else None
             found.append(ShapeMismatch(node.lineno, node.col_offset, node.end_lineno or node.lineno,
                                        node.end_col_offset or node.col_offset, _sentence(message + suffix),
-                                       mismatch.kind))
+                                       mismatch.kind, raised_in))
         found.sort(key=lambda m: (m.line, m.col))
         return found
 
@@ -276,6 +296,15 @@ class ShapeReport:
                 return site, where
             current = caller
         return None
+
+    def _raised_elsewhere(self, mismatch, call: ast.AST) -> RaisedElsewhere:
+        """The mismatch at the line of the other file that raises, naming this file's call."""
+        node = mismatch.node
+        there = mismatch.frame.scope.analysis
+        caller = os.path.basename(self.analysis.path)
+        message = _sentence(f"{mismatch.message}, with the arguments of the call in {caller}, line {call.lineno}")
+        return RaisedElsewhere(there.path, there.lines, node.lineno, node.col_offset, node.end_lineno or node.lineno,
+                               node.end_col_offset if node.end_col_offset is not None else node.col_offset, message)
 
     # -- hover ---------------------------------------------------------------------------
     @cached_property

@@ -6,7 +6,10 @@ Hover explains each symbol of the shape it shows, in the function the node is in
 - a parameter of the function, of its class's `__init__` or of a function of the file
   (`in_channels`): that argument;
 - a name the function binds (`B, C, H, W = x.shape`): that statement;
-- an attribute read in the function or class (`config.n_embd`): that attribute.
+- a field of a configuration object (`config.n_embd`, read directly or through
+  `self.n_embd = config.n_embd`): the config class's field and its default
+  (`GPTConfig.n_embd`, default 768) when the file declares it;
+- another attribute read in the function or class: that attribute.
 
 Where dims stay unknown (`?`), `suggested_shape` is the one statement of the shape that
 would name them: a jaxtyping annotation on a parameter (`x: Float[Tensor, "B 784"]`), a
@@ -20,6 +23,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.shapes.contexts import ROLE_NAMES, ContextNames
 from torch_lsp.shapes.values import Tensor
+from torch_lsp.syntax_nodes import walk_nodes
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -130,7 +134,7 @@ def _syntactic_origin(analysis: "Analysis", name: str, function: ast.AST | None,
     if function is not None:
         if any(a.arg == name for a in _parameters(function)):
             return f"the argument `{name}` of `{function.name}`"
-        for statement in ast.walk(function):
+        for statement in walk_nodes(function):
             if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.For)) and _binds(statement, name):
                 text = " ".join(analysis.lines.line_text(statement.lineno).split())
                 return f"from `{text[:60]}` (line {statement.lineno})"
@@ -142,8 +146,122 @@ def _syntactic_origin(analysis: "Analysis", name: str, function: ast.AST | None,
     for scope in (function, cls):
         attribute = next(_attributes_named(scope, name), None) if scope is not None else None
         if attribute is not None:
-            text = ast.unparse(attribute)
-            return f"the value of `{text}`" if len(text) <= 60 else None
+            return _attribute_origin(analysis, attribute, function, cls)
+    return None
+
+
+def _attribute_origin(analysis: "Analysis", attribute: ast.Attribute, function: ast.AST | None,
+                      cls: ast.AST | None) -> str | None:
+    """`config field `GPTConfig.n_embd` (default 768)` for a field of a config object (read
+    directly, or through `self.n_embd = config.n_embd`), else the attribute's text."""
+    attribute = _assigned_from(attribute, cls)
+    field = config_field(analysis, attribute, function, cls)
+    if field is not None:
+        return field
+    text = ast.unparse(attribute)
+    return f"the value of `{text}`" if len(text) <= 60 else None
+
+
+def _assigned_from(attribute: ast.Attribute, cls: ast.AST | None) -> ast.Attribute:
+    """For `self.n_embd`, the attribute its class assigns it from (`self.n_embd = config.n_embd`)."""
+    if cls is None or not (isinstance(attribute.value, ast.Name) and attribute.value.id == "self"):
+        return attribute
+    for node in ast.walk(cls):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Attribute)
+                and isinstance(node.targets[0], ast.Attribute) and node.targets[0].attr == attribute.attr
+                and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self"):
+            return node.value
+    return attribute
+
+
+# Names that hold a configuration object in the code people write (`config.n_embd`, `cfg.hidden_size`).
+CONFIG_NAMES = frozenset({"config", "cfg", "conf", "args", "hparams", "hp", "opt", "opts", "params", "settings",
+                          "model_config", "model_args", "hyperparams"})
+MAX_DEFAULT_CHARS = 24
+
+
+def config_field(analysis: "Analysis", attribute: ast.Attribute, function: ast.AST | None,
+                 cls: ast.AST | None) -> str | None:
+    """Where a size read from a configuration object comes from: its class's field and default
+    when the class is known (an annotation of the object, or the one config-like class of the
+    file that declares the field), else the field of the object; None when the attribute is
+    not read from one."""
+    holder = _holder_name(attribute.value)
+    if holder is None:
+        return None
+    name = attribute.attr
+    class_name = _annotated_class(holder, function, cls)
+    declaring = _declaring_class(analysis, name, class_name)
+    if declaring is not None:
+        default = _field_default(declaring, name)
+        return f"config field `{declaring.name}.{name}`" + (f" (default {default})" if default else "")
+    if class_name is not None:
+        return f"config field `{class_name}.{name}`"
+    if holder.lower() in CONFIG_NAMES or holder.lower().endswith(("config", "cfg")):
+        return f"config field `{name}` of `{holder}`"
+    return None
+
+
+def _holder_name(value: ast.AST) -> str | None:
+    """`config` for `config.n_embd` and `self.config.n_embd`."""
+    if isinstance(value, ast.Name):
+        return value.id if value.id != "self" else None
+    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
+        return value.attr
+    return None
+
+
+def _annotated_class(holder: str, function: ast.AST | None, cls: ast.AST | None) -> str | None:
+    """The class a parameter named `holder` is annotated with, in the function or its class's methods."""
+    functions = [function] if function is not None else []
+    if cls is not None:
+        functions += [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for candidate in functions:
+        for parameter in _parameters(candidate):
+            if parameter.arg == holder and parameter.annotation is not None:
+                annotation = parameter.annotation
+                if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+                    return annotation.value
+                if isinstance(annotation, ast.Name):
+                    return annotation.id
+                if isinstance(annotation, ast.Attribute):
+                    return annotation.attr
+    return None
+
+
+def _declaring_class(analysis: "Analysis", field: str, class_name: str | None) -> ast.ClassDef | None:
+    """The class of the file that declares `field` at class level: the annotated one, else the
+    only config-like one (a dataclass, or named like a config) that does."""
+    if class_name is not None:
+        named = analysis.classes.get(class_name)
+        return named if named is not None and _field_default(named, field) is not None else None
+    found = [c for c in analysis.classes.values()
+             if _looks_like_config(c) and _field_default(c, field) is not None]
+    return found[0] if len(found) == 1 else None
+
+
+def _looks_like_config(cls: ast.ClassDef) -> bool:
+    decorated = any("dataclass" in ast.unparse(d) for d in cls.decorator_list)
+    return decorated or cls.name.lower().endswith(("config", "cfg", "args", "params", "settings", "hparams"))
+
+
+def _field_default(cls: ast.ClassDef, field: str) -> str | None:
+    """The default of a class-level field as written (`768`; `field(default=768)` gives 768);
+    "" for a field without one (or one too long to show); None when the class has no such field."""
+    for statement in cls.body:
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            target, value = statement.target.id, statement.value
+        elif (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+              and isinstance(statement.targets[0], ast.Name)):
+            target, value = statement.targets[0].id, statement.value
+        else:
+            continue
+        if target != field:
+            continue
+        if isinstance(value, ast.Call) and getattr(value.func, "id", getattr(value.func, "attr", None)) == "field":
+            value = next((k.value for k in value.keywords if k.arg == "default"), None)
+        text = ast.unparse(value) if value is not None else ""
+        return text if len(text) <= MAX_DEFAULT_CHARS else ""
     return None
 
 
@@ -154,11 +272,11 @@ def _parameters(function: ast.AST) -> list[ast.arg]:
 
 def _binds(statement: ast.AST, name: str) -> bool:
     targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-    return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
+    return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in walk_nodes(t))
 
 
 def _attributes_named(scope: ast.AST, name: str) -> Iterator[ast.Attribute]:
-    for node in ast.walk(scope):
+    for node in walk_nodes(scope):
         if isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load):
             yield node
 

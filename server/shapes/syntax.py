@@ -6,6 +6,8 @@ import ast
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from torch_lsp.syntax_nodes import walk_nodes
+
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
 
@@ -105,7 +107,7 @@ def self_attributes_assigned(function: ast.AST) -> set[str]:
         elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
             targets = [node.target]
         for target in targets:
-            for part in ast.walk(target):
+            for part in walk_nodes(target):
                 if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == self_name \
                         and isinstance(part.ctx, ast.Store):
                     names.add(part.attr)
@@ -119,7 +121,7 @@ def builders_of_init(cls: ast.ClassDef, candidates: set[str]) -> set[str]:
     methods = {s.name: s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     callers: dict[str, set[str]] = {name: set() for name in candidates}
     for name, method in methods.items():
-        for node in ast.walk(method):
+        for node in walk_nodes(method):
             if isinstance(node, ast.Attribute) and node.attr in callers and node.attr != name:
                 parent_call = isinstance(node.value, ast.Name) and node.value.id == "self"
                 callers[node.attr].add(name if parent_call else "<other>")

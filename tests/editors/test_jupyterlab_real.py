@@ -14,19 +14,16 @@ import os
 import signal
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from tests.editors.headless import unavailable
-from tests.editors.test_vscode_real import CHROMIUM, free_port, recipe_or_skip
+from tests.editors.test_vscode_real import CHROMIUM, free_port, recipe_or_skip, wait_until_serving, write_notebook
 
 pytestmark = pytest.mark.timeout(600)
 
 DRIVER = Path(__file__).with_name("jupyterlab_real_driver.py")
-STARTUP_TIMEOUT_S = 120
 DRIVER_TIMEOUT_S = 300
 NOTEBOOK = "train.ipynb"
 CELLS = [
@@ -49,29 +46,6 @@ def importable(name: str) -> bool:
     return importlib.util.find_spec(name) is not None
 
 
-def write_notebook(path: Path) -> None:
-    cells = [{"cell_type": "code", "execution_count": None, "id": f"cell-{i}", "metadata": {}, "outputs": [],
-              "source": text.splitlines(keepends=True)} for i, text in enumerate(CELLS)]
-    path.write_text(json.dumps({
-        "cells": cells,
-        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-                     "language_info": {"name": "python"}},
-        "nbformat": 4, "nbformat_minor": 5,
-    }, indent=1))
-
-
-def wait_until_serving(url: str, server: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while time.monotonic() < deadline:
-        assert server.poll() is None, f"JupyterLab exited ({server.returncode}):\n{log.read_text()[-4000:]}"
-        try:
-            with urllib.request.urlopen(f"{url}/api/status", timeout=5):
-                return
-        except OSError:
-            time.sleep(0.5)
-    pytest.fail(f"JupyterLab did not answer on {url} in {STARTUP_TIMEOUT_S}s:\n{log.read_text()[-4000:]}")
-
-
 @pytest.fixture(scope="module")
 def seen(tmp_path_factory: pytest.TempPathFactory) -> dict:
     recipe = recipe_or_skip()
@@ -80,7 +54,7 @@ def seen(tmp_path_factory: pytest.TempPathFactory) -> dict:
     project, shots = home / "project", home / "shots"
     for folder in (project, shots):
         folder.mkdir()
-    write_notebook(project / NOTEBOOK)
+    write_notebook(project / NOTEBOOK, CELLS)
     # jupyterlab-lsp uses one server per language, the one of highest priority: where another Python
     # server is installed too (jedi-language-server, pylsp), the user gives torch-lsp priority, as the
     # README says. The test does the same, so that it runs whatever else this environment holds.
@@ -102,7 +76,7 @@ def seen(tmp_path_factory: pytest.TempPathFactory) -> dict:
              "--allow-root", f"--ServerApp.root_dir={project}"],
             env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        wait_until_serving(url, server, log)
+        wait_until_serving(url, server, log, "JupyterLab", "/api/status")
         arguments = {"url": url, "notebook": NOTEBOOK, "cell": 1, "screenshots": str(shots), "chromium": CHROMIUM}
         driven = subprocess.run([str(recipe / "py" / "bin" / "python"), str(DRIVER), json.dumps(arguments)],
                                 capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S)

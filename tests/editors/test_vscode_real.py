@@ -73,27 +73,29 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def write_notebook(path: Path) -> None:
-    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-            "source": NOTEBOOK_CELL.splitlines(keepends=True)}
+def write_notebook(path: Path, cells: list[str]) -> None:
+    """An nbformat 4 notebook of code cells, with no outputs, as Jupyter writes one."""
     path.write_text(json.dumps({
-        "cells": [cell],
+        "cells": [{"cell_type": "code", "execution_count": None, "id": f"cell-{i}", "metadata": {}, "outputs": [],
+                   "source": text.splitlines(keepends=True)} for i, text in enumerate(cells)],
         "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
                      "language_info": {"name": "python"}},
         "nbformat": 4, "nbformat_minor": 5,
     }, indent=1))
 
 
-def wait_until_serving(url: str, server: subprocess.Popen, log: Path) -> None:
+def wait_until_serving(url: str, server: subprocess.Popen, log: Path, what: str = "code-server",
+                       health: str = "/healthz") -> None:
+    """Wait until the web server answers `health`; fail with its log if it exits or never does."""
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
     while time.monotonic() < deadline:
-        assert server.poll() is None, f"code-server exited ({server.returncode}):\n{log.read_text()[-4000:]}"
+        assert server.poll() is None, f"{what} exited ({server.returncode}):\n{log.read_text()[-4000:]}"
         try:
-            with urllib.request.urlopen(f"{url}/healthz", timeout=5):
+            with urllib.request.urlopen(f"{url}{health}", timeout=5):
                 return
         except OSError:
             time.sleep(0.5)
-    pytest.fail(f"code-server did not answer on {url} in {STARTUP_TIMEOUT_S}s:\n{log.read_text()[-4000:]}")
+    pytest.fail(f"{what} did not answer on {url} in {STARTUP_TIMEOUT_S}s:\n{log.read_text()[-4000:]}")
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +115,7 @@ def seen(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "telemetry.telemetryLevel": "off",
     }))
     (project / SCRIPT).write_text(SCRIPT_TEXT)
-    write_notebook(project / NOTEBOOK)
+    write_notebook(project / NOTEBOOK, [NOTEBOOK_CELL])
     code_server = str(recipe / "bin" / "code-server")
     dirs = ["--user-data-dir", str(user_data), "--extensions-dir", str(extensions)]
     env = user_environment()

@@ -21,6 +21,7 @@ from lsprotocol import types as lsp
 from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+from pytest_lsp.client import progress as pytest_lsp_progress
 
 SERVER_COMMAND = [sys.executable, "-m", "torch_lsp", "serve"]
 VSCODE = "visual-studio-code"
@@ -49,6 +50,15 @@ def _record_code_lens_refresh(client: LanguageClient, params: None) -> None:
     client.code_lens_refreshes += 1
 
 
+def _record_progress(client: LanguageClient, params: lsp.ProgressParams) -> None:
+    """Work-done progress as pytest-lsp records it; partial results (a value with no
+    `kind`) kept raw under their token."""
+    if isinstance(params.value, dict) and "kind" not in params.value:
+        client.partial_results[params.token].append(params.value)
+    else:
+        pytest_lsp_progress(client, params)
+
+
 def _pick_first_action(client: LanguageClient, params: lsp.ShowMessageRequestParams) -> lsp.MessageActionItem | None:
     """A user who takes the first choice the server offers."""
     client.message_requests.append(params)
@@ -57,20 +67,22 @@ def _pick_first_action(client: LanguageClient, params: lsp.ShowMessageRequestPar
 
 def make_client() -> LanguageClient:
     """pytest-lsp's test client, also keeping every publish (with its version), every
-    dynamic registration the server asks for, and answering inlay-hint refreshes (the
-    Neovim profile declares support for them, as Neovim does)."""
+    dynamic registration the server asks for and every partial result, and answering
+    inlay-hint refreshes (the Neovim profile declares support for them, as Neovim does)."""
     client = LanguageClient(converter_factory=default_converter)
     client.published = defaultdict(list)
     client.registrations = []
     client.inlay_hint_refreshes = 0
     client.code_lens_refreshes = 0
     client.message_requests = []
+    client.partial_results = defaultdict(list)
     features = dict(DEFAULT_CLIENT_FEATURES)
     features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = _record_publish
     features[lsp.CLIENT_REGISTER_CAPABILITY] = _record_registration
     features[lsp.WORKSPACE_INLAY_HINT_REFRESH] = _record_inlay_hint_refresh
     features[lsp.WORKSPACE_CODE_LENS_REFRESH] = _record_code_lens_refresh
     features[lsp.WINDOW_SHOW_MESSAGE_REQUEST] = _pick_first_action
+    features[lsp.PROGRESS] = _record_progress
     register_lsp_features(client, features)
     return client
 

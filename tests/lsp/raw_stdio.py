@@ -7,6 +7,7 @@ a server that stops answering makes a test fail after `WAIT_S`, never hang."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -24,9 +25,9 @@ def frame(message: dict) -> bytes:
 class RawServer:
     """A server process, the messages it sent, and a way to write any bytes to it."""
 
-    def __init__(self) -> None:
+    def __init__(self, env: dict[str, str] | None = None) -> None:
         self.process = subprocess.Popen(SERVER_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE)
+                                        stderr=subprocess.PIPE, env={**os.environ, **env} if env else None)
         self.messages: list[dict] = []  # everything the server sent, in order
         self.stderr = b""
         threading.Thread(target=self._read_messages, daemon=True).start()

@@ -328,3 +328,73 @@ async def test_editing_a_model_file_rechecks_the_open_files_that_import_it(profi
         editor.change(model, IMPORTED_MODEL.replace("nn.Linear(32, 10)", "nn.Linear(32, 7)"))
         await eventually(editor, train, lambda items: not any(d.code == "TL501" for d in items))
         assert "logits: Tensor[4, 7]" in await hover_text(editor, train, TRAIN, "logits =")
+
+
+CONFIGURED = """from dataclasses import dataclass, field
+
+import torch.nn as nn
+
+
+@dataclass
+class GPTConfig:
+    block_size: int = 1024
+    n_embd: int = 768
+    n_head: int = field(default=12)
+
+
+class Attention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd)
+        self.n_embd = config.n_embd
+
+    def forward(self, x):
+        B, T, C = x.size()
+        qkv = self.c_attn(x)
+        q, k, v = qkv.split(self.n_embd, dim=2)
+        return q
+
+
+class Head(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.proj = nn.Linear(cfg.hidden_size, cfg.vocab_size)
+
+    def forward(self, h):
+        logits = self.proj(h)
+        return logits
+
+
+class Mixer(nn.Module):
+    def __init__(self, c: "GPTConfig", layer):
+        super().__init__()
+        self.heads = nn.Linear(c.n_head, layer.out_features)
+
+    def forward(self, z):
+        mixed = self.heads(z)
+        return mixed
+"""
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_hover_says_a_size_is_a_config_field(profile, tmp_path):
+    async with session(profile, tmp_path) as editor:
+        document = editor.open("gpt.py", CONFIGURED)
+        await editor.diagnostics(document)
+        # Read as `config.n_embd` in __init__, used through `self.n_embd` in forward.
+        qkv = await hover_text(editor, document, CONFIGURED, "qkv =")
+        assert "qkv: Tensor[B, T, 3*n_embd]" in qkv
+        assert "`n_embd`: config field `GPTConfig.n_embd` (default 768)" in qkv
+        q = await hover_text(editor, document, CONFIGURED, "q, k, v")
+        assert "`n_embd`: config field `GPTConfig.n_embd` (default 768)" in q
+        # A config class the file does not declare: the field of the object it is read from.
+        logits = await hover_text(editor, document, CONFIGURED, "logits =")
+        assert "logits: Tensor[*, vocab_size]" in logits
+        assert "`vocab_size`: config field `vocab_size` of `cfg`" in logits
+        # The class comes from the annotation; an object that is no config stays an attribute.
+        mixed = await hover_text(editor, document, CONFIGURED, "mixed =")
+        assert "mixed: Tensor[*, out_features]" in mixed
+        assert "`out_features`: the value of `layer.out_features`" in mixed
+        assert "config" not in mixed
+        z = await hover_text(editor, document, CONFIGURED, "z):")
+        assert "`n_head`: config field `GPTConfig.n_head` (default 12)" in z

@@ -7,7 +7,7 @@ import os
 import pytest
 from lsprotocol import types as lsp
 
-from torch_lsp.workspace_diagnostics import MAX_FILES
+from torch_lsp.workspace_diagnostics import MAX_FILES, PARTIAL_BATCH_ITEMS
 from tests.lsp.lsp_session import NEOVIM, PROFILES, session
 
 pytestmark = pytest.mark.asyncio
@@ -75,3 +75,38 @@ async def test_a_large_workspace_is_capped_and_the_log_says_so(tmp_path):
         assert len(reports) == MAX_FILES
         assert (tmp_path / f"module_{MAX_FILES:04}.py").as_uri() not in reports  # the walk's order: the first ones
         assert any(f"first {MAX_FILES:,} Python files" in message.message for message in editor.client.log_messages)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_reports_stream_as_partial_results_when_the_client_gives_a_token(profile, tmp_path):
+    project(tmp_path)
+    count = PARTIAL_BATCH_ITEMS + 5  # more than one batch, whatever the timing
+    for index in range(count):
+        (tmp_path / f"layer_{index:03}.py").write_text("x = 1\n")
+    net, train, opened = (tmp_path / "models" / "net.py", tmp_path / "train.py", tmp_path / "opened.py")
+    async with session(profile, tmp_path) as editor:
+        editor.open_path(opened, opened.read_text())
+        streamed = await editor.client.workspace_diagnostic_async(
+            lsp.WorkspaceDiagnosticParams(previous_result_ids=[], partial_result_token="workspace-1"))
+        # Everything went in `$/progress` under the token, before the answer; the answer is empty.
+        assert not streamed.items
+        batches = editor.client.partial_results["workspace-1"]
+        assert len(batches) >= 2
+        reports = [item for batch in batches for item in batch["items"]]
+        uris = [item["uri"] for item in reports]
+        assert len(uris) == len(set(uris)) == count + 2
+        assert set(uris) == {net.as_uri(), train.as_uri()} | {
+            (tmp_path / f"layer_{index:03}.py").as_uri() for index in range(count)}
+        by_uri = {item["uri"]: item for item in reports}
+        assert [d["code"] for d in by_uri[train.as_uri()]["items"]] == ["TL406"]
+        assert by_uri[train.as_uri()]["kind"] == "full"
+
+        # The same reports as without a token, unchanged ones included.
+        previous = {item["uri"]: item["resultId"] for item in reports}
+        await editor.client.workspace_diagnostic_async(lsp.WorkspaceDiagnosticParams(
+            previous_result_ids=[lsp.PreviousResultId(uri=uri, value=value) for uri, value in previous.items()],
+            partial_result_token="workspace-2"))
+        again = [item for batch in editor.client.partial_results["workspace-2"] for item in batch["items"]]
+        assert {item["uri"]: item["kind"] for item in again} == {uri: "unchanged" for uri in previous}
+        unstreamed = await pull_workspace(editor)
+        assert {uri: report.result_id for uri, report in unstreamed.items()} == previous

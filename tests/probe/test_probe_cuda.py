@@ -18,6 +18,7 @@ import pytest
 from lsprotocol import types as lsp
 
 from tests.conftest import run_cli
+from tests.probe.test_cli_probe import MODELS as CLI_MODELS
 from tests.lsp.lsp_session import PROFILES, session
 from tests.lsp.test_probe import MODELS as EDITOR_MODELS
 from tests.lsp.test_probe import position_of, probe_settings, probed_diagnostics
@@ -103,28 +104,9 @@ def test_a_model_that_never_returns_is_stopped_and_the_next_probe_runs(workspace
         client.close()
 
 
-CLI_MODELS = '''import torch
-import torch.nn as nn
-
-
-class Spectral(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.proj = nn.Linear(64, 16)
-
-    def forward(self, x):
-        spectrum = torch.fft.rfft(x).abs()
-        out = self.proj(spectrum)
-        return out
-
-
-bad = Spectral()(torch.randn(4, 64))
-'''
-
-
 def test_check_probe_on_the_gpu_from_the_projects_settings(tmp_path):
     require_cuda()
-    (tmp_path / "models.py").write_text(CLI_MODELS)
+    (tmp_path / "models.py").write_text(CLI_MODELS)  # the CPU test's file: Spectral fails at line 12
     (tmp_path / "pyproject.toml").write_text('[tool.torch-lsp.probe]\ndevice = "cuda"\n')
     probed = run_cli("check", "--probe", "--probe-python", sys.executable, "--format", "json", "models.py",
                      cwd=tmp_path, timeout=240)

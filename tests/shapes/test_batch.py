@@ -93,3 +93,41 @@ def test_the_origin_follows_dim_0_back_and_is_quoted_once():
     analysis = analyze(BUILT, "built.py")
     last = inferred_shape(analysis, node_named(analysis, "last", 13))
     assert last.batch_first and last.origin == "`B, T, C = hidden.shape` on line 11"
+
+
+def test_a_tensor_scaled_by_an_unknown_name_keeps_its_shape():
+    source = textwrap.dedent('''\
+        import torch
+
+
+        def routing(batch, n_experts, temperature, mask):
+            noise = torch.randn(batch, n_experts)
+            return noise / temperature, -noise, noise @ mask
+    ''')
+    analysis = analyze(source, "route.py")
+    scaled, negated, product = next(n for n in ast.walk(analysis.tree) if isinstance(n, ast.Return)).value.elts
+    for node in (scaled, negated):
+        shape = inferred_shape(analysis, node)
+        assert shape is not None and shape.rank == 2 and shape.batch_first
+        assert shape.origin == "`torch.randn(batch, n_experts)` on line 5"
+    assert inferred_shape(analysis, product) is None
+
+
+def test_a_product_with_a_swap_behind_dim_1_is_a_batch_of_matrices_of_unknown_rank():
+    source = textwrap.dedent('''\
+        import torch
+
+
+        def scores(q, k):
+            s = q @ k.transpose(1, 2) / 8
+            return s, torch.matmul(q, k.swapaxes(3, 2)), q @ k.transpose(-2, -1), q @ k.transpose(0, 1), s[0]
+    ''')
+    analysis = analyze(source, "attn.py")
+    batched, swapped, last_two, two_d, indexed = next(
+        n for n in ast.walk(analysis.tree) if isinstance(n, ast.Return)).value.elts
+    for node in (batched, swapped):
+        shape = inferred_shape(analysis, node)
+        assert shape is not None and shape.batch_first and not shape.rank_known
+    assert inferred_shape(analysis, batched).origin == "`q @ k.transpose(1, 2)` on line 5, a batch of matrix products"
+    for node in (last_two, two_d, indexed):
+        assert inferred_shape(analysis, node) is None

@@ -76,6 +76,15 @@ class TestMatmul:
         assert ops.matmul(t(2, 3, dtype="float"), t(3, 4), None).dtype is None
         assert ops.bmm(t(5, 2, 3, dtype="float"), t(5, 3, 4, dtype="float"), None).dtype == "float"
 
+    def test_broadcast_promotes_by_kind(self):
+        """As torch's type promotion: the highest kind wins, a Python number (a 0-d operand)
+        included (`torch.rand(3) * 10` is float, `torch.arange(3) * 2` stays int64)."""
+        assert ops.broadcast([t(4, dtype="float"), t(dtype="long")]).dtype == "float"
+        assert ops.broadcast([t(4, dtype="long"), t(dtype="long")]).dtype == "long"
+        assert ops.broadcast([t(4, dtype="long"), t(dtype="float")]).dtype == "float"
+        assert ops.broadcast([t(4, dtype="bool"), t(4, dtype="float")]).dtype == "float"
+        assert ops.broadcast([t(4, dtype="long"), t(4)]).dtype is None
+
     def test_einsum(self):
         assert shape(ops.einsum("bhqd,bhkd->bhqk", [t(2, 8, 10, 16), t(2, 8, 12, 16)], None)) == [2, 8, 10, 12]
         assert shape(ops.einsum("ij,jk", [t(3, 4), t(4, 5)], None)) == [3, 5]

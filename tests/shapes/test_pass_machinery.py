@@ -125,3 +125,21 @@ def test_widening_a_loop_variable_whose_dtype_alone_changes_keeps_its_shape():
     widened = widen(before, after)
     assert widened["x"].dims == dims and widened["x"].variadic and widened["x"].dtype is None
     assert widened["y"].dims == () and widened["y"].variadic
+
+
+def test_an_in_place_update_keeps_the_target_dtype():
+    """`idx += 0.5` raises on that line (an int64 tensor cannot hold the float result); the
+    pass keeps `idx` int64 instead of reporting a float index on a later line."""
+    report = infer_shapes(analyze(IN_PLACE, "in_place.py"))
+    assert [m for m in report.mismatches if m.kind == "dtype"] == []
+
+
+IN_PLACE = """
+import torch
+import torch.nn as nn
+
+embed = nn.Embedding(100, 4)
+idx = torch.arange(8)
+idx += 0.5
+out = embed(idx)
+"""

@@ -3,6 +3,7 @@
 - `losses.append(loss)` -> `losses.append(loss.detach())` (safe, preferred); for a scalar
   such as a loss, also `losses.append(loss.item())` as a second, explicit action (unsafe:
   the list then holds floats, so code that stacks it changes).
+- `outputs.extend(logits)` -> `outputs.extend(logits.detach())` (safe).
 - `total += loss` / `total = total + loss` -> `loss.item()` when the total starts as a
   Python number and is used only as one, in code that does not run on a GPU; otherwise
   `loss.detach()`, which keeps the running total a tensor exactly as before, minus the
@@ -44,6 +45,8 @@ def detach_accumulated(analysis: "Analysis", finding: "Finding") -> list[FixOffe
     scalar = _is_scalar(analysis, value, stmt)
     detach = _method_plan(stmt, "detach")
     item = _method_plan(stmt, "item")
+    if kind == "extend":
+        return [offer(analysis, finding, f"Detach `{text}` before extending", detach)]
     if kind == "append":
         offers = [offer(analysis, finding, f"Detach `{text}` before appending", detach)]
         if scalar:
@@ -110,23 +113,24 @@ def _number_total(analysis: "Analysis", container: ast.AST, stmt: ast.stmt) -> b
 
 def _method_plan(stmt: ast.stmt, method: str):
     """Chain `.method()` onto the accumulated value of `stmt`."""
+    found = accumulation(stmt)
+    value_on_right = found is not None and isinstance(stmt, ast.Assign) and found[1] is stmt.value.right
 
     def plan(rw: Rewrite) -> None:
         module = rw.ref(stmt).group.module
-        rw.change_statement(stmt, lambda node: _with_method(node, method, module))
+        rw.change_statement(stmt, lambda node: _with_method(node, method, module, value_on_right))
 
     return plan
 
 
-def _with_method(node: cst.CSTNode, method: str, module: cst.Module) -> cst.CSTNode:
-    if isinstance(node, cst.Expr):  # c.append(v)
+def _with_method(node: cst.CSTNode, method: str, module: cst.Module, value_on_right: bool) -> cst.CSTNode:
+    if isinstance(node, cst.Expr):  # c.append(v), c.extend(v)
         call = node.value
         arg = call.args[0]
         return node.with_changes(value=call.with_changes(args=[arg.with_changes(value=calls.chained(arg.value, method))]))
     if isinstance(node, cst.AugAssign):
         return node.with_changes(value=calls.chained(node.value, method, module=module))
-    binary = node.value
-    target = node.targets[0].target.value
-    if isinstance(binary.left, cst.Name) and binary.left.value == target:
+    binary = node.value  # `total = total + v`, `ema = 0.9 * ema + v`, `total = v + total`
+    if value_on_right:
         return node.with_changes(value=binary.with_changes(right=calls.chained(binary.right, method, module=module)))
     return node.with_changes(value=binary.with_changes(left=calls.chained(binary.left, method, module=module)))

@@ -22,7 +22,7 @@ def gradients_to_none(analysis: "Analysis", finding: "Finding") -> list[FixOffer
         return []
     if call.func.attr == "zero_grad":
         return [offer(analysis, finding, "Use `set_to_none=True`",
-                      lambda rw: rw.change_call(call, lambda node: calls.set_keyword(node, "set_to_none", "True")))]
+                      lambda rw: rw.change_call(call, lambda node: calls.set_argument(node, 0, "set_to_none", "True")))]
     stmt = analysis.statement_of(call)
     target = receiver(call)
     if isinstance(target, ast.Attribute) and target.attr == "data":

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Iterator
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.fact_cache import FactKey
+from torch_lsp.syntax_index import statement_nodes
 from torch_lsp.syntax_nodes import node_text
 
 if TYPE_CHECKING:
@@ -22,17 +23,18 @@ _TYPO_USES: FactKey[tuple[list[ast.Attribute], bool]] = FactKey("tl702.typo_uses
 def typo_targets(analysis: "Analysis") -> list[ast.Attribute]:
     """`<x>.require_grad` assigned to, in a file that never reads a `.require_grad` of its own
     (a file that reads it has an attribute of that name on purpose)."""
-    uses = analysis.statement_facts.each(_TYPO_USES, _typo_uses)
+    uses = analysis.statement_facts.each(_TYPO_USES, lambda statement: _typo_uses(statement_nodes(analysis, statement)))
     if any(read for _, read in uses):
         return []
     return sorted((target for targets, _ in uses for target in targets), key=lambda n: (n.lineno, n.col_offset))
 
 
-def _typo_uses(statement: ast.stmt) -> tuple[list[ast.Attribute], bool]:
-    """(the `.require_grad` assigned to in a top-level statement, whether it reads one)."""
+def _typo_uses(nodes: dict[type, list[ast.AST]]) -> tuple[list[ast.Attribute], bool]:
+    """(the `.require_grad` assigned to in a top-level statement, whether it reads one), from
+    its nodes by type (`statement_nodes`)."""
     targets, read = [], False
-    for node in ast.walk(statement):
-        if isinstance(node, ast.Attribute) and node.attr == TYPO:
+    for node in nodes.get(ast.Attribute, ()):
+        if node.attr == TYPO:
             if isinstance(node.ctx, ast.Store):
                 targets.append(node)
             else:

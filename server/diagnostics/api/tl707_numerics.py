@@ -10,7 +10,7 @@ from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.api.replacements import Plan, segment, span_of, spelled
 from torch_lsp.diagnostics.api.uses import calls_of
 from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.syntax_nodes import argument, has_star_args, is_none
+from torch_lsp.syntax_nodes import argument, has_star_args, is_none, walk_nodes
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -124,7 +124,7 @@ def _text(analysis: "Analysis", span: tuple[int, int, int, int]) -> str:
 
 def _parent(analysis: "Analysis", node: ast.AST) -> ast.AST | None:
     stmt = analysis.statement_of(node)
-    for candidate in ast.walk(stmt) if stmt is not None else ():
+    for candidate in walk_nodes(stmt) if stmt is not None else ():
         for child in ast.iter_child_nodes(candidate):
             if child is node:
                 return candidate

@@ -31,7 +31,8 @@ class SoftmaxOverBatch(Rule):
     """## What it does
     Flags a softmax (`softmax`, `log_softmax`, `softmin`, as function, method or
     `nn.Softmax(dim=0)` module) taken over dim 0 of a tensor whose dim 0 is known to be
-    the batch: a `torch.bmm`/`baddbmm` result, `x.view(B, -1)`, `x.flatten(1)`,
+    the batch: a `torch.bmm`/`baddbmm` result, a product with an operand transposed
+    behind dim 1 (`q @ k.transpose(1, 2)`), `x.view(B, -1)`, `x.flatten(1)`,
     `torch.zeros(B, N)`, `B, N, C = x.shape`, or a shape comment such as `# [B, Q, N]`
     (and what follows from those through `@`, indexing and element-wise ops).
     Sequence-first layouts (`[T, B, D]`) and batch-by-batch matrices are not reported.
@@ -71,7 +72,9 @@ class SoftmaxOverBatch(Rule):
             if axis is None or axis > 0:
                 continue
             shape = inferred_shape(analysis, tensor)
-            if shape is None or shape.rank < 2 or not shape.batch_first or axis not in (0, -shape.rank):
+            if shape is None or shape.rank < 2 or not shape.batch_first:
+                continue
+            if axis != 0 and (not shape.rank_known or axis != -shape.rank):
                 continue
             name = source_of(analysis, tensor, 40)
             origin = "" if shape.stated_by is tensor else f" (from {shape.origin})"

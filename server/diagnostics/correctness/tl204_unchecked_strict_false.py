@@ -10,7 +10,7 @@ from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.diagnostics.correctness.quoting import source_of
 from torch_lsp.shapes.stated import trailing_comment
-from torch_lsp.syntax_nodes import argument, has_star_args, receiver
+from torch_lsp.syntax_nodes import argument, has_star_args, receiver, walk_nodes
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -136,7 +136,7 @@ def _reports_size(stmt: ast.stmt, name: str) -> bool:
     """`LOGGER.info(f"Transferred {len(csd)}/...")`: the number of loaded tensors is logged."""
     return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len"
                and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == name
-               for node in ast.walk(stmt))
+               for node in walk_nodes(stmt))
 
 
 def _warns(stmt: ast.stmt) -> bool:

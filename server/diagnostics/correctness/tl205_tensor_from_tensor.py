@@ -1,6 +1,6 @@
 """TL205 tensor-from-tensor: flags `torch.tensor(x)` where `x` is known to be a tensor already: the
-result of a torch function (`torch.cat`, `torch.randn`, ...), a model call, or a tensor method
-such as `.detach()`, directly or through a local variable.
+result of a torch function (`torch.cat`, `torch.randn`, ...), a model call, a parameter annotated
+`torch.Tensor`, or a tensor method such as `.detach()`, directly or through a local variable.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ TENSOR_FUNCTIONS = {
     "randint", "randperm", "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like",
     "full_like", "rand_like", "randn_like", "tensor", "as_tensor", "from_numpy", "matmul", "mm", "bmm", "einsum",
     "exp", "log", "sigmoid", "tanh", "softmax", "log_softmax", "cumsum", "flatten", "reshape", "cdist", "outer",
-    "clamp", "abs", "sqrt", "mean", "sum", "diag", "tril", "triu", "cross", "normal",
+    "clamp", "abs", "sqrt", "mean", "sum", "diag", "tril", "triu", "cross", "normal", "cov", "corrcoef",
 }
 TENSOR_FUNCTIONAL = {
     "normalize", "softmax", "log_softmax", "relu", "gelu", "silu", "linear", "one_hot", "pad", "interpolate",
@@ -42,8 +42,9 @@ TENSOR_METHODS = {
 class TensorFromTensor(Rule):
     """## What it does
     Flags `torch.tensor(x)` where `x` is known to be a tensor already: the result of
-    a torch function (`torch.cat`, `torch.randn`, ...), a model call, or a tensor
-    method such as `.detach()`, directly or through a local variable.
+    a torch function (`torch.cat`, `torch.randn`, ...), a model call, a parameter
+    annotated `torch.Tensor`, or a tensor method such as `.detach()`, directly or
+    through a local variable.
 
     ## Why is this bad
     `torch.tensor` always copies its data and, given a tensor, warns
@@ -116,7 +117,7 @@ def tensor_evidence(analysis: "Analysis", expr: ast.AST, depth: int = 0) -> ast.
         return None
     if isinstance(expr, ast.Name):
         value, via = followed(analysis, expr)
-        return tensor_evidence(analysis, value, depth + 1) if via is not None else None
+        return tensor_evidence(analysis, value, depth + 1) if via is not None else tensor_parameter(analysis, expr)
     if isinstance(expr, ast.Subscript):
         return tensor_evidence(analysis, expr.value, depth + 1)
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult)):
@@ -139,6 +140,19 @@ def tensor_evidence(analysis: "Analysis", expr: ast.AST, depth: int = 0) -> ast.
         return expr
     if not qualname and isinstance(expr.func, ast.Attribute) and expr.func.attr in TENSOR_METHODS:
         return tensor_evidence(analysis, expr.func.value, depth + 1)
+    return None
+
+
+def tensor_parameter(analysis: "Analysis", name: ast.Name) -> ast.arg | None:
+    """The parameter `name` is, when annotated `torch.Tensor` and never rebound in the function."""
+    roles = analysis.roles_for(name)
+    function = roles.function
+    if function.is_module or name.id not in function.params or roles.assignments.get(name.id):
+        return None
+    arguments = function.node.args
+    for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+        if arg.arg == name.id and arg.annotation is not None:
+            return arg if analysis.qualname(arg.annotation) == "torch.Tensor" else None
     return None
 
 

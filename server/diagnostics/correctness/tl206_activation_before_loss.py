@@ -12,7 +12,9 @@ from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.diagnostics.correctness.provenance import MAX_DEPTH, torch_module_class, module_constructor, followed
 from torch_lsp.diagnostics.correctness.quoting import source_of
 from torch_lsp.diagnostics.correctness.torch_names import FUNCTIONAL_SOFTMAX, TORCH_SOFTMAX, SOFTMAX_MODULES
-from torch_lsp.syntax_nodes import argument, has_star_args
+from torch_lsp.fact_cache import FactKey
+from torch_lsp.syntax_index import syntax_index
+from torch_lsp.syntax_nodes import argument, has_star_args, walk_nodes
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -222,7 +224,7 @@ def softmax_head_output(analysis: "Analysis", expr: ast.AST) -> tuple[str, ast.C
     from torch_lsp.roles import self_attribute_values
 
     heads = set()
-    for ret in (n for n in ast.walk(forward) if isinstance(n, ast.Return) and n.value is not None):
+    for ret in (n for n in walk_nodes(forward) if isinstance(n, ast.Return) and n.value is not None):
         result = ret.value
         if index is not None:
             if not (isinstance(result, ast.Tuple) and index < len(result.elts)):
@@ -249,7 +251,7 @@ def softmax_head_output(analysis: "Analysis", expr: ast.AST) -> tuple[str, ast.C
 def _bound_value(statements: list[ast.stmt], name: str, before: int, walk: bool = False):
     """The value last bound to `name` before line `before`, with the tuple index when it is unpacked."""
     found = None
-    nodes = [n for stmt in statements for n in (ast.walk(stmt) if walk else [stmt])]
+    nodes = [n for stmt in statements for n in (walk_nodes(stmt) if walk else [stmt])]
     for stmt in nodes:
         if not isinstance(stmt, ast.Assign) or stmt.lineno >= before or len(stmt.targets) != 1:
             continue
@@ -263,12 +265,25 @@ def _bound_value(statements: list[ast.stmt], name: str, before: int, walk: bool 
     return found
 
 
+# {name: the called names in each `name = Callee(...)` of the file, in source order}: asked
+# for every loss call's model, so built once per version instead of a pass over every
+# statement per question.
+_BUILT_BY_NAME: FactKey[dict[str, list[str]]] = FactKey("tl206.built_by_name")
+
+
+def _built_by_name(analysis: "Analysis") -> dict[str, list[str]]:
+    built: dict[str, list[str]] = {}
+    for stmt in syntax_index(analysis).of_type(ast.Assign):
+        if (len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Call)
+                and isinstance(stmt.value.func, ast.Name)):
+            built.setdefault(stmt.targets[0].id, []).append(stmt.value.func.id)
+    return built
+
+
 def _model_class(analysis: "Analysis", name: str) -> ast.ClassDef | None:
     """The class of this file that `name = ClassName(...)` (at module level or in the function) builds."""
     classes = {n.name: n for n in analysis.tree.body if isinstance(n, ast.ClassDef)}
-    built = [stmt.value.func.id for stmt in analysis.statements
-             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-             and stmt.targets[0].id == name and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name)]
+    built = analysis.facts.get_or_compute(_BUILT_BY_NAME, lambda: _built_by_name(analysis)).get(name, [])
     if len(set(built)) != 1:
         return None
     return classes.get(built[0])

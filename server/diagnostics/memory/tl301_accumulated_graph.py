@@ -10,14 +10,14 @@ from typing import Iterator
 from torch_lsp.analysis import Analysis, LoopInfo
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.syntax_nodes import accumulation, call_name
+from torch_lsp.syntax_nodes import accumulation, call_name, walk_nodes
 
 
 def _backpropagated_later(analysis: Analysis, loop: LoopInfo, name: str) -> bool:
     """The accumulated graph is used on purpose: `sum(losses).backward()` after the loop."""
     for call in loop.function.calls:
         if call_name(call) == "backward" and call.lineno > loop.node.end_lineno:
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(call.func)):
+            if any(isinstance(n, ast.Name) and n.id == name for n in walk_nodes(call.func)):
                 return True
     return False
 
@@ -28,7 +28,8 @@ class AccumulatedGraph(Rule):
     ## What it does
     Flags, inside a training loop, a tensor that still carries the autograd graph (a loss,
     a model output) appended to a list or added into a running total that outlives the
-    iteration: `losses.append(loss)`, `total += loss`, also kept on a trainer object
+    iteration: `losses.append(loss)`, `outputs.extend(logits)`, `total += loss`,
+    `ema = 0.98 * ema + 0.02 * loss`, `sums["loss"] += loss`, also kept on a trainer object
     (`self.total += loss`, `self.history["loss"].append(loss)`).
 
     ## Why is this bad
@@ -99,6 +100,13 @@ class AccumulatedGraph(Rule):
                 f"attached to it; memory grows each step. Append `{shown}.detach()` (or `.item()` for a number)."
             )
             fix = f"Detach `{text}` before appending"
+        elif kind == "extend":
+            piece = text if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)) else f"({text})"
+            message = (
+                f"`{holder}.extend({text})` keeps every iteration's autograd graph alive because the pieces of "
+                f"`{text}` are still attached to it; memory grows each step. Extend with `{piece}.detach()`."
+            )
+            fix = f"Detach `{text}` before extending"
         else:
             message = (
                 f"Adding `{text}` into `{holder}` chains every iteration's autograd graph onto the running total; "

@@ -28,7 +28,9 @@ class EvalWithoutNoGrad(Rule):
     under `no_grad`. An evaluation that follows training in the same function
     (`model.eval()`, then a loop that runs the model and does not train) is flagged too, and
     so are trainers written as classes (`self.model.eval()` then `self.model(x)` in a loop,
-    or an `evaluate`-style method running `self.model`).
+    or an `evaluate`-style method running `self.model`). A model frozen first
+    (`model.requires_grad_(False)`, or `p.requires_grad = False` over its parameters)
+    records no graph and is not flagged.
 
     ## Why is this bad
     `model.eval()` changes dropout and batch-norm, not autograd: without `no_grad` every
@@ -68,12 +70,13 @@ class EvalWithoutNoGrad(Rule):
             # call in a helper may be part of a differentiable forward.
             over_data = switched == model and bool(analysis.context(call).loops)
             evaluation = over_data or name_says_evaluation(analysis, function, model)
-            if not evaluation or analysis.only_called_without_grad(function):
+            if not evaluation or analysis.only_called_without_grad(function) or _frozen_before(function, call, model):
                 continue
             reported.add(id(call))
             yield self._report(call, model, _eval_call(analysis, function, call, model))
         for function, call, switch in evaluation_after_training(analysis):
-            if id(call) not in reported and not analysis.only_called_without_grad(function):
+            if id(call) not in reported and not analysis.only_called_without_grad(function) \
+                    and not _frozen_before(function, call, switch.name):
                 yield self._report(call, switch.name, switch.call)
         for run in trainer_model_calls(analysis):
             context = analysis.context(run.call)
@@ -92,6 +95,34 @@ class EvalWithoutNoGrad(Rule):
         if eval_call is not None:
             finding.related.append(Related.at(eval_call, f"`{model}` is put in eval mode here"))
         return finding
+
+
+def _frozen_before(function: FunctionInfo, call: ast.Call, model: str) -> bool:
+    """`model.requires_grad_(False)`, or `p.requires_grad = False` in a loop over
+    `model.parameters()`, earlier in the function: with no parameter requiring grad (and
+    inputs that do not), the forward records no graph."""
+    at = (call.lineno, call.col_offset)
+    for node in ast.walk(function.node):
+        if (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)) >= at:
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_" \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == model:
+            flag = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "requires_grad"), None)
+            if isinstance(flag, ast.Constant) and flag.value is False:
+                return True
+        if isinstance(node, ast.For) and _over_parameters_of(node.iter, model) and any(
+                isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant) and s.value.value is False
+                and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in s.targets)
+                for s in node.body):
+            return True
+    return False
+
+
+def _over_parameters_of(iterable: ast.AST, model: str) -> bool:
+    """`model.parameters()`."""
+    return (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute)
+            and iterable.func.attr == "parameters" and isinstance(iterable.func.value, ast.Name)
+            and iterable.func.value.id == model)
 
 
 def _eval_call(analysis: Analysis, function: FunctionInfo, call: ast.Call, model: str) -> ast.Call | None:

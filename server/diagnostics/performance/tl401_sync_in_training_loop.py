@@ -10,10 +10,24 @@ from typing import Iterator
 from torch_lsp.analysis import Analysis
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.syntax_nodes import call_name, method_span, receiver
+from torch_lsp.diagnostics.correctness.provenance import followed
+from torch_lsp.syntax_nodes import call_name, keyword, method_span, receiver, walk_nodes
 
 
 _SYNC_METHODS = ("item", "cpu", "numpy", "tolist")
+# Factories that make their tensor in host memory unless given a `device=`.
+_HOST_FACTORIES = {"rand", "randn", "randint", "randperm", "zeros", "ones", "full", "arange", "empty"}
+
+
+def _made_on_host(analysis: Analysis, target: ast.AST) -> bool:
+    """`torch.randint(0, 5, (1,)).item()`, `perm = torch.randperm(n)`: a CPU tensor (no
+    `device=`, no default device set in the file) reads without waiting for the GPU."""
+    value, _ = followed(analysis, target)
+    if not (isinstance(value, ast.Call) and keyword(value, "device") is None):
+        return False
+    qualname = analysis.call_qualname(value) or ""
+    module, _, function = qualname.rpartition(".")
+    return module == "torch" and function in _HOST_FACTORIES and not analysis.calls_to("torch.set_default_device")
 
 
 def _guarded_by_modulo(analysis: Analysis, node: ast.AST) -> bool:
@@ -56,7 +70,7 @@ def _feeds_finiteness_guard(analysis: Analysis, call: ast.Call, loop: ast.AST) -
     ... sys.exit(1)`, or `loss_value = loss.item()` followed in the same block by such a guard
     on `loss_value` (the guard needs the value on the host every step, by design)."""
     def guards(test: ast.AST, value: ast.AST) -> bool:
-        for node in ast.walk(test):
+        for node in walk_nodes(test):
             if isinstance(node, ast.Call) and call_name(node) in _FINITENESS_TESTS and node.args and (
                     node.args[0] is value or (isinstance(value, str) and isinstance(node.args[0], ast.Name)
                                               and node.args[0].id == value)):
@@ -78,7 +92,7 @@ def _feeds_finiteness_guard(analysis: Analysis, call: ast.Call, loop: ast.AST) -
     return any(isinstance(s, ast.If) and leaves(s) and guards(s.test, name) for s in later)
 
 
-def _in_branch_that_leaves(analysis: Analysis, node: ast.AST, loop: ast.AST) -> bool:
+def in_branch_that_leaves(analysis: Analysis, node: ast.AST, loop: ast.AST) -> bool:
     """Inside the loop, an enclosing branch ends by leaving it (`raise`, `return`, `break`,
     `sys.exit(...)`): `if not math.isfinite(loss.item()): print(loss.item()); sys.exit(1)`
     runs that branch at most once, not every step."""
@@ -128,7 +142,8 @@ class SyncInTrainingLoop(Rule):
     tests such as `step == 0`, nor in a branch that leaves the loop, nor the value a NaN check
     that stops training reads (`if not math.isfinite(loss_value): sys.exit(1)`), nor after an
     explicit `torch.cuda.synchronize()` earlier in the same iteration, where the host already
-    waits), in code that runs on a GPU (moved there by the code, or by
+    waits, nor on a tensor a factory made on the host, `torch.randint(0, 5, (1,)).item()`),
+    in code that runs on a GPU (moved there by the code, or by
     `fabric.setup`/`accelerator.prepare`); not in test files. A loop whose backward or
     optimizer step sits in a helper function it calls counts as a training loop.
 
@@ -167,8 +182,10 @@ class SyncInTrainingLoop(Rule):
                 continue
             if isinstance(target, ast.Call) and call_name(target) in _SYNC_METHODS:
                 continue  # `x.cpu().tolist()`: reported on the first sync of the chain
+            if _made_on_host(analysis, target):
+                continue
             loop = self._step_loop(analysis, call)
-            if loop is None or _guarded_by_modulo(analysis, call) or _in_branch_that_leaves(analysis, call, loop.node):
+            if loop is None or _guarded_by_modulo(analysis, call) or in_branch_that_leaves(analysis, call, loop.node):
                 continue
             if _after_explicit_synchronize(analysis, call, loop):
                 continue  # the step already waits for the GPU there; this sync adds no stall
@@ -201,4 +218,5 @@ class SyncInTrainingLoop(Rule):
             base = base.func.value
         while isinstance(base, ast.Subscript):
             base = base.value
-        return roles.carries_graph(base, at) or roles.carries_graph(target, at)
+        # the loss the step backpropagates (`scaler.scale(loss).backward()`) lives on the device too
+        return roles.carries_graph(base, at) or roles.carries_graph(target, at) or roles.is_loss_value(base, at)

@@ -9,6 +9,7 @@ from typing import Iterator
 from torch_lsp.analysis import Analysis
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.diagnostics.performance.tl401_sync_in_training_loop import in_branch_that_leaves
 from torch_lsp.syntax_nodes import call_name, has_star_args, keyword, moved_value, receiver
 
 
@@ -17,10 +18,11 @@ class ModuleMoveInLoop(Rule):
     """
     ## What it does
     Flags a module (a model or a loss module) moved with `.to(...)`, `.cuda()` or `.cpu()`
-    inside a loop. Moving data batches in a loop is fine, and so is a module the same loop
-    also moves elsewhere (`m.eval().cpu()` to save a checkpoint, then `m.to(device)` back):
-    hoisting either move would leave it on the wrong device. Neither is a move to a device
-    the loop changes (`for device in ["cpu", "cuda"]: model.to(device)`).
+    inside a loop. Moving data batches in a loop is fine, and so is a move that runs once
+    (under `if epoch == epochs - 1:`, or in a branch that leaves the loop), or a module the
+    same loop also moves elsewhere (`m.eval().cpu()` to save a checkpoint, then
+    `m.to(device)` back): hoisting either move would leave it on the wrong device. Neither
+    is a move to a device the loop changes (`for device in ["cpu", "cuda"]: model.to(device)`).
 
     ## Why is this bad
     After the first iteration the move does nothing useful but still walks every parameter
@@ -68,12 +70,29 @@ class ModuleMoveInLoop(Rule):
                 continue  # `for device in ["cpu", "cuda"]: model.to(device)`: a new place each time
             if self._moved_elsewhere_in_loop(analysis, call, target.id, ctx.loops[-1]):
                 continue  # `m.eval().cpu()` to save a checkpoint, then `m.to(device)` back: hoisting breaks it
+            if self._runs_once(analysis, call, ctx.loops[-1]):
+                continue  # `if epoch == epochs - 1: model.cpu()`: not every iteration
             text = ast.unparse(call)
             message = (
                 f"`{text}` moves `{target.id}` on every iteration of this loop; after the first it is wasted work. "
                 f"Move it before the loop."
             )
             yield self.finding(call, message, f"Move `{ast.unparse(stmt).strip()}` before the loop")
+
+    def _runs_once(self, analysis: Analysis, call: ast.Call, loop) -> bool:
+        """Inside the loop, an enclosing `if` tests a loop variable for equality (`epoch ==
+        epochs - 1`), or the branch leaves the loop: the move happens once, not per iteration."""
+        if in_branch_that_leaves(analysis, call, loop.node):
+            return True
+        header = loop.node.target if isinstance(loop.node, ast.For) else None
+        loop_names = {n.id for n in ast.walk(header) if isinstance(n, ast.Name)} if header is not None else set()
+        for if_stmt, in_body in analysis.context(call).guards:
+            test = if_stmt.test
+            if in_body and loop.node.lineno < if_stmt.lineno and isinstance(test, ast.Compare) \
+                    and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) \
+                    and any(isinstance(side, ast.Name) and side.id in loop_names for side in (test.left, *test.comparators)):
+                return True
+        return False
 
     def _moved_elsewhere_in_loop(self, analysis: Analysis, call: ast.Call, name: str, loop) -> bool:
         """Another `.cpu()`/`.cuda()`/`.to(...)` of the same module (through a chain such as

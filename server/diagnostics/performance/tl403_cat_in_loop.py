@@ -9,6 +9,7 @@ from typing import Iterator
 from torch_lsp.analysis import Analysis
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.syntax_nodes import walk_nodes
 
 
 @register
@@ -83,8 +84,8 @@ class CatInLoop(Rule):
         loop = analysis.context(stmt).loop
         if analysis.loop_rebinds(loop, name, besides=stmt):
             return False
-        own = {id(n) for n in ast.walk(stmt)}
-        for node in ast.walk(loop.node):
+        own = {id(n) for n in walk_nodes(stmt)}
+        for node in walk_nodes(loop.node):
             if isinstance(node, ast.Name) and node.id == name and id(node) not in own:
                 return False
         return True

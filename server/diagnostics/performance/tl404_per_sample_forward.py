@@ -9,14 +9,17 @@ from typing import Iterator
 from torch_lsp.analysis import Analysis
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.roles import dominates
+from torch_lsp.syntax_nodes import walk_nodes
 
 
 @register
 class PerSampleForward(Rule):
     """
     ## What it does
-    Flags a loop over the indices of a batch (`range(x.size(0))`, `range(len(batch))`) that
-    calls a model on one sample `x[i]` at a time.
+    Flags a loop over the indices of a batch (`range(x.size(0))`, `range(len(batch))`,
+    `range(B)` after `B = x.size(0)` or `B, C, H, W = x.shape`) that calls a model on one
+    sample `x[i]` at a time (passed by position or by keyword).
 
     ## Why is this bad
     A model call per sample wastes the parallelism the hardware is built for: each call
@@ -44,14 +47,15 @@ class PerSampleForward(Rule):
             node = loop.node
             if not isinstance(node, ast.For) or not isinstance(node.target, ast.Name):
                 continue
-            batch = _batch_of_range(node.iter)
+            batch = _batch_of_range(analysis, node.iter)
             if batch is None:
                 continue
             index = node.target.id
             roles = analysis.roles_for(loop.function)
             for call in loop.direct_calls:
                 model = roles.model_name(call)
-                if model and any(_indexes(arg, batch, index) for arg in call.args):
+                inputs = [*call.args, *(k.value for k in call.keywords)]  # `model(input_ids=ids[i][None])` too
+                if model and any(_indexes(arg, batch, index) for arg in inputs):
                     message = (
                         f"`{model}` is called on one sample of `{batch}` per iteration; batched work is far faster. "
                         f"Call `{model}({batch})` once (or on slices of several samples)."
@@ -59,13 +63,20 @@ class PerSampleForward(Rule):
                     yield self.finding(call, message)
 
 
-def _batch_of_range(node: ast.AST) -> str | None:
-    """`x` for `range(x.size(0))`, `range(x.shape[0])`, `range(len(x))`."""
+def _batch_of_range(analysis: Analysis, node: ast.AST) -> str | None:
+    """`x` for `range(x.size(0))`, `range(x.shape[0])`, `range(len(x))`, and for `range(B)`
+    after `B = x.size(0)` or `B, C, H, W = x.shape`."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"):
         return None
     if len(node.args) != 1:
         return None
     size = node.args[0]
+    if isinstance(size, ast.Name):
+        return _batch_of_size_name(analysis, size)
+    return _batch_of_size(size)
+
+
+def _batch_of_size(size: ast.AST) -> str | None:
     if isinstance(size, ast.Call) and isinstance(size.func, ast.Name) and size.func.id == "len" and size.args:
         return size.args[0].id if isinstance(size.args[0], ast.Name) else None
     if isinstance(size, ast.Call) and isinstance(size.func, ast.Attribute) and size.func.attr == "size":
@@ -77,8 +88,34 @@ def _batch_of_range(node: ast.AST) -> str | None:
     return None
 
 
+def _batch_of_size_name(analysis: Analysis, name: ast.Name) -> str | None:
+    """The batch whose size `name` surely holds: `B = x.size(0)`, or the first of
+    `B, C, H, W = x.shape` / `B, T = x.shape[:2]` / `B, T, _ = x.size()`."""
+    assignment = analysis.roles_for(name).last_assignment(name.id, name)
+    use = analysis.statement_of(name)
+    if assignment is None or use is None or not isinstance(assignment.statement, ast.Assign):
+        return None
+    statement = assignment.statement
+    if len(statement.targets) != 1 or not dominates(analysis, statement, use):
+        return None
+    target, value = statement.targets[0], statement.value
+    if isinstance(target, ast.Name):
+        return _batch_of_size(value)
+    if not (isinstance(target, ast.Tuple) and target.elts and isinstance(target.elts[0], ast.Name)
+            and target.elts[0].id == name.id):
+        return None
+    if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice) and value.slice.lower is None:
+        value = value.value  # `x.shape[:2]`
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "size" \
+            and not value.args and not value.keywords:
+        value = value.func  # `x.size()`: the sizes, as `x.shape`
+    elif not (isinstance(value, ast.Attribute) and value.attr == "shape"):
+        return None
+    return value.value.id if isinstance(value.value, ast.Name) else None
+
+
 def _indexes(expr: ast.AST, batch: str, index: str) -> bool:
-    for node in ast.walk(expr):
+    for node in walk_nodes(expr):
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == batch:
             if isinstance(node.slice, ast.Name) and node.slice.id == index:
                 return True

@@ -10,7 +10,7 @@ from torch_lsp.analysis import Analysis
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.datasets import batches_reach_gpu, dataset_without_loading_work, read_once
-from torch_lsp.syntax_nodes import argument, has_star_args, keyword
+from torch_lsp.syntax_nodes import argument, has_star_args, keyword, walk_nodes
 
 
 @register
@@ -95,7 +95,7 @@ class DataLoaderDefaults(Rule):
             if isinstance(value.value, ast.Name):
                 function = analysis.context(call).function
                 if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == value.value.id
-                       for n in ast.walk(function.node)) and not function.is_module:
+                       for n in walk_nodes(function.node)) and not function.is_module:
                     return True
                 bound = analysis.roles_for(function).assignments.get(value.value.id, ())
                 if any(_returns_closure(analysis, a.value) for a in bound if not a.unpacked):

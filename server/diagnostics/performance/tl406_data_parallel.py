@@ -9,7 +9,7 @@ from typing import Iterator
 from torch_lsp.analysis import Analysis
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.syntax_nodes import argument
+from torch_lsp.syntax_nodes import argument, walk_nodes
 
 
 _DATA_PARALLEL = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
@@ -29,7 +29,8 @@ class DataParallelUse(Rule):
     Flags `nn.DataParallel(...)` and the functional `nn.parallel.data_parallel(...)`; under
     a guard that opts in to several GPUs (`if torch.cuda.device_count() > 1:`) the message
     says it is that multi-GPU path. Silent where the choice is deliberate: a method that
-    wraps the module it is given (a library's DP strategy), a block whose earlier statements
+    wraps the module it is given and returns it (a library's DP strategy; a trainer that
+    keeps the wrapped model for its own training is reported), a block whose earlier statements
     already tell the user about DP/DDP, a branch beside one that builds
     `DistributedDataParallel` (DP is the fallback), and inference code (a file that
     evaluates and never backpropagates, where DDP is no natural replacement).
@@ -80,10 +81,19 @@ class DataParallelUse(Rule):
             "torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad"))
 
     def _wraps_parameter(self, analysis: Analysis, call: ast.Call) -> bool:
-        """`def setup_module(self, module): return DataParallel(module)`: a wrapper or strategy."""
+        """`def setup_module(self, module): return DataParallel(module)`: a wrapper or strategy
+        that hands the wrapped module back to its caller. A trainer that keeps it for its own
+        training (`self.model = DataParallel(model)` in `__init__`) made the choice itself."""
         function = analysis.context(call).function
         module = argument(call, 0, "module")
-        return (function.is_method and isinstance(module, ast.Name) and module.id in function.params)
+        if not (function.is_method and isinstance(module, ast.Name) and module.id in function.params):
+            return False
+        statement = analysis.statement_of(call)
+        if isinstance(statement, ast.Return):
+            return True
+        names = {t.id for t in getattr(statement, "targets", ()) if isinstance(t, ast.Name)}
+        return any(isinstance(node, ast.Return) and isinstance(node.value, ast.Name) and node.value.id in names
+                   for node in ast.walk(function.node))
 
     def _already_warned(self, analysis: Analysis, call: ast.Call) -> bool:
         statement = analysis.statement_of(call)
@@ -91,7 +101,7 @@ class DataParallelUse(Rule):
         if not block:
             return False
         for earlier in block[:block.index(statement)]:
-            for node in ast.walk(earlier):
+            for node in walk_nodes(earlier):
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and _WARNS_ABOUT_DP.search(node.value):
                     return True
         return False
@@ -102,7 +112,7 @@ class DataParallelUse(Rule):
         ddp = {id(c) for c in analysis.calls_to(*_DDP)}
         if not ddp:
             return False
-        return any(id(node) in ddp for if_stmt, _ in analysis.context(call).guards for node in ast.walk(if_stmt))
+        return any(id(node) in ddp for if_stmt, _ in analysis.context(call).guards for node in walk_nodes(if_stmt))
 
     def _opt_in(self, analysis: Analysis, call: ast.Call) -> bool:
         return any(in_body and _GPU_COUNT.search(ast.unparse(if_stmt.test))

@@ -9,7 +9,7 @@ from typing import Iterator
 from torch_lsp.analysis import Analysis
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.syntax_nodes import call_name, keyword, receiver
+from torch_lsp.syntax_nodes import argument, call_name, receiver
 
 
 @register
@@ -17,9 +17,11 @@ class ManualZeroGrad(Rule):
     """
     ## What it does
     Flags gradients cleared by writing zeros — `p.grad.zero_()`, `p.grad.data.zero_()`,
-    `p.grad.fill_(0)`, `optimizer.zero_grad(set_to_none=False)`. Silent in test files, and
-    in a class (or the functions of a file) that adds into gradients in place (`p.grad += g`,
-    `p.grad.add_(g)`): those need the zeros, and a `None` gradient would raise `TypeError`.
+    `p.grad.fill_(0)`, `optimizer.zero_grad(set_to_none=False)` (or `zero_grad(False)`).
+    Silent in test files, in the branch of an `if set_to_none:` whose other branch sets
+    `p.grad = None` (an implementation of the option), and in a class (or the functions of
+    a file) that adds into gradients in place (`p.grad += g`, `p.grad.add_(g)`): those need
+    the zeros, and a `None` gradient would raise `TypeError`.
 
     ## Why is this bad
     Writing zeros launches a kernel per parameter and keeps the gradient memory allocated;
@@ -57,8 +59,8 @@ class ManualZeroGrad(Rule):
         for call in analysis.iter_calls("zero_", "fill_", "zero_grad"):
             name = call_name(call)
             if name == "zero_grad":
-                kw = keyword(call, "set_to_none")
-                if kw is not None and isinstance(kw.value, ast.Constant) and kw.value.value is False \
+                set_to_none = argument(call, 0, "set_to_none")  # `zero_grad(False)` is the same call
+                if isinstance(set_to_none, ast.Constant) and set_to_none.value is False \
                         and not zeros_needed(call):
                     yield self.finding(call, f"`{ast.unparse(call)}` writes zeros into every gradient instead of "
                                              f"freeing it. Use `set_to_none=True` (the default).",
@@ -71,7 +73,7 @@ class ManualZeroGrad(Rule):
                 continue
             if name == "fill_" and not (call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value == 0):
                 continue
-            if zeros_needed(call):
+            if zeros_needed(call) or _other_branch_frees(analysis, call):
                 continue
             message = (
                 f"`{ast.unparse(call)}` writes zeros into the gradient instead of freeing it. "
@@ -99,3 +101,15 @@ def _is_grad(node: ast.AST | None) -> bool:
     if isinstance(node, ast.Attribute) and node.attr == "data":
         node = node.value
     return isinstance(node, ast.Attribute) and node.attr == "grad"
+
+
+def _other_branch_frees(analysis: Analysis, call: ast.Call) -> bool:
+    """`if set_to_none: p.grad = None` / `else: p.grad.zero_()`: an implementation of the
+    option (a custom optimizer's `zero_grad`) writes zeros only where its caller asked for them."""
+    for if_stmt, in_body in analysis.context(call).guards:
+        other = if_stmt.orelse if in_body else if_stmt.body
+        for node in (n for stmt in other for n in ast.walk(stmt)):
+            if isinstance(node, ast.Assign) and any(_is_grad(t) for t in node.targets) \
+                    and isinstance(node.value, ast.Constant) and node.value.value is None:
+                return True
+    return False

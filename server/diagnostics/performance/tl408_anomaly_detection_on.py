@@ -21,7 +21,8 @@ class AnomalyDetectionOn(Rule):
     """
     ## What it does
     Flags `torch.autograd.set_detect_anomaly(True)` and `torch.autograd.detect_anomaly()`
-    left on, unguarded, in code that trains.
+    left on, unguarded (`if __name__ == "__main__":` is no guard), in code that trains (a
+    training loop, a backward call, or a Lightning `training_step`).
 
     ## Why is this bad
     Anomaly detection records a stack trace for every operation and checks every backward
@@ -45,12 +46,12 @@ class AnomalyDetectionOn(Rule):
     fix_safety = "safe"
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        if not analysis.training_loops and not analysis.iter_calls("backward"):
+        if not (analysis.training_loops or analysis.iter_calls("backward") or _lightning_training_step(analysis)):
             return
         for call in analysis.calls_to(*_ANOMALY_SWITCHES, *_ANOMALY_CONTEXTS):
             qualname = analysis.call_qualname(call)
-            if analysis.context(call).guards:
-                continue
+            if any(not _is_main_guard(if_stmt.test) for if_stmt, _ in analysis.context(call).guards):
+                continue  # behind a flag; `if __name__ == "__main__":` is no debug switch
             if qualname in _ANOMALY_SWITCHES:
                 mode = argument(call, 0, "mode")
                 if not (isinstance(mode, ast.Constant) and mode.value is True):
@@ -62,3 +63,15 @@ class AnomalyDetectionOn(Rule):
                 f"Remove it, or enable it only behind a debug flag."
             )
             yield self.finding(call, message, "Remove the anomaly detection")
+
+
+def _lightning_training_step(analysis: Analysis) -> bool:
+    """A `training_step` method: Lightning backpropagates the loss it returns."""
+    return any(function.is_method and function.name == "training_step" for function in analysis.functions)
+
+
+def _is_main_guard(test: ast.AST) -> bool:
+    """`__name__ == "__main__"`."""
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.shapes import infer_shapes
+from torch_lsp.diagnostics.shapes.mismatch_findings import mismatch_findings
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -35,7 +35,12 @@ class ShapeMismatch(Rule):
     Shapes come from factories, layers, shape comments, annotations and the call sites
     of the file; only definite contradictions are reported, never guesses. Some hold
     for every size, with no call site at all: `2*hidden` features (a bidirectional
-    LSTM's output) are never the `hidden` a `Linear(hidden, ...)` takes.
+    LSTM's output) are never the `hidden` a `Linear(hidden, ...)` takes. A call in another
+    file that makes a model's code raise (`train.py` gives `Net()` a batch its `fc` cannot
+    take) is reported at the call, naming the line that raises; the editor also shows it
+    at that line of the model file while both are open, each linked to the other, and
+    `torch-lsp check` on both files reports it once, at that line, the call as its related
+    location.
 
     ## Why is this bad
     Each of these raises a `RuntimeError` the first time the line runs, often minutes
@@ -64,8 +69,4 @@ class ShapeMismatch(Rule):
     fix_safety = "none"
 
     def check(self, analysis: "Analysis") -> Iterator[Finding]:
-        report = infer_shapes(analysis)
-        for mismatch in report.mismatches:
-            if mismatch.kind != "shape":
-                continue
-            yield self.finding_at((mismatch.line, mismatch.col, mismatch.end_line, mismatch.end_col), mismatch.message)
+        return mismatch_findings(self, analysis, "shape")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.shapes import infer_shapes
+from torch_lsp.diagnostics.shapes.mismatch_findings import mismatch_findings
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -60,8 +60,4 @@ class DtypeMismatch(Rule):
     fix_safety = "none"
 
     def check(self, analysis: "Analysis") -> Iterator[Finding]:
-        report = infer_shapes(analysis)
-        for mismatch in report.mismatches:
-            if mismatch.kind != "dtype":
-                continue
-            yield self.finding_at((mismatch.line, mismatch.col, mismatch.end_line, mismatch.end_col), mismatch.message)
+        return mismatch_findings(self, analysis, "dtype")

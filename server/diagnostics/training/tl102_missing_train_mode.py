@@ -7,7 +7,9 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from torch_lsp.analysis import Analysis, LoopInfo, switches_to_eval
+from torch_lsp.analysis import (
+    Analysis, FunctionInfo, LoopInfo, self_model_switches, switches_to_eval, trainer_model_attribute,
+)
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Related, Rule
 from torch_lsp.syntax_nodes import call_name, loop_header_span
@@ -30,7 +32,10 @@ class MissingTrainMode(Rule):
     beside it in that epoch loop are considered. A periodic evaluation inside the training
     loop itself (`for` or `while step < steps:` with `next(it)`), after the model runs, with
     no `model.train()` in the loop, is flagged too (the fix puts `train()` at the top of
-    the loop).
+    the loop); so is notebook-style code that trains after `model.train()`, evaluates after
+    `model.eval()`, then trains again in the same scope with no `model.train()` in between;
+    and a trainer class whose method trains `self.model` while another method puts it in
+    eval mode between training passes and nothing in the class ever calls `self.model.train()`.
 
     ## Example
     ```python
@@ -76,7 +81,9 @@ class MissingTrainMode(Rule):
                 if evaluation is None:
                     continue
                 where, inside_epoch, evaluating = evaluation
-                if self._train_on_path(analysis, loop, model, inside_epoch):
+                in_scope = analysis.context(evaluating).function is loop.function and not inside_epoch
+                # An eval earlier in the loop's own scope was found with no train() after it.
+                if not in_scope and self._train_on_path(analysis, loop, model, inside_epoch):
                     continue
                 message = (
                     f"`{model}` is put in eval mode {where}, but nothing calls `{model}.train()` before this "
@@ -90,6 +97,38 @@ class MissingTrainMode(Rule):
                 )
                 finding.related.append(Related.at(evaluating, f"`{model}` is put in eval mode here"))
                 yield finding
+
+        yield from self._trainer_reports(analysis)
+
+    def _trainer_reports(self, analysis: Analysis) -> Iterator[Finding]:
+        """Trainer classes: a method trains `self.model`, another puts it in eval mode, nothing in
+        the class ever puts it back in train mode, and the evaluation can run before a training
+        pass (the training method has no caller here, or its caller's loop also evaluates)."""
+        for loop in analysis.innermost_training_loops:
+            if not (analysis.backward_calls(loop) or analysis.optimizer_steps(loop)):
+                continue
+            for call in loop.calls:
+                attr = trainer_model_attribute(analysis, loop.function, call)
+                if attr is None or analysis.context(call).grad_disabled:
+                    continue
+                switches = self_model_switches(analysis, loop.function.class_node, attr)
+                if any(mode == "train" or method is loop.function for method, _, mode in switches):
+                    break  # the class manages the model's mode
+                evaluating = next(((method, c) for method, c, _ in switches), None)
+                if evaluating is not None and _evaluated_before_pass(analysis, loop.function, evaluating[0]):
+                    yield self._trainer_report(loop, f"self.{attr}", *evaluating)
+                break
+
+    def _trainer_report(self, loop: LoopInfo, model: str, method: FunctionInfo, evaluating: ast.Call) -> Finding:
+        message = (
+            f"`{model}` is put in eval mode in `{method.name}()` (line {evaluating.lineno}), but nothing in the class "
+            f"calls `{model}.train()`, so this training loop runs with dropout and batch-norm in eval mode after "
+            f"the first evaluation. Call `{model}.train()` before the loop."
+        )
+        finding = self.finding_at(loop_header_span(loop.node), message, f"Insert `{model}.train()` before the loop",
+                                  data={"model": model, "inside_epoch": False})
+        finding.related.append(Related.at(evaluating, f"`{model}` is put in eval mode here"))
+        return finding
 
     def _inside_report(self, loop: LoopInfo, model: str, evaluating: ast.Call) -> Finding:
         message = (
@@ -113,6 +152,10 @@ class MissingTrainMode(Rule):
                     return f"by `{ast.unparse(call.func)}()` (line {call.lineno}) inside the enclosing loop", True, call
             ancestor = ancestor.parent
         function = loop.function
+        evaluated = _evaluated_after_training_mode(analysis, loop, model)
+        if evaluated is not None:
+            where = "at module level" if function.is_module else "in this function"
+            return f"earlier {where} (line {evaluated.lineno})", False, evaluated
         if function.is_module or analysis.switched(function, model, "eval"):
             return None  # eval in the same function before training: deliberate (frozen BN) or not ours
         if model not in function.params:
@@ -166,6 +209,33 @@ def _eval_inside_training(analysis: Analysis, loop: LoopInfo, model_call: ast.Ca
         if switches_to_eval(analysis, call, model) and not _callee_restores_train(analysis, call, model):
             return call
     return None
+
+
+def _evaluated_before_pass(analysis: Analysis, training: FunctionInfo, evaluation: FunctionInfo) -> bool:
+    """The evaluating method can run before a pass of the training method: nothing here calls
+    the training method (others call it between evaluations), or a loop that calls it also
+    calls the evaluating method (an epoch loop)."""
+    callers = analysis.callers(training)
+    if not callers:
+        return True
+    for site in callers:
+        loops = analysis.context(site).loops
+        if loops and any(call_name(c) == evaluation.name for c in loops[-1].calls if c is not site):
+            return True
+    return False
+
+
+def _evaluated_after_training_mode(analysis: Analysis, loop: LoopInfo, model: str) -> ast.Call | None:
+    """Notebook-style code: in the loop's own scope, `model.train()`, later `model.eval()` (a
+    validation cell), then this training loop with no `model.train()` in between. The earlier
+    `train()` shows the switch to eval is an evaluation, not a deliberate freeze for training."""
+    start = (loop.node.lineno, loop.node.col_offset)
+    before = [s for s in analysis.mode_switches.get(loop.function, ())
+              if s.name == model and (s.call.lineno, s.call.col_offset) < start]
+    before.sort(key=lambda s: (s.call.lineno, s.call.col_offset))
+    if len(before) < 2 or before[-1].mode != "eval" or not any(s.mode == "train" for s in before[:-1]):
+        return None
+    return before[-1].call
 
 
 def _evaluated_beside(analysis: Analysis, function, callers: list[ast.Call], param: str):

@@ -13,7 +13,7 @@ from torch_lsp.analysis import (
 )
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import FixInfo, Finding, Related, Rule
-from torch_lsp.mode_behaviour import attribute_is_mode_independent, constructed_class_is_mode_independent
+from torch_lsp.mode_behaviour import attribute_is_mode_independent, constructed_model_is_mode_independent
 from torch_lsp.roles import MODEL_WRAPPERS, constructed_kind
 from torch_lsp.syntax_nodes import call_name
 
@@ -30,16 +30,17 @@ class MissingEvalMode(Rule):
     `load_model`) are callbacks, not models. Not flagged either: a model built from a class
     of the project whose layers have no train/eval behaviour (no dropout, no batch norm,
     checked through its submodule classes, also in imported workspace files: `eval()`
-    changes nothing), and a model loaded with `from_pretrained()` (which returns it in eval
-    mode). A parameter named like a class (`Generator`) is the class handed in: calling it
-    builds a model. A model passed by callers that all ran a function of the file leaving it
-    in eval mode first (`evaluate(loader, model)` then `predict(text, model)`) counts as in
-    eval mode. The fix is safe only on a model known to be an `nn.Module` (built in view) in
-    a function that does not go on to train; otherwise it is offered as unsafe. Trainers
-    written as classes are checked too: an `evaluate`-style method, or one under `no_grad`,
-    running `self.model` when no method of the class switches that model's mode, unless the
-    class builds that attribute only from layers without train/eval behaviour (a fixed blur
-    of pads and convolutions).
+    changes nothing) or built in place from such torch layers (`probe = nn.Linear(d, k)`),
+    and a model loaded with `from_pretrained()` (which returns it in eval mode). A parameter
+    named like a class (`Generator`) is the class handed in: calling it builds a model. A
+    model passed by callers that all ran a function of the file leaving it in eval mode
+    first (`evaluate(loader, model)` then `predict(text, model)`) counts as in eval mode.
+    The fix is safe only on a model known to be an `nn.Module` (built in view) in a function
+    that does not go on to train; otherwise it is offered as unsafe. Trainers written as
+    classes are checked too: an `evaluate`-style method, or one under `no_grad`, running
+    `self.model` when no method of the class switches that model's mode, unless the class
+    builds that attribute only from layers without train/eval behaviour (a fixed blur of
+    pads and convolutions).
 
     ## Why is this bad
     In train mode dropout still drops activations and batch-norm normalises with the
@@ -78,7 +79,7 @@ class MissingEvalMode(Rule):
                 continue
             built = construction_of(analysis, function, model, call, unwrap=tuple(MODEL_WRAPPERS))
             if built is not None and (_loaded_pretrained(built) or
-                                      constructed_class_is_mode_independent(analysis, built) is not None):
+                                      constructed_model_is_mode_independent(analysis, built)):
                 continue
             message = (
                 f"`{model}` runs in an evaluation context but is never put in eval mode, so dropout and "

@@ -12,7 +12,7 @@ from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.fact_cache import FactKey
 from torch_lsp.roles import class_attribute_roles, local_module_classes
-from torch_lsp.syntax_nodes import call_name, dotted, keyword
+from torch_lsp.syntax_nodes import call_name, dotted, keyword, walk_nodes
 
 
 @register
@@ -168,9 +168,9 @@ def _module_level_leaf(analysis: Analysis, function: FunctionInfo, name: str) ->
     last, to a tensor that requires grad."""
     if function.is_module or name in function.params:
         return False
-    declared_global = any(isinstance(n, ast.Global) and name in n.names for n in ast.walk(function.node))
+    declared_global = any(isinstance(n, ast.Global) and name in n.names for n in walk_nodes(function.node))
     bound_here = any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
-                     for n in ast.walk(function.node))
+                     for n in walk_nodes(function.node))
     if bound_here and not declared_global:
         return False
     value = None
@@ -209,7 +209,7 @@ def _parameter_bound(target: ast.AST, source: ast.AST, name: str) -> bool | None
         second = target.elts[1]
         if isinstance(second, ast.Name) and second.id == name:
             return True
-    if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
+    if any(isinstance(n, ast.Name) and n.id == name for n in walk_nodes(target)):
         return False
     return None
 

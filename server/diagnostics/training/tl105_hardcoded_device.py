@@ -53,16 +53,17 @@ class HardcodedDevice(Rule):
         devices = _device_variables(analysis)
         if not devices:
             return
+        device_in: dict[FunctionInfo, tuple[str | None, ast.Assign | None]] = {}
         for call in analysis.calls:
+            name = call_name(call)
+            if not (name in ("cuda", "to") and isinstance(call.func, ast.Attribute)) and keyword(call, "device") is None:
+                continue  # none of the three forms below (most calls: skipped before any lookup)
             function = analysis.context(call).function
-            defined = devices.get(function) or devices.get(analysis.module_scope)
-            device = (devices[function].targets[0].id if function in devices else _device_parameter(function)) or (
-                defined.targets[0].id if defined is not None else None)
-            if defined is not None and defined.targets[0].id != device:
-                defined = None  # a parameter of the function is the device variable here
+            if function not in device_in:
+                device_in[function] = _device_in(analysis, devices, function)
+            device, defined = device_in[function]
             if device is None or analysis.call_qualname(call) == "torch.device":
                 continue
-            name = call_name(call)
             if name == "cuda" and isinstance(call.func, ast.Attribute) and analysis.qualname(call.func) is None:
                 if _hardcoded_cuda_call(analysis, call) and not under_cuda_guard(analysis, call):
                     shown = f"`.{ast.unparse(call)[len(ast.unparse(call.func.value)) + 1:]}`"
@@ -92,6 +93,18 @@ class HardcodedDevice(Rule):
         if finding.fix is not None and safety != finding.fix.safety:
             finding.fix = FixInfo(finding.fix.title, safety)
         return finding
+
+
+def _device_in(analysis: Analysis, devices: dict[FunctionInfo, ast.Assign], function: FunctionInfo
+               ) -> tuple[str | None, ast.Assign | None]:
+    """(the device variable code in `function` should use, the assignment that defines it
+    when it is not a parameter of the function)."""
+    defined = devices.get(function) or devices.get(analysis.module_scope)
+    device = (devices[function].targets[0].id if function in devices else _device_parameter(function)) or (
+        defined.targets[0].id if defined is not None else None)
+    if defined is not None and defined.targets[0].id != device:
+        defined = None  # a parameter of the function is the device variable here
+    return device, defined
 
 
 def _hardcoded_cuda_call(analysis: Analysis, call: ast.Call) -> bool:

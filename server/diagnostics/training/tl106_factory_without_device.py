@@ -11,7 +11,7 @@ from torch_lsp.analysis import Analysis, FunctionInfo
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.roles import class_attribute_roles, is_config_number, local_module_classes
-from torch_lsp.syntax_nodes import call_name, dotted, has_star_args, keyword
+from torch_lsp.syntax_nodes import call_name, dotted, has_star_args, keyword, walk_nodes
 
 
 _FACTORIES = {
@@ -134,7 +134,7 @@ def _meets_other_values(analysis: Analysis, function: FunctionInfo, call: ast.Ca
         return verdict
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
         name = parent.targets[0].id
-        for use in ast.walk(function.node):
+        for use in walk_nodes(function.node):
             if isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load) and use.lineno > parent.lineno:
                 holder = analysis.parents.get(use)
                 if isinstance(holder, (ast.BinOp, ast.AugAssign)):
@@ -144,7 +144,7 @@ def _meets_other_values(analysis: Analysis, function: FunctionInfo, call: ast.Ca
                         return True
                     if _climb(analysis, function, holder)[0]:  # `mask == 0` is still a CPU tensor: where does it go?
                         return True
-                while isinstance(holder, (ast.Tuple, ast.List)):  # `self.lstm(x, (h, c))`
+                while isinstance(holder, (ast.Tuple, ast.List, ast.keyword)):  # `self.lstm(x, (h, c))`, `mask=mask`
                     holder = analysis.parents.get(holder)
                 if isinstance(holder, ast.Call) and use is not holder.func and _combines_tensors(analysis, holder):
                     return True
@@ -172,7 +172,8 @@ def _climb(analysis: Analysis, function: FunctionInfo, start: ast.AST) -> tuple[
         elif isinstance(parent, ast.Call) and parent.func is not node:
             if isinstance(parent.func, ast.Name) and parent.func.id in ("int", "float", "bool") and node in parent.args:
                 return False, parent
-            return (True if _combines_tensors(analysis, parent) else None), parent
+            if not _reshapes(analysis, parent, node):
+                return (True if _combines_tensors(analysis, parent) else None), parent
         elif not (isinstance(parent, ast.Call) or (isinstance(parent, ast.Subscript) and parent.value is node)):
             return None, parent
         node = parent
@@ -258,6 +259,18 @@ def _only_a_truth_test(analysis: Analysis, call: ast.Call) -> bool:
     while isinstance(holder, ast.BoolOp) or (isinstance(holder, ast.UnaryOp) and isinstance(holder.op, ast.Not)):
         condition, holder = holder, analysis.parents.get(holder)
     return isinstance(holder, (ast.If, ast.While, ast.IfExp, ast.Assert)) and holder.test is condition
+
+
+# torch functions whose result is their first argument's values rearranged or mapped one by one:
+# on the device of that argument, so the new tensor goes on through them (`torch.triu(torch.full(...))`).
+_PASSING_THROUGH = {"triu", "tril", "flatten", "reshape", "transpose", "t", "flip", "roll", "exp", "log", "sqrt",
+                    "abs", "sin", "cos", "sigmoid", "tanh", "cumsum", "cumprod", "diag", "outer"}
+
+
+def _reshapes(analysis: Analysis, call: ast.Call, node: ast.AST) -> bool:
+    qualname = analysis.call_qualname(call) or ""
+    return (qualname.startswith("torch.") and qualname.count(".") == 1 and qualname[6:] in _PASSING_THROUGH
+            and bool(call.args) and call.args[0] is node)
 
 
 _COMBINING = {"cat", "stack", "where", "matmul", "bmm", "mm", "einsum", "add", "mul", "masked_fill", "gather",

@@ -19,3 +19,10 @@ def meta_train(model, tasks, meta_lr=1e-3):
         F.mse_loss(model(x), y).backward()
         meta_opt.step()
     return model
+
+
+def finetune(model, loader, opt):
+    for x, y in loader:
+        opt.zero_grad(True)  # positional set_to_none
+        F.mse_loss(model(x), y).backward()
+        opt.step()

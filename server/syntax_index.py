@@ -1,0 +1,117 @@
+"""Every node of an analysed version, grouped by type, without walking the tree again.
+
+`Analysis` already visits every statement and every expression node once, recording each
+node's parent (`analysis.parents`) as it goes.  Rules and facts that need "every
+`Attribute` in the file" or "the parent of this node" used to call `ast.walk` over the
+whole tree for it (one full walk each, the costliest part of checking a big file); they
+ask `syntax_index(analysis)` instead, which reuses what that walk reached:
+
+  * the statements (`analysis.statements`);
+  * every other node the walk gave a parent: expressions, `arguments`, `arg`, `keyword`,
+    `alias`, `withitem`, `comprehension`, except handlers, match cases;
+  * and the one part the walk leaves out, the patterns and guards of `match` cases,
+    walked here (rare in PyTorch code);
+  * and the parents `analysis.parents` does not record: inside match cases, and of the
+    statements in an `except` block (whose parent is the handler, not a statement).
+
+So the index holds every node `ast.walk(analysis.tree)` yields except the `Module` and the
+shared singletons (`Load()`, `Store()`, operators such as `Add()`), which no rule asks for
+(tests/test_syntax_index.py checks this against `ast.walk`).  Built
+once per version, on first use (`analysis.facts`).
+"""
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, TypeVar
+
+from torch_lsp.fact_cache import FactKey
+from torch_lsp.syntax_nodes import walk_nodes
+
+if TYPE_CHECKING:
+    from torch_lsp.analysis import Analysis
+
+N = TypeVar("N", bound=ast.AST)
+
+
+class SyntaxIndex:
+    """The nodes of one version by type, and the parent of each node."""
+
+    def __init__(self, analysis: "Analysis") -> None:
+        self._parents = analysis.parents
+        # The parents `analysis.parents` lacks: of the statements of an except handler's or a
+        # match case's body (their parent is no statement), and of the nodes inside match
+        # patterns and guards.
+        self._other_parents: dict[ast.AST, ast.AST] = {}
+        by_type: dict[type, list[ast.AST]] = {}
+        for stmt in analysis.statements:
+            by_type.setdefault(type(stmt), []).append(stmt)
+            if type(stmt) is ast.Match:
+                self._index_match_cases(stmt, by_type)
+        for node in analysis.parents:
+            if not isinstance(node, ast.stmt):  # statements are indexed above
+                by_type.setdefault(type(node), []).append(node)
+        for handler in by_type.get(ast.ExceptHandler, ()):
+            for child in handler.body:
+                self._other_parents[child] = handler
+        self._by_type = by_type
+        self._attributes_by_name: dict[str, list[ast.Attribute]] | None = None
+
+    def _index_match_cases(self, stmt: ast.Match, by_type: dict[type, list[ast.AST]]) -> None:
+        match_parents = self._other_parents
+        for case in stmt.cases:
+            for child in case.body:
+                match_parents[child] = case
+            for root in (case.pattern, case.guard):
+                if root is None:
+                    continue
+                match_parents[root] = case
+                for node in ast.walk(root):
+                    if isinstance(node, ast.expr_context):
+                        continue
+                    by_type.setdefault(type(node), []).append(node)
+                    for child in ast.iter_child_nodes(node):
+                        match_parents[child] = node
+
+    def of_type(self, kind: type[N]) -> list[N]:
+        """Every node of exactly this type (not subclasses): statements in source order,
+        other nodes in no particular order."""
+        return self._by_type.get(kind, [])  # type: ignore[return-value]
+
+    def attributes_named(self, attr: str) -> list[ast.Attribute]:
+        """Every `<x>.<attr>` (read, assigned or deleted), in no particular order."""
+        if self._attributes_by_name is None:
+            table: dict[str, list[ast.Attribute]] = {}
+            for node in self.of_type(ast.Attribute):
+                table.setdefault(node.attr, []).append(node)
+            self._attributes_by_name = table
+        return self._attributes_by_name.get(attr, [])
+
+    def parent_of(self, node: ast.AST) -> ast.AST | None:
+        """The node `node` is a direct child of; None for a top-level statement."""
+        parent = self._parents.get(node)
+        return parent if parent is not None else self._other_parents.get(node)
+
+
+_INDEX: FactKey[SyntaxIndex] = FactKey("syntax_index")
+
+
+def syntax_index(analysis: "Analysis") -> SyntaxIndex:
+    """The index of `analysis`'s tree, built on first use."""
+    return analysis.facts.get_or_compute(_INDEX, lambda: SyntaxIndex(analysis))
+
+
+_STATEMENT_NODES: FactKey[dict[int, dict[type, list[ast.AST]]]] = FactKey("syntax_index.statement_nodes")
+
+
+def statement_nodes(analysis: "Analysis", statement: ast.stmt) -> dict[type, list[ast.AST]]:
+    """Every node of one top-level statement (`walk_nodes`' order) by type: one walk shared
+    by the per-statement facts (`analysis.statement_facts`: the name scan, TL702's uses)
+    that this version computes for the statement, instead of a walk each.  Kept for this
+    version only: the facts computed from it are what later versions take over."""
+    cache = analysis.facts.get_or_compute(_STATEMENT_NODES, dict)
+    nodes = cache.get(id(statement))
+    if nodes is None:
+        nodes = cache[id(statement)] = {}
+        for node in walk_nodes(statement):
+            nodes.setdefault(type(node), []).append(node)
+    return nodes
