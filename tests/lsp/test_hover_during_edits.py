@@ -22,7 +22,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 LARGE_DOCUMENTS = 4  # more lines than the server keeps analysed, so the hovered file is analysed again
 BLOCKS_PER_DOCUMENT = 80  # 25 lines each: 2,000-line documents
-EDITS = 300  # sent at once, spread over the large documents
+EDITS = 500  # sent at once, spread over the large documents
 ANSWERED_WITHIN_S = 5.0  # "answered at all", not a latency target
 
 BLOCK = '''
