@@ -70,6 +70,7 @@ from attrs import evolve
 from torch_lsp.caller_proofs import proofs_of, proven_in, targets
 from torch_lsp.checker import (add_probe_findings, add_shape_findings, check_source, collector_paused,
                                load_rules_and_shape_engine)
+from torch_lsp.dependents import imported_modules
 from torch_lsp.documents import CheckCache, CheckedVersion, OpenDocument, release_versions
 from torch_lsp.incremental_parse import ParsedVersion
 from torch_lsp.protocol import is_too_large, to_diagnostic, too_large_diagnostic
@@ -82,6 +83,10 @@ if TYPE_CHECKING:
 CONFIGURATION_TIMEOUT_S = 5.0
 GARBAGE_COLLECTION_INTERVAL_S = 2.0
 GARBAGE_COLLECTION_RETRY_S = 0.25
+# A full collection holds the GIL for 0.1-0.4 s with tens of documents open (no hover is
+# answered meanwhile), so it waits while checks wait; during edits that never pause, it
+# runs at most this long after it was asked for.
+GARBAGE_COLLECTION_LONGEST_WAIT_S = 30.0
 # How often background work looks again whether open documents still wait for checks.
 BACKGROUND_WAIT_S = 0.05
 # The delay after an edit before its check starts, unless the document's last check took less
@@ -111,6 +116,7 @@ class CheckScheduler:
         self._check_seconds: dict[str, float] = {}  # per document: how long its last first pass took
         self._last_collection = 0.0
         self._collection_waits = False  # a collection is asked for, once the interval has passed
+        self._collection_asked: float | None = None  # when the collection waiting now was first asked for
         # Requests about checked versions never queue behind checks of other documents.
         self._request_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="torch-lsp-requests")
         # Probes wait seconds for a worker: never on the analysis thread.
@@ -438,11 +444,15 @@ class CheckScheduler:
             # published).  Frozen, they are left to the periodic full collection, which
             # unfreezes first; what a version holds is freed by reference counting anyway.
             gc.freeze()
-        if not completes:
+        if completes:
+            imports = first_pass.imported_modules
+        else:
+            imports = imported_modules(result.analysis.statements)
             # The part of a check that runs even when an edit makes it stale (a stale
             # version's complete pass is not started): what the debounce weighs.
             self._check_seconds[document.uri] = time.perf_counter() - started
-        return CheckedVersion(document.version, generation, result, diagnostics, problems, proofs=proofs)
+        return CheckedVersion(document.version, generation, result, diagnostics, problems,
+                              imported_modules=imports, proofs=proofs)
 
     def _edited_from(self, uri: str) -> ParsedVersion | None:
         """The newest version of the document that still holds its analysis: the text the
@@ -538,17 +548,23 @@ class CheckScheduler:
     def _collect_garbage_when_idle(self) -> None:
         """A full collection for what reference counting does not free: the few small cycles
         a dropped version leaves, and every check's objects, which `_check` freezes.  Runs on
-        the analysis thread, at most every few seconds, and only when no check is waiting;
-        asked for meanwhile, it runs once those allow."""
+        the analysis thread, at most every few seconds, and only when no check is waiting
+        (debouncing, queued or running; during a storm of edits that never pauses, at most
+        `GARBAGE_COLLECTION_LONGEST_WAIT_S` late); asked for meanwhile, it runs once those allow."""
         if self._collection_waits:
             return
         loop = asyncio.get_running_loop()
-        wait = self._last_collection + GARBAGE_COLLECTION_INTERVAL_S - time.monotonic()
-        if self._complete_passes or wait > 0:
+        now = time.monotonic()
+        if self._collection_asked is None:
+            self._collection_asked = now
+        wait = self._last_collection + GARBAGE_COLLECTION_INTERVAL_S - now
+        checks_wait = bool(self._debouncing or self._first_passes or self._complete_passes)
+        if wait > 0 or (checks_wait and now - self._collection_asked < GARBAGE_COLLECTION_LONGEST_WAIT_S):
             self._collection_waits = True
             loop.call_later(max(wait, GARBAGE_COLLECTION_RETRY_S), self._collect_garbage_after_waiting)
             return
-        self._last_collection = time.monotonic()
+        self._last_collection = now
+        self._collection_asked = None
         try:
             loop.run_in_executor(self._analysis_thread, collect_everything)
         except RuntimeError:

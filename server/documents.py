@@ -100,7 +100,9 @@ class CheckedVersion:
 
     `result` is the `CheckResult` (None when the document was too large to analyse, or
     when the version was `light`ened: kept for its diagnostics only, the analysis freed);
-    `diagnostics` are ready to send; `settings_problems` are (origin, messages) pairs."""
+    `diagnostics` are ready to send; `settings_problems` are (origin, messages) pairs;
+    `imported_modules` are the absolute imports of the version (`torch_lsp.dependents`),
+    kept when it is lightened: an edit of a file it imports checks it again."""
 
     version: int | None
     generation: int
@@ -108,6 +110,7 @@ class CheckedVersion:
     diagnostics: list
     settings_problems: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
     light: bool = False
+    imported_modules: frozenset[str] = frozenset()
     # Errors this version's calls prove in other files (`caller_proofs.CallerProof`): shown
     # in those files too while they are open.
     proofs: tuple = ()

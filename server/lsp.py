@@ -76,7 +76,7 @@ from torch_lsp.protocol import (
     wants_kind,
     workspace_folders,
 )
-from torch_lsp.shapes import WorkspaceResolver, infer_shapes, set_default_resolver
+from torch_lsp.shapes import WorkspaceResolver, infer_shapes, set_default_resolver, shapes_if_inferred
 from torch_lsp.shapes.probe.given_inputs import GivenInputs, InputShapeError, parse_input_shapes, render_input_shapes
 from torch_lsp.shapes.probe.lenses import PROBE_COMMAND, probe_lenses, suggested_inputs
 from torch_lsp.shapes.probe.results import hover_with_memory, hover_with_probe, probed_hint
@@ -210,12 +210,14 @@ class TorchLanguageServer(LanguageServer):
         resolver = getattr(self, "workspace_resolver", None)
         if changed is None or changed.path is None or resolver is None:
             return
-        analysed = []
+        # Runs on the event loop at every edit: only the imports each check collected are
+        # read (a light version keeps them), never a document's tree.
+        checked = []
         for document in self.documents.all():
             latest = self.scheduler.versions.latest(document.uri)
-            if document.uri != uri and latest is not None and latest.result is not None:
-                analysed.append((document.uri, latest.result.analysis))
-        stale = importers_of(changed.path, analysed, resolver)
+            if document.uri != uri and latest is not None and latest.imported_modules:
+                checked.append((document.uri, document.path, latest.imported_modules))
+        stale = importers_of(changed.path, checked, resolver)
         for importer in stale:
             self.scheduler.forget_checks(importer)
             self.scheduler.check_soon(importer, delay)
@@ -232,7 +234,11 @@ class TorchLanguageServer(LanguageServer):
         checked = await self.scheduler.analysed(document)
         if checked is None or checked.result is None:
             return document, None
-        report = await self.scheduler.on_request_thread(infer_shapes, checked.result.analysis)
+        # Mostly inferred by the complete pass already: then read here, without a round trip
+        # through the request thread (two hand-overs of the GIL while checks hold it).
+        report = shapes_if_inferred(checked.result.analysis)
+        if report is None:
+            report = await self.scheduler.on_request_thread(infer_shapes, checked.result.analysis)
         return document, (checked, report)
 
     def show_settings_problems(self, problems: list[tuple[str, tuple[str, ...]]]) -> None:

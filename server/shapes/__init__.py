@@ -94,6 +94,11 @@ def infer_shapes(analysis: "Analysis", resolver: ImportResolver | None = None) -
     return analysis.facts.get_or_compute(_SHAPE_REPORT, lambda: _shape_report(analysis, resolver))
 
 
+def shapes_if_inferred(analysis: "Analysis") -> ShapeReport | None:
+    """The shapes of the version if they were inferred already (never infers them)."""
+    return analysis.facts.peek(_SHAPE_REPORT)
+
+
 def _shape_report(analysis: "Analysis", resolver: ImportResolver | None) -> ShapeReport:
     from torch_lsp.shapes.interpret import Engine
     from torch_lsp.shapes.report import ShapeReport
