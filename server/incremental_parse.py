@@ -24,7 +24,7 @@ import ast
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from torch_lsp.parsing import BYTE_ORDER_MARK, SyntaxIssue, _parse
+from torch_lsp.parsing import BYTE_ORDER_MARK, SyntaxIssue, parse_quietly
 from torch_lsp.statement_facts import StatementFacts
 from torch_lsp.text import LineIndex, well_formed
 
@@ -76,7 +76,7 @@ def reparse_edit(previous: ParsedVersion, source: str) -> ast.Module | None:
     if "__future__" in text or "__future__" in old[slot_start:old_end] or text.rstrip().endswith("\\"):
         return None  # a continuation line at the slot's end would join the next statement
     try:
-        parsed = _parse("\n" * (first_lines[slot] - 1) + text)
+        parsed = parse_quietly("\n" * (first_lines[slot] - 1) + text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return ast.Module(body=body[:slots[slot][1]] + parsed.body + body[end_statement:], type_ignores=[])

@@ -41,7 +41,7 @@ class SyntaxIssue:
 def parses(source: str) -> bool:
     """Whether `source` parses without recovery (as `parse_source` reads it)."""
     try:
-        _parse(_parseable(source))
+        parse_quietly(_parseable(source))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
@@ -60,7 +60,8 @@ def _parseable(source: str) -> str:
     return text[1:] if text.startswith(BYTE_ORDER_MARK) else text
 
 
-def _parse(text: str) -> ast.Module:
+def parse_quietly(text: str) -> ast.Module:
+    """`ast.parse` without the warnings some valid code raises (invalid escape sequences)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # invalid escape sequences etc.
         return ast.parse(text, type_comments=False)
@@ -84,7 +85,7 @@ def _recover(text: str) -> tuple[ast.Module, list[SyntaxIssue]]:
     issues: list[SyntaxIssue] = []
     for _ in range(MAX_RECOVERY_ATTEMPTS):
         try:
-            return _parse(text), issues
+            return parse_quietly(text), issues
         except SyntaxError as error:
             issue = _issue_from(error, text)
             if not issues or issues[-1].line != issue.line:
