@@ -13,7 +13,10 @@ import pytest
 from tests.rules.markers import read_markers
 from tests.shapes.conftest import require_torch
 
-FIXTURES = [Path(__file__).resolve().parents[1] / "rules" / "fixtures" / f"{code}.py" for code in ("TL501", "TL503")]
+TESTS = Path(__file__).resolve().parents[1]
+# The rule fixtures and the held-out files (tests/heldout/shapes) keep the same contract.
+FIXTURES = ([TESTS / "rules" / "fixtures" / f"{code}.py" for code in ("TL501", "TL503")]
+            + sorted((TESTS / "heldout" / "shapes").glob("*.py")))
 
 
 def cases(fixture: Path) -> list[tuple[str, set[int], set[int]]]:

@@ -1,7 +1,7 @@
 """TL501 probe: attention written by hand: scores computed without transposing the keys,
 heads split with a `view` whose element count differs from the input's, and an output
 projection sized for the wrong width; against the correct transpose and reshape. Each `case_*`
-function runs with torch (tests/heldout/test_heldout_shapes_runtime.py)."""
+function runs with torch (tests/shapes/test_definite_errors_runtime.py)."""
 import torch
 import torch.nn as nn
 

@@ -1,7 +1,7 @@
 """TL501 probe: a CIFAR-style CNN whose classifier assumes the wrong flattened size after two
 poolings, a stem fed grayscale images when it takes RGB, and a fusion head that concatenates
 features with different batch sizes; against the same network with the right size and a
-broadcast that works. Each `case_*` function runs with torch (tests/heldout/test_heldout_shapes_runtime.py)."""
+broadcast that works. Each `case_*` function runs with torch (tests/shapes/test_definite_errors_runtime.py)."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

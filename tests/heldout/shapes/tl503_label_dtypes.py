@@ -1,7 +1,7 @@
 """TL503 probe: class-index targets that are floating point (`torch.rand(...) * C`, a `.float()`
 cast before `nn.CrossEntropyLoss`) and float token ids into an embedding; against `randint`
 targets, soft-label probability targets of the input's shape (accepted as floats) and a
-`.long()` cast. Each `case_*` function runs with torch (tests/heldout/test_heldout_shapes_runtime.py)."""
+`.long()` cast. Each `case_*` function runs with torch (tests/shapes/test_definite_errors_runtime.py)."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -1,7 +1,7 @@
 """TL503 probe: integer tensors multiplied with floating ones (position indices `@` a float
 table, a count matrix `mm` float weights) and a float index for `gather`; against casts to
 float and `long()` indices. Each `case_*` function runs with torch
-(tests/heldout/test_heldout_shapes_runtime.py)."""
+(tests/shapes/test_definite_errors_runtime.py)."""
 import torch
 
 
