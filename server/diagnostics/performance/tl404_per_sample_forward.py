@@ -19,7 +19,9 @@ class PerSampleForward(Rule):
     ## What it does
     Flags a loop over the indices of a batch (`range(x.size(0))`, `range(len(batch))`,
     `range(B)` after `B = x.size(0)` or `B, C, H, W = x.shape`) that calls a model on one
-    sample `x[i]` at a time (passed by position or by keyword).
+    sample `x[i]` at a time (passed by position or by keyword). Not flagged: a step that
+    carries state from one iteration to the next (`output, hidden = decoder(x[i], hidden)`,
+    a recurrent decoder fed one token at a time): each call needs the one before it.
 
     ## Why is this bad
     A model call per sample wastes the parallelism the hardware is built for: each call
@@ -55,12 +57,25 @@ class PerSampleForward(Rule):
             for call in loop.direct_calls:
                 model = roles.model_name(call)
                 inputs = [*call.args, *(k.value for k in call.keywords)]  # `model(input_ids=ids[i][None])` too
-                if model and any(_indexes(arg, batch, index) for arg in inputs):
+                if model and any(_indexes(arg, batch, index) for arg in inputs) \
+                        and not _carries_state(node, call):
                     message = (
                         f"`{model}` is called on one sample of `{batch}` per iteration; batched work is far faster. "
                         f"Call `{model}({batch})` once (or on slices of several samples)."
                     )
                     yield self.finding(call, message)
+
+
+def _carries_state(loop: ast.For, call: ast.Call) -> bool:
+    """The call's result rebinds one of its own arguments in the loop (`out, hidden =
+    decoder(x[i], hidden)`): a recurrence, which no batching over the loop can replace."""
+    arguments = {n.id for arg in [*call.args, *(k.value for k in call.keywords)]
+                 for n in walk_nodes(arg) if isinstance(n, ast.Name)}
+    for statement in walk_nodes(loop):
+        if isinstance(statement, ast.Assign) and statement.value is call:
+            bound = {n.id for target in statement.targets for n in walk_nodes(target) if isinstance(n, ast.Name)}
+            return bool(bound & arguments)
+    return False
 
 
 def _batch_of_range(analysis: Analysis, node: ast.AST) -> str | None:
