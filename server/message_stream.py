@@ -7,7 +7,11 @@ never answered.  Here:
 - a body that cannot be read is answered with `-32700 Parse error` (id null), a request
   whose parameters do not fit with `-32602 Invalid params` naming the field;
 - after `shutdown`, requests are answered `-32600 Invalid request`, and `exit` ends
-  the process with 0 after `shutdown`, 1 without.
+  the process with 0 after `shutdown`, 1 without;
+- a handler that has finished is forgotten: pygls keeps the future of every handler it
+  runs (by message id, for `$/cancelRequest`) and drops it only when it answers a
+  request, so a notification's (a uuid of its own, never answered) stayed for the
+  server's lifetime: one per keystroke, about 2 MiB over 1,000 edits.
 
 The stream comes from the start-up path (`startup`), which may already have answered
 `initialize` and cut bodies that arrived meanwhile: pygls handles those first, the
@@ -74,6 +78,20 @@ class TorchProtocol(LanguageServerProtocol):
             log.error("ignored a message with parameters that do not fit %r: %s", method, detail)
             return
         self.send_error(data["id"], JsonRpcInvalidParams(f"Invalid params for {method}: {detail}."))
+
+    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
+        self._forget_finished_handlers()
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+
+    def _forget_finished_handlers(self) -> None:
+        """Drop the futures of handlers that are done (see the module docstring): what is
+        left is what can still be cancelled.  Done here, before the next handler runs, not
+        in a done callback: pygls' `shutdown` cancels the futures while it walks the map,
+        and a concurrent future runs its callbacks inside `cancel`."""
+        running = self._request_futures
+        finished = [msg_id for msg_id, future in list(running.items()) if future.done()]
+        for msg_id in finished:
+            running.pop(msg_id, None)
 
     def handle_message(self, message) -> None:
         method = getattr(message, "method", None)

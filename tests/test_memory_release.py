@@ -113,3 +113,54 @@ def test_building_quick_fixes_does_not_tie_the_version_into_a_cycle(collector_of
     del result
 
     assert analysis() is None
+
+
+def test_the_server_keeps_no_future_of_a_finished_handler():
+    """pygls keeps each running handler's future by message id (for `$/cancelRequest`) and
+    dropped it only when answering a request: every didChange left one behind for the
+    server's lifetime (one per keystroke).  After many notifications and requests, only
+    what still runs may be kept."""
+    import asyncio
+    import io
+    import json
+
+    from pygls.io_ import StdoutWriter
+
+    from torch_lsp.lsp import create_server
+
+    server = create_server()
+    protocol = server.protocol
+    protocol.set_writer(StdoutWriter(io.BytesIO()))
+    uri = "file:///workspace/model.py"
+    text = "import torch\n\nx = torch.zeros(2, 3)\n"
+
+    def send(method, params, request_id=None):
+        message = {"jsonrpc": "2.0", "method": method, "params": params}
+        if request_id is not None:
+            message["id"] = request_id
+        protocol.receive_body(json.dumps(message).encode("utf-8"))
+
+    async def session():
+        send("initialize", {"processId": None, "rootUri": None, "capabilities": {}}, request_id=0)
+        send("initialized", {})
+        send("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                       "text": text}})
+        for version in range(2, 52):
+            text_now = text + "y = 1\n" * (version % 2)
+            send("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                            "contentChanges": [{"text": text_now}]})
+            send("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 2, "character": 0}},
+                 request_id=version)
+            await asyncio.sleep(0)
+        for _ in range(200):  # the last checks and hovers end (a safety net, never a timing)
+            await asyncio.sleep(0.05)
+            if all(future.done() for future in protocol._request_futures.values()):
+                break
+        send("textDocument/didSave", {"textDocument": {"uri": uri}})  # one more handler, after the others ended
+        return len(protocol._request_futures)
+
+    try:
+        kept = asyncio.run(session())
+    finally:
+        server.shutdown()
+    assert kept <= 1, f"{kept} handler futures kept after 100 messages"
