@@ -17,7 +17,8 @@ Where things are, and where a new one goes:
   evaluate a model", "does this loop rebind a name"); `roles.py` says what names are
   (models, losses, optimizers, tensors); `syntax_nodes.py` holds pure AST helpers (the leaf
   module everything may import); `fact_cache.py` is the one typed cache for facts computed
-  on first use (`analysis.facts`), freed with the version.  A fact a second rule needs goes
+  on first use (`analysis.facts`), freed with the version; `memos.py` empties the
+  module-level memos (registered where they are defined) once no document is open.  A fact a second rule needs goes
   here, public and named, never into a rule module.
 - **Diagnostics.**  `diagnostics/` is the rule registry (`run_rules`); one package per family
   (`training` TL1xx, `correctness` TL2xx, `memory` TL3xx, `performance` TL4xx, `shapes`

@@ -39,6 +39,7 @@ through these states (the key of a check is uri, version and settings generation
                  its shape pass is freed on the analysis thread, after
                  whatever was queued there) -> idle: a full garbage
                  collection at most every few seconds, when no check runs
+                 (with no document open, the memos emptied first: `memos`)
 
 An edit is parsed in part (`torch_lsp.incremental_parse`): the check of a version reads
 the newest analysis kept of the same document, if any, as the text it was edited from.
@@ -67,6 +68,7 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 
 from attrs import evolve
 
+from torch_lsp import memos
 from torch_lsp.caller_proofs import proofs_of, proven_in, targets
 from torch_lsp.checker import (add_probe_findings, add_shape_findings, check_source, collector_paused,
                                load_rules_and_shape_engine)
@@ -565,8 +567,9 @@ class CheckScheduler:
             return
         self._last_collection = now
         self._collection_asked = None
+        work = self._forget_and_collect if not self.server.documents.all() else collect_everything
         try:
-            loop.run_in_executor(self._analysis_thread, collect_everything)
+            loop.run_in_executor(self._analysis_thread, work)
         except RuntimeError:
             pass  # shutting down
 
@@ -574,10 +577,23 @@ class CheckScheduler:
         self._collection_waits = False
         self._collect_garbage_when_idle()
 
+    def _forget_and_collect(self) -> None:
+        """The idle collection when no document is open (on the analysis thread): what the
+        checks left in caches goes first, the analyses of imported files and the memos
+        (`memos`); kept, they would hold the memory of the closed documents' analyses, a
+        few objects in each arena, from the system."""
+        resolver = getattr(self.server, "workspace_resolver", None)
+        if resolver is not None:
+            resolver.forget()
+        collect_everything(forget_memos=True)
 
-def collect_everything() -> None:
+
+def collect_everything(forget_memos: bool = False) -> None:
     """A full collection, including what checks froze (see `CheckScheduler._check`), then
-    the freed memory handed back to the system."""
+    the freed memory handed back to the system; with `forget_memos`, the module-level
+    memos emptied first."""
+    if forget_memos:
+        memos.forget_all()
     gc.unfreeze()
     gc.collect()
     give_back_freed_memory()

@@ -22,6 +22,7 @@ import ast
 import functools
 import re
 
+from torch_lsp import memos
 from torch_lsp.text import split_keeping_breaks
 
 # Cell magics whose body is Python (IPython's own and the common ones that run the cell).
@@ -63,6 +64,9 @@ def mask_magics(source: str) -> str:
                 lines = as_statements
     pieces[0::2] = lines
     return "".join(pieces)
+
+
+memos.register(mask_magics.cache_clear)
 
 
 def _joined(pieces: list[str], lines: list[str]) -> list[str]:

@@ -17,6 +17,8 @@ import ast
 import math
 from typing import Iterable, Mapping, Union
 
+from torch_lsp import memos
+
 MAX_TERMS = 12  # larger expressions are not worth showing: they become unknown
 MAX_DEGREE = 6
 
@@ -89,6 +91,7 @@ _SYMBOLS: dict[str, "Dim"] = {}
 _SUMS: dict[tuple[int, int], tuple["Dim", "Dim", "Dim"]] = {}
 _PRODUCTS: dict[tuple[int, int], tuple["Dim", "Dim", "Dim"]] = {}
 MAX_MEMO = 8192
+memos.register(_SUMS.clear, _PRODUCTS.clear, _SYMBOLS.clear)
 
 
 class Dim:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from torch_lsp import memos
 from torch_lsp.shapes import functions as fn
 from torch_lsp.shapes import layers, ops
 from torch_lsp.shapes.dims import Dim, binary
@@ -555,6 +556,7 @@ class ExpressionRules:
 
 
 _CONSTANT_VALUES: dict[tuple, Value] = {}  # literal ints and strings, shared (values are immutable)
+memos.register(_CONSTANT_VALUES.clear)
 
 
 def _int_binop(op: ast.operator, left: Value, right: Value) -> Value:

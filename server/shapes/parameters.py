@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import ast
 
+from torch_lsp import memos
 from torch_lsp.shapes.dims import Dim, known_sum, product
 from torch_lsp.shapes.values import UNKNOWN, DictValue, Instance, Layer, ListValue, Opaque, Tensor, Value
 from torch_lsp.syntax_nodes import walk_nodes
 
 _CALLED_ATTRIBUTES: dict[ast.ClassDef, tuple[str, ...]] = {}
+memos.register(_CALLED_ATTRIBUTES.clear)
 
 
 def module_parameters(module: Value, depth: int = 0) -> Dim | None:

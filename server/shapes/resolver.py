@@ -87,6 +87,10 @@ class WorkspaceResolver:
         self._cache[path] = (stamp, analysis)
         return analysis
 
+    def forget(self) -> None:
+        """Drop the analyses kept (the server does when no document is open)."""
+        self._cache = {}
+
     def find(self, module: str, importer_path: str | None) -> str | None:
         if module.startswith("."):
             return relative_module_file(module, importer_path)

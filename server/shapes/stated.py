@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from torch_lsp import memos
 from torch_lsp.shapes.dims import Dim, parse_dim
 from torch_lsp.shapes.values import Origin, Tensor
 
@@ -95,6 +96,9 @@ def _named_pattern(name: str, strict: bool) -> re.Pattern:
 @lru_cache(maxsize=512)
 def _docstring_pattern(name: str) -> re.Pattern:
     return re.compile(rf"^\s*{re.escape(name)}\b(?:\s*\([^)]*\))?\s*:\s*(.*)$")
+
+
+memos.register(_named_pattern.cache_clear, _docstring_pattern.cache_clear)
 
 
 def named_shape(comment: str, name: str, strict: bool = False) -> tuple[tuple[Dim | None, ...], bool] | None:

@@ -6,6 +6,7 @@ import ast
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from torch_lsp import memos
 from torch_lsp.syntax_nodes import walk_nodes
 
 if TYPE_CHECKING:
@@ -210,3 +211,6 @@ def torch_layer_name(qualname: str) -> str | None:
     if qualname.count(".") == 2 or qualname.startswith("torch.nn.modules."):
         return last if last[:1].isupper() else None
     return None
+
+
+memos.register(torch_layer_name.cache_clear)
