@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterator
 
+from torch_lsp import memos
 from torch_lsp.fact_cache import FactCache
 from torch_lsp.incremental_parse import ParsedVersion, reparse_edit
 from torch_lsp.parsing import SyntaxIssue, parse_source
@@ -702,6 +703,7 @@ _NOT_EXPRESSION_FIELDS = frozenset({
     "name", "asname", "module",
 })
 _EXPRESSION_FIELDS: dict[type, tuple[str, ...]] = {}
+memos.register(_EXPRESSION_FIELDS.clear)
 
 
 def _expression_fields(kind: type) -> tuple[str, ...]:

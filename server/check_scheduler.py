@@ -256,8 +256,14 @@ class CheckScheduler:
 
     def warm_up(self) -> None:
         """Load the rules and the shape engine on the analysis thread: `initialize` is answered
-        without them, and the first check queues behind this instead of importing them itself."""
+        without them, and the first check queues behind this instead of importing them itself.
+        What the server would otherwise build on first use, in the middle of the documents'
+        analyses (the message converters, `malloc_trim`), is built here too: built later, its
+        few long-lived objects would be scattered among the analyses' memory and keep it
+        resident once they are freed (see `memos`)."""
         self._analysis_thread.submit(load_rules_and_shape_engine)
+        self._analysis_thread.submit(self.server.protocol.build_converters)
+        self._analysis_thread.submit(_malloc_trim)
 
     async def when_idle(self, work: Callable, *args):
         """The result of `work(*args)` on the analysis thread, started only once no open

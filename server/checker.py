@@ -91,6 +91,7 @@ def load_rules_and_shape_engine() -> None:
     does not pay for it."""
     all_rules()
     import torch_lsp.analysis  # noqa: F401
+    import torch_lsp.project_wrappers  # noqa: F401 - `analysis` imports it on first use
     import torch_lsp.shapes.interpret  # noqa: F401 - imported for its side effect: loaded
     import torch_lsp.shapes.report  # noqa: F401
 

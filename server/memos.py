@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import sys
+import urllib.parse
 from typing import Callable
 
 _CLEARS: list[Callable[[], None]] = []
@@ -30,11 +31,14 @@ def register(*clears: Callable[[], None]) -> None:
 
 
 def forget_all() -> None:
-    """Empty every registered memo, the compiled patterns `re` keeps, and the interpreter's
-    method-lookup cache."""
+    """Empty every registered memo, the compiled patterns `re` keeps, the URLs `urllib`
+    split, and the interpreter's method-lookup cache."""
     for clear in _CLEARS:
         clear()
     re.purge()
+    forget_urls = getattr(urllib.parse.urlsplit, "cache_clear", None)  # an `lru_cache` from Python 3.11 on
+    if forget_urls is not None:
+        forget_urls()
     # `_clear_internal_caches` from Python 3.13 on (which deprecates `_clear_type_cache`).
     clear_type_cache = getattr(sys, "_clear_internal_caches", None) or getattr(sys, "_clear_type_cache", None)
     if clear_type_cache is not None:

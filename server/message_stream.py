@@ -36,6 +36,9 @@ from torch_lsp.message_framing import EXIT_AFTER_SHUTDOWN, EXIT_WITHOUT_SHUTDOWN
 log = logging.getLogger(__name__)
 
 MAX_FIELD_ERRORS_SHOWN = 3
+# What the server sends on its own (`build_converters`).
+SENT = (lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, lsp.WINDOW_LOG_MESSAGE, lsp.WINDOW_SHOW_MESSAGE,
+        lsp.WORKSPACE_DIAGNOSTIC_REFRESH, lsp.WORKSPACE_INLAY_HINT_REFRESH, lsp.PROGRESS)
 _NOT_ANSWERED = object()
 
 
@@ -78,6 +81,17 @@ class TorchProtocol(LanguageServerProtocol):
             log.error("ignored a message with parameters that do not fit %r: %s", method, detail)
             return
         self.send_error(data["id"], JsonRpcInvalidParams(f"Invalid params for {method}: {detail}."))
+
+    def build_converters(self) -> None:
+        """Have cattrs build its converters for every message this server reads, and for
+        what it sends, now (it builds one on the first message of each type)."""
+        for method in {*self.fm.builtin_features, *self.fm.features, *SENT}:
+            message_type, result_type = lsp.METHOD_TO_TYPES.get(method, (None, None))[:2]
+            if message_type is not None:
+                self._converter.get_structure_hook(message_type)
+                self._converter.get_unstructure_hook(message_type)
+            if result_type is not None:
+                self._converter.get_unstructure_hook(result_type)
 
     def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
         self._forget_finished_handlers()

@@ -11,6 +11,8 @@ import ast
 from collections import deque
 from typing import Iterator
 
+from torch_lsp import memos
+
 
 def call_name(call: ast.Call) -> str | None:
     """`f` for `f(...)`, `m` for `obj.m(...)`."""
@@ -193,3 +195,4 @@ _FIELDS_WITHOUT_NODES = frozenset({
     "tag",
 })
 _NODE_FIELDS: dict[type, tuple[str, ...]] = {}
+memos.register(_NODE_FIELDS.clear)

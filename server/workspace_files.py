@@ -12,6 +12,7 @@ import os
 import threading
 from typing import TYPE_CHECKING
 
+from torch_lsp import memos
 from torch_lsp.shapes.resolver import WorkspaceResolver
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ class _ProjectFiles(WorkspaceResolver):
 
 
 _PROJECT_FILES = _ProjectFiles()
+memos.register(_PROJECT_FILES.forget)
 _IN_PROGRESS = threading.local()
 
 

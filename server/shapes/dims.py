@@ -91,7 +91,7 @@ _SYMBOLS: dict[str, "Dim"] = {}
 _SUMS: dict[tuple[int, int], tuple["Dim", "Dim", "Dim"]] = {}
 _PRODUCTS: dict[tuple[int, int], tuple["Dim", "Dim", "Dim"]] = {}
 MAX_MEMO = 8192
-memos.register(_SUMS.clear, _PRODUCTS.clear, _SYMBOLS.clear)
+memos.register(_SUMS.clear, _PRODUCTS.clear, _SYMBOLS.clear, _CONSTANTS.clear)
 
 
 class Dim:
