@@ -233,13 +233,17 @@ def _unpacks_views(call: ast.Call) -> bool:
 
 
 def _dataset_class(analysis: "Analysis", call: ast.Call) -> ast.ClassDef | None:
-    if not isinstance(call.func, ast.Name):
+    """The class `Dataset(...)` or `module.Dataset(...)` constructs: of this file, or of the
+    workspace file its import names."""
+    if isinstance(call.func, ast.Name):
+        for node in analysis.tree.body:
+            if isinstance(node, ast.ClassDef) and node.name == call.func.id:
+                return node
+        qualname = analysis.imports.get(call.func.id)
+    elif isinstance(call.func, ast.Attribute):
+        qualname = analysis.qualname(call.func)  # `expert.ExpertDataset` of `from rl.algo import expert`
+    else:
         return None
-    name = call.func.id
-    for node in analysis.tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == name:
-            return node
-    qualname = analysis.imports.get(name)
     if qualname is None or "." not in qualname:
         return None
     module, _, class_name = qualname.rpartition(".")
