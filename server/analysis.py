@@ -595,10 +595,17 @@ class Analysis:
             return [c for c in sites if isinstance(c.func, ast.Attribute)]
         return [c for c in sites if isinstance(c.func, ast.Name)]
 
-    def only_called_without_grad(self, function: FunctionInfo) -> bool:
-        """True when the function is called in this file, and every call runs with autograd off."""
+    def only_called_without_grad(self, function: FunctionInfo, _outer: frozenset = frozenset()) -> bool:
+        """True when the function is called in this file, and every call runs with autograd off:
+        under `no_grad` itself, or in a function only ever called that way (`test()` calls
+        `benchmark()` under `no_grad`, and `benchmark()` calls `validation()`)."""
         sites = self.callers(function)
-        return bool(sites) and all(self.context(c).grad_disabled for c in sites)
+        outer = _outer | {id(function)}
+        return bool(sites) and all(
+            self.context(c).grad_disabled or (
+                id(self.context(c).function) not in outer
+                and self.only_called_without_grad(self.context(c).function, outer))
+            for c in sites)
 
     def computes_gradients(self, function: FunctionInfo) -> bool:
         """The function backpropagates or asks for gradients (so it is not plain evaluation)."""
@@ -857,8 +864,10 @@ def eval_switch_before(analysis: Analysis, function: FunctionInfo, call: ast.Cal
     return last.name if last else None
 
 
-def in_eval_mode(analysis: Analysis, function: FunctionInfo, call: ast.Call, model: str) -> bool:
-    """`model` is switched to eval in this function, at module level, or by every caller."""
+def in_eval_mode(analysis: Analysis, function: FunctionInfo, call: ast.Call, model: str,
+                 _outer: frozenset = frozenset()) -> bool:
+    """`model` is switched to eval in this function, at module level, or by every caller
+    (also a caller that passes its own parameter on and is itself called only that way)."""
     if analysis.switched(function, model, "eval") or analysis.switched(function, model, "train"):
         return True
     if model not in function.params and analysis.switched(analysis.module_scope, model, "eval"):
@@ -867,7 +876,8 @@ def in_eval_mode(analysis: Analysis, function: FunctionInfo, call: ast.Call, mod
         return True
     callers = analysis.callers(function)
     if callers and model in function.params:
-        return all(_caller_evaluates(analysis, function, site, model) for site in callers)
+        outer = _outer | {id(function)}
+        return all(_caller_evaluates(analysis, function, site, model, outer) for site in callers)
     return False
 
 
@@ -928,13 +938,18 @@ def _returns_evaluated(analysis: Analysis, function: FunctionInfo, ret: ast.Retu
     return isinstance(value, ast.Name) and bool(analysis.switched(function, value.id, "eval"))
 
 
-def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call, param: str) -> bool:
+def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call, param: str,
+                     outer: frozenset) -> bool:
     arg = analysis.argument_for(site, function, param)
     if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "eval":
         return True
     if isinstance(arg, ast.Name):
         owner = analysis.context(site).function
-        return bool(analysis.switched(owner, arg.id, "eval")) or _mode_left_before(analysis, owner, site, arg.id) == "eval"
+        if analysis.switched(owner, arg.id, "eval") or _mode_left_before(analysis, owner, site, arg.id) == "eval":
+            return True
+        # `benchmark(model)` passing its own parameter on: what its callers pass decides.
+        return id(owner) not in outer and not analysis.switched(owner, arg.id, "train") \
+            and in_eval_mode(analysis, owner, site, arg.id, outer)
     return False
 
 
