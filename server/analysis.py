@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 FunctionNode = FUNCTION_NODES
 LoopNode = LOOP_NODES
 _WALK_PARTS: FactKey[WalkParts] = FactKey("analysis.walk_parts")
+_IMPORT_BINDINGS: FactKey[dict[str, str]] = FactKey("analysis.import_bindings")
 
 _GRAD_OFF = {
     "torch.no_grad",
@@ -164,29 +165,11 @@ class Analysis:
 
     # ------------------------------------------------------------------ names
     def _collect_imports(self) -> None:
-        """Import bindings from every statement (imports are statements: no expression walk)."""
-        stack = list(self.tree.body)
-        while stack:
-            node = stack.pop()
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname:
-                        self.imports[alias.asname] = alias.name
-                    else:
-                        root = alias.name.split(".")[0]
-                        self.imports[root] = root
-            elif isinstance(node, ast.ImportFrom):
-                # A relative import keeps its dots (`from .utils import f` -> ".utils.f"):
-                # the workspace resolver finds it from the importing file's folder.
-                prefix = "." * node.level + (f"{node.module}." if node.module else "")
-                if node.module or node.level:
-                    for alias in node.names:
-                        if alias.name != "*":
-                            self.imports[alias.asname or alias.name] = prefix + alias.name
-            else:
-                for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-                    for child in getattr(node, name, ()):
-                        stack.append(child)
+        """Import bindings from every statement (imports are statements: no expression walk).
+        The last top-level statement's bindings first, so that an earlier one's win, as one
+        stack walk of the whole body gives them."""
+        for bindings in reversed(self.statement_facts.each(_IMPORT_BINDINGS, _import_bindings)):
+            self.imports.update(bindings)
 
     @cached_property
     def assigned_values(self) -> dict[str, list[ast.AST]]:
@@ -325,7 +308,7 @@ class Analysis:
     def _walk_module(self) -> None:
         """The walk of every statement, handing out contexts; the parents and the calls under
         each header come from `statement_walk`, computed once per top-level statement."""
-        parts = self.statement_facts.each(_WALK_PARTS, walk_parts)
+        parts = self.walk_parts = self.statement_facts.each(_WALK_PARTS, walk_parts)
         ctx = Context(self.module_scope)
         for statement, part in zip(self.tree.body, parts):
             self.parents.update(part.parents)
@@ -657,6 +640,35 @@ def _base_name(node: ast.AST) -> str | None:
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         node = node.func.value
     return node.id if isinstance(node, ast.Name) else None
+
+
+def _import_bindings(statement: ast.stmt) -> dict[str, str]:
+    """The names the imports in one top-level statement bind (at any depth), in the order a
+    depth-first stack walk meets them (a later binding of a name wins)."""
+    imports: dict[str, str] = {}
+    stack = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    imports[alias.asname] = alias.name
+                else:
+                    root = alias.name.split(".")[0]
+                    imports[root] = root
+        elif isinstance(node, ast.ImportFrom):
+            # A relative import keeps its dots (`from .utils import f` -> ".utils.f"):
+            # the workspace resolver finds it from the importing file's folder.
+            prefix = "." * node.level + (f"{node.module}." if node.module else "")
+            if node.module or node.level:
+                for alias in node.names:
+                    if alias.name != "*":
+                        imports[alias.asname or alias.name] = prefix + alias.name
+        else:
+            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                for child in getattr(node, name, ()):
+                    stack.append(child)
+    return imports
 
 
 def is_backward_call(analysis: Analysis, call: ast.Call) -> bool:

@@ -36,24 +36,27 @@ _EXPRESSION_FIELDS: dict[type, tuple[str, ...]] = {}
 
 @dataclass(frozen=True)
 class WalkParts:
-    """One top-level statement's parents (in the live walk's order), and the calls below each
-    header it holds, by the id of the header's owner (a statement or an except handler), in
-    the order the walk records them.  The statement keeps the owners alive, so the ids stay
-    theirs as long as these parts are used with it."""
+    """One top-level statement's parents (in the live walk's order), its statements (the
+    walk's order), and the calls below each header it holds, by the id of the header's
+    owner (a statement or an except handler), in the order the walk records them.  The
+    statement keeps the owners alive, so the ids stay theirs as long as these parts are
+    used with it."""
 
     parents: dict[ast.AST, ast.AST]
+    statements: list[ast.stmt]
     calls_by_owner: dict[int, list[ast.Call]]
 
 
 def walk_parts(statement: ast.stmt) -> WalkParts:
-    """The parents and header calls of one top-level statement's subtree."""
-    parents: dict[ast.AST, ast.AST] = {}
-    calls_by_owner: dict[int, list[ast.Call]] = {}
-    _walk_statement(statement, parents, calls_by_owner)
-    return WalkParts(parents, calls_by_owner)
+    """The parents, statements and header calls of one top-level statement's subtree."""
+    parts = WalkParts({}, [], {})
+    _walk_statement(statement, parts.parents, parts.calls_by_owner, parts.statements)
+    return parts
 
 
-def _walk_statement(stmt: ast.stmt, parents: dict[ast.AST, ast.AST], calls: dict[int, list[ast.Call]]) -> None:
+def _walk_statement(stmt: ast.stmt, parents: dict[ast.AST, ast.AST], calls: dict[int, list[ast.Call]],
+                    statements: list[ast.stmt]) -> None:
+    statements.append(stmt)
     for name in BLOCK_FIELDS:
         for child in getattr(stmt, name, ()):
             parents[child] = stmt
@@ -61,42 +64,43 @@ def _walk_statement(stmt: ast.stmt, parents: dict[ast.AST, ast.AST], calls: dict
         _header(stmt, [*stmt.decorator_list, stmt.args], parents, calls)
         if stmt.returns is not None:
             _header(stmt, [stmt.returns], parents, calls)
-        _walk_block(stmt.body, parents, calls)
+        _walk_block(stmt.body, parents, calls, statements)
     elif isinstance(stmt, ast.ClassDef):
         _header(stmt, [*stmt.bases, *stmt.keywords, *stmt.decorator_list], parents, calls)
-        _walk_block(stmt.body, parents, calls)
+        _walk_block(stmt.body, parents, calls, statements)
     elif isinstance(stmt, LOOP_NODES):
         _header(stmt, [stmt.test] if isinstance(stmt, ast.While) else [stmt.target, stmt.iter], parents, calls)
-        _walk_block(stmt.body, parents, calls)
-        _walk_block(stmt.orelse, parents, calls)
+        _walk_block(stmt.body, parents, calls, statements)
+        _walk_block(stmt.orelse, parents, calls, statements)
     elif isinstance(stmt, (ast.With, ast.AsyncWith)):
         _header(stmt, stmt.items, parents, calls)
-        _walk_block(stmt.body, parents, calls)
+        _walk_block(stmt.body, parents, calls, statements)
     elif isinstance(stmt, ast.If):
         _header(stmt, [stmt.test], parents, calls)
-        _walk_block(stmt.body, parents, calls)
-        _walk_block(stmt.orelse, parents, calls)
+        _walk_block(stmt.body, parents, calls, statements)
+        _walk_block(stmt.orelse, parents, calls, statements)
     elif isinstance(stmt, TRY_NODES):
-        _walk_block(stmt.body, parents, calls)
+        _walk_block(stmt.body, parents, calls, statements)
         for handler in stmt.handlers:
             parents.setdefault(handler, stmt)
             if handler.type is not None:
                 _header(handler, [handler.type], parents, calls)
-            _walk_block(handler.body, parents, calls)
-        _walk_block(stmt.orelse, parents, calls)
-        _walk_block(stmt.finalbody, parents, calls)
+            _walk_block(handler.body, parents, calls, statements)
+        _walk_block(stmt.orelse, parents, calls, statements)
+        _walk_block(stmt.finalbody, parents, calls, statements)
     elif isinstance(stmt, ast.Match):
         _header(stmt, [stmt.subject], parents, calls)
         for case in stmt.cases:
             parents.setdefault(case, stmt)
-            _walk_block(case.body, parents, calls)
+            _walk_block(case.body, parents, calls, statements)
     else:
         _header(stmt, _child_nodes(stmt), parents, calls)
 
 
-def _walk_block(body: list[ast.stmt], parents: dict[ast.AST, ast.AST], calls: dict[int, list[ast.Call]]) -> None:
+def _walk_block(body: list[ast.stmt], parents: dict[ast.AST, ast.AST], calls: dict[int, list[ast.Call]],
+                statements: list[ast.stmt]) -> None:
     for stmt in body:
-        _walk_statement(stmt, parents, calls)
+        _walk_statement(stmt, parents, calls, statements)
 
 
 def _header(owner: ast.AST, nodes: list, parents: dict[ast.AST, ast.AST], calls_by_owner: dict[int, list[ast.Call]]) -> None:
