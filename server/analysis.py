@@ -147,6 +147,7 @@ class Analysis:
         self.calls: list[ast.Call] = []
         self.statements: list[ast.stmt] = []  # every statement, in source order
         self.functions: list[FunctionInfo] = []
+        self.functions_per_statement: list[int] = []  # how many of them each top-level statement holds
         self.loops: list[LoopInfo] = []
         self.classes: dict[str, ast.ClassDef] = {}
         self.module_scope = FunctionInfo(self.tree, "<module>")
@@ -313,7 +314,9 @@ class Analysis:
         for statement, part in zip(self.tree.body, parts):
             self.parents.update(part.parents)
             self._header_calls = part.calls_by_owner
+            before = len(self.functions)
             self._walk_statement(statement, ctx)
+            self.functions_per_statement.append(len(self.functions) - before)
         self._header_calls = {}
 
     def _walk_block(self, body: list[ast.stmt], ctx: Context) -> None:
