@@ -218,9 +218,11 @@ class Analysis:
         """`qualname` of the called function, memoised: rules ask it of every call, often."""
         cache = self._call_qualnames
         key = id(call)
-        if key not in cache:
-            cache[key] = self.qualname(call.func)
-        return cache[key]
+        try:
+            return cache[key]
+        except KeyError:
+            found = cache[key] = self.qualname(call.func)
+            return found
 
     def is_torch_call(self, call: ast.AST, *qualnames: str) -> bool:
         return isinstance(call, ast.Call) and self.call_qualname(call) in qualnames
@@ -675,10 +677,13 @@ def _import_bindings(statement: ast.stmt) -> dict[str, str]:
 
 
 def is_backward_call(analysis: Analysis, call: ast.Call) -> bool:
-    name = call_name(call)
-    if name in ("backward", "manual_backward") and isinstance(call.func, ast.Attribute):
-        return True
-    return analysis.call_qualname(call) == "torch.autograd.backward"
+    """`x.backward()`, `self.manual_backward(loss)`, `torch.autograd.backward(...)` (however
+    imported).  Asked of every call: a method call other than these ends in another name,
+    so only a plain name (`from torch.autograd import backward`) needs the imports."""
+    func = call.func
+    if type(func) is ast.Attribute:
+        return func.attr in ("backward", "manual_backward")
+    return type(func) is ast.Name and analysis.call_qualname(call) == "torch.autograd.backward"
 
 
 def _is_self_update(stmt: ast.stmt, name: str) -> bool:

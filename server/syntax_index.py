@@ -80,6 +80,30 @@ class SyntaxIndex:
             self._attributes_by_name = table
         return self._attributes_by_name.get(attr, [])
 
+    def names(self, identifier: str) -> list[ast.Name]:
+        """Every `Name` node spelling `identifier` (read, bound or deleted), in no particular
+        order: one look-up per top-level statement, not a walk of the file."""
+        found: list[ast.Name] = []
+        for statement in self._statements:
+            found.extend(statement.names_by_id().get(identifier, ()))
+        return found
+
+    def names_in(self, identifier: str, scope: ast.AST) -> list[ast.Name]:
+        """`names(identifier)` below `scope` (a node of this tree; the `Module`: all of them)."""
+        found = self.names(identifier)
+        if isinstance(scope, ast.Module):
+            return found
+        return [name for name in found if self.encloses(scope, name)]
+
+    def encloses(self, ancestor: ast.AST, node: ast.AST) -> bool:
+        """`node` lies below `ancestor` (through `parent_of`, which reaches every node)."""
+        parent = self.parent_of(node)
+        while parent is not None:
+            if parent is ancestor:
+                return True
+            parent = self.parent_of(parent)
+        return False
+
     def parent_of(self, node: ast.AST) -> ast.AST | None:
         """The node `node` is a direct child of; None for a top-level statement."""
         parent = self._parents.get(node)
@@ -103,7 +127,7 @@ class _StatementIndex:
     statements of an except handler's or a match case's body (their parent is no
     statement), and of the nodes inside match patterns and guards."""
 
-    __slots__ = ("statements", "in_patterns", "others", "other_parents")
+    __slots__ = ("_names_by_id", "in_patterns", "other_parents", "others", "statements")
 
     def __init__(self, statement: ast.stmt, parts: "WalkParts") -> None:
         self.statements: dict[type, list[ast.AST]] = {}
@@ -122,6 +146,16 @@ class _StatementIndex:
         for node in parts.parents:
             if not isinstance(node, ast.stmt):  # statements are indexed above
                 others.setdefault(type(node), []).append(node)
+        self._names_by_id: dict[str, list[ast.Name]] | None = None
+
+    def names_by_id(self) -> dict[str, list[ast.Name]]:
+        """The statement's `Name` nodes by identifier, made on first use."""
+        if self._names_by_id is None:
+            table: dict[str, list[ast.Name]] = {}
+            for node in (*self.in_patterns.get(ast.Name, ()), *self.others.get(ast.Name, ())):
+                table.setdefault(node.id, []).append(node)
+            self._names_by_id = table
+        return self._names_by_id
 
     def _index_match_cases(self, stmt: ast.Match) -> None:
         match_parents = self.other_parents
