@@ -564,7 +564,13 @@ class Analysis:
         """The function backpropagates or asks for gradients (so it is not plain evaluation)."""
         known = self._computes_gradients.get(function)
         if known is None:
-            known = self._computes_gradients[function] = self._asks_for_gradients(function)
+            # A pure function of the function's calls and the imports: kept with its roles'
+            # seed, so a version that shares the function asks its calls no more.
+            kept = self.roles[function].kept
+            known = kept.get("asks_for_gradients")
+            if known is None:
+                known = kept["asks_for_gradients"] = self._asks_for_gradients(function)
+            self._computes_gradients[function] = known
         return known
 
     def _asks_for_gradients(self, function: FunctionInfo) -> bool:

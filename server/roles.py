@@ -124,6 +124,9 @@ class ScopeRoles:
     # The assignments (by id) that bind a graph-carrying tensor: kept here, not on the
     # assignments, which a later version of the file may share (`_RoleSeed`).
     graph_assignments: set[int] = field(default_factory=set)
+    # Facts of the function's own nodes read against what its seed's key holds (the imports),
+    # computed on first use and shared by the versions that share the seed (`_RoleSeed`).
+    kept: dict[str, object] = field(default_factory=dict)
 
     _value_facts_done: bool = False
 
@@ -369,7 +372,7 @@ class _RoleSeed:
         return ScopeRoles(
             weakref.ref(analysis), function, parent, set(seed.models), set(seed.optimizers), set(seed.schedulers),
             set(seed.scalers), set(seed.loss_modules), set(seed.activation_modules), set(seed.devices),
-            seed.assignments, seed.statement_order, seed.loop_targets)
+            seed.assignments, seed.statement_order, seed.loop_targets, kept=seed.kept)
 
 
 # Per top-level statement: the seed of each function in it, by the id of its node.
@@ -639,13 +642,18 @@ _SELF_ATTRIBUTE_VALUES: FactKey[dict[ast.ClassDef, dict[str, list[ast.AST | None
 
 def self_attribute_values(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, list[ast.AST | None]]:
     """`self.x = value` in the methods of a class: attribute -> values (None for `+=` and the like)."""
-    cache = analysis.facts.get_or_compute(_SELF_ATTRIBUTE_VALUES, dict)
-    if cls in cache:
-        return cache[cls]
-    table: dict[str, list[ast.AST | None]] = {}
+    return analysis.facts.get_or_compute(_SELF_ATTRIBUTE_VALUES, lambda: _self_attribute_values(analysis)).setdefault(
+        cls, {})
+
+
+def _self_attribute_values(analysis: "Analysis") -> dict[ast.ClassDef, dict[str, list[ast.AST | None]]]:
+    """`self_attribute_values` of every class, in one pass over the methods (a pass over every
+    function per class asked was quadratic in a file of many classes)."""
+    tables: dict[ast.ClassDef, dict[str, list[ast.AST | None]]] = {}
     for function in analysis.functions:
-        if function.class_node is not cls:
+        if function.class_node is None:
             continue
+        table = tables.setdefault(function.class_node, {})
         for stmt in function.statements:
             if isinstance(stmt, ast.Assign):
                 targets, value = stmt.targets, stmt.value
@@ -656,8 +664,7 @@ def self_attribute_values(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, 
             for target in targets:
                 if is_self_attribute(target):
                     table.setdefault(target.attr, []).append(value)
-    cache[cls] = table
-    return table
+    return tables
 
 
 def is_config_number(value: ast.AST) -> bool:
