@@ -41,6 +41,8 @@ FunctionNode = FUNCTION_NODES
 LoopNode = LOOP_NODES
 _WALK_PARTS: FactKey[WalkParts] = FactKey("analysis.walk_parts")
 _IMPORT_BINDINGS: FactKey[dict[str, str]] = FactKey("analysis.import_bindings")
+# Per top-level statement: {"entry": (the imports, {id(call): its call_qualname})}.
+_CALL_QUALNAMES: FactKey[dict[str, tuple]] = FactKey("analysis.call_qualnames")
 
 _GRAD_OFF = {
     "torch.no_grad",
@@ -157,6 +159,7 @@ class Analysis:
         self.facts = FactCache()
         self._collect_imports()
         self._walk_module()
+        self._seed_call_qualnames()
         self.roles: dict[FunctionInfo, ScopeRoles] = compute_roles(self)
 
     @property
@@ -213,6 +216,23 @@ class Analysis:
         if isinstance(node, ast.Name) and node.id in self.imports:
             return ".".join([self.imports[node.id], *reversed(parts)])
         return None
+
+    def _seed_call_qualnames(self) -> None:
+        """`call_qualname` of every call the walk reached, taken per top-level statement from
+        the previous version when it shares the statement and the imports: the rules ask it
+        of every call, and it depends on nothing else."""
+        imports = tuple(self.imports.items())
+        kept = self.statement_facts.each(_CALL_QUALNAMES, lambda statement: {})
+        table = self._call_qualnames
+        qualname = self.qualname
+        for box, part in zip(kept, self.walk_parts):
+            entry = box.get("entry")
+            if entry is None or entry[0] != imports:
+                # One tuple, set at once: a version checked beside this one never sees a
+                # table under another version's imports.
+                entry = box["entry"] = (imports, {id(call): qualname(call.func)
+                                                  for calls in part.calls_by_owner.values() for call in calls})
+            table.update(entry[1])
 
     def call_qualname(self, call: ast.Call) -> str | None:
         """`qualname` of the called function, memoised: rules ask it of every call, often."""
