@@ -95,28 +95,57 @@ _STATEMENT_SCAN: FactKey[_StatementScan] = FactKey("name_resolution.statement_sc
 
 def _collect(analysis: "Analysis") -> _Scan:
     """The scans of the top-level statements (kept while a statement is unchanged), merged
-    with what the file imports: only names rooted at an import, and not rebound, resolve."""
+    with what the file imports: only names rooted at an import, and not rebound, resolve.
+    Each statement's references are kept too, while the imports and the rebound names stay
+    the same: a version then merges them instead of resolving every dotted name again."""
     imports = analysis.imports
     imported: list[ImportedName] = []
     rebound: set[str] = set()
-    called: dict[int, ast.Call] = {}
     scans = analysis.statement_facts.each(
         _STATEMENT_SCAN, lambda statement: _scan_statement(statement_nodes(analysis, statement)))
     for scan in scans:
         imported += scan.imported
         rebound |= scan.rebound
-        called.update(scan.called)
+    resolved = analysis.statement_facts.each(_STATEMENT_REFERENCES, lambda statement: {})
+    key = (tuple(imports.items()), _same_as_before(frozenset(rebound), resolved))
     found: dict[str, list[Reference]] = {}
-    for scan in scans:
-        for node, root, parts in scan.chains:
-            if root not in imports or root in rebound:
-                continue
-            qualname = ".".join([imports[root], *parts])
-            found.setdefault(qualname, []).append(Reference(qualname, node, called.get(id(node))))
+    for scan, box in zip(scans, resolved):
+        entry = box.get("entry")
+        if entry is None or entry[0] != key:
+            entry = box["entry"] = (key, _resolve(scan, imports, key[1]))
+        for reference in entry[1]:
+            found.setdefault(reference.qualname, []).append(reference)
     for uses in found.values():
         uses.sort(key=lambda r: (r.node.lineno, r.node.col_offset))
     imported.sort(key=lambda item: (item.alias.lineno, item.alias.col_offset))
-    return _Scan(found, imported, frozenset(rebound))
+    return _Scan(found, imported, key[1])
+
+
+# Per top-level statement: {"entry": ((the imports, the rebound names), its references)}, set
+# as one tuple, so a version checked beside this one never reads another's references.
+_STATEMENT_REFERENCES: FactKey[dict[str, tuple]] = FactKey("name_resolution.statement_references")
+
+
+def _same_as_before(rebound: frozenset[str], resolved: list[dict[str, tuple]]) -> frozenset[str]:
+    """`rebound`, or the equal set the previous version resolved against: compared once here,
+    the statements' keys then compare it by identity instead of name by name."""
+    for box in resolved:
+        entry = box.get("entry")
+        if entry is not None:
+            return entry[0][1] if entry[0][1] == rebound else rebound
+    return rebound
+
+
+def _resolve(scan: _StatementScan, imports: dict[str, str], rebound: frozenset[str]) -> list[Reference]:
+    """The references of one top-level statement's dotted names, in its scan's order (a
+    called name's call is in the same statement)."""
+    references = []
+    for node, root, parts in scan.chains:
+        if root not in imports or root in rebound:
+            continue
+        qualname = ".".join([imports[root], *parts])
+        references.append(Reference(qualname, node, scan.called.get(id(node))))
+    return references
 
 
 def _scan_statement(nodes: dict[type, list[ast.AST]]) -> _StatementScan:

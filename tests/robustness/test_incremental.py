@@ -148,7 +148,9 @@ def edit_statements(text: str, change: tuple[str, float, int]) -> str:
 
 def facts(analysis) -> tuple:
     """The eager facts of an analysis, by node position (the trees are not the same objects):
-    parents in order, contexts, functions, loops, imports, roles, call names, some of the index."""
+    parents in order, contexts, functions, loops, imports, roles, call names, the references
+    to imported names, some of the index."""
+    from torch_lsp.name_resolution import rebound_names, references
     from torch_lsp.syntax_index import syntax_index
 
     def at(node):
@@ -178,6 +180,9 @@ def facts(analysis) -> tuple:
                roles(analysis.roles[f])) for f in analysis.functions),
         tuple((tuple(at(c) for c in loop.calls), tuple(at(c) for c in loop.direct_calls)) for loop in analysis.loops),
         tuple(analysis.call_qualname(call) for call in analysis.calls),
+        tuple((qualname, tuple((at(use.node), use.call is not None) for use in uses))
+              for qualname, uses in references(analysis).items()),
+        tuple(sorted(rebound_names(analysis))),
         tuple(tuple(at(node) for node in index.of_type(kind))
               for kind in (ast.Assign, ast.Call, ast.Name, ast.ExceptHandler, ast.FunctionDef)),
     )
