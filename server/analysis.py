@@ -41,8 +41,7 @@ FunctionNode = FUNCTION_NODES
 LoopNode = LOOP_NODES
 _WALK_PARTS: FactKey[WalkParts] = FactKey("analysis.walk_parts")
 _IMPORT_BINDINGS: FactKey[dict[str, str]] = FactKey("analysis.import_bindings")
-# Per top-level statement: {"entry": (the imports, {id(call): its call_qualname})}.
-_CALL_QUALNAMES: FactKey[dict[str, tuple]] = FactKey("analysis.call_qualnames")
+_CALL_QUALNAMES: FactKey[dict[int, str | None]] = FactKey("analysis.call_qualnames")
 
 _GRAD_OFF = {
     "torch.no_grad",
@@ -221,18 +220,16 @@ class Analysis:
         """`call_qualname` of every call the walk reached, taken per top-level statement from
         the previous version when it shares the statement and the imports: the rules ask it
         of every call, and it depends on nothing else."""
-        imports = tuple(self.imports.items())
-        kept = self.statement_facts.each(_CALL_QUALNAMES, lambda statement: {})
-        table = self._call_qualnames
+        parts = {id(statement): part for statement, part in zip(self.tree.body, self.walk_parts)}
         qualname = self.qualname
-        for box, part in zip(kept, self.walk_parts):
-            entry = box.get("entry")
-            if entry is None or entry[0] != imports:
-                # One tuple, set at once: a version checked beside this one never sees a
-                # table under another version's imports.
-                entry = box["entry"] = (imports, {id(call): qualname(call.func)
-                                                  for calls in part.calls_by_owner.values() for call in calls})
-            table.update(entry[1])
+
+        def qualnames(statement: ast.stmt) -> dict[int, str | None]:
+            return {id(call): qualname(call.func) for calls in parts[id(statement)].calls_by_owner.values()
+                    for call in calls}
+
+        table = self._call_qualnames
+        for kept in self.statement_facts.each_under(_CALL_QUALNAMES, tuple(self.imports.items()), qualnames):
+            table.update(kept)
 
     def call_qualname(self, call: ast.Call) -> str | None:
         """`qualname` of the called function, memoised: rules ask it of every call, often."""

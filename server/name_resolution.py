@@ -106,34 +106,24 @@ def _collect(analysis: "Analysis") -> _Scan:
     for scan in scans:
         imported += scan.imported
         rebound |= scan.rebound
-    resolved = analysis.statement_facts.each(_STATEMENT_REFERENCES, lambda statement: {})
-    key = (tuple(imports.items()), _same_as_before(frozenset(rebound), resolved))
+    file_facts = (tuple(imports.items()), frozenset(rebound))
+    kept = analysis.statement_facts.kept_file_facts(_STATEMENT_REFERENCES)
+    if kept == file_facts:
+        file_facts = kept  # the same objects: each statement's comparison below is by identity
+    rebound = file_facts[1]
+    scan_of = {id(statement): scan for statement, scan in zip(analysis.tree.body, scans)}
     found: dict[str, list[Reference]] = {}
-    for scan, box in zip(scans, resolved):
-        entry = box.get("entry")
-        if entry is None or entry[0] != key:
-            entry = box["entry"] = (key, _resolve(scan, imports, key[1]))
-        for reference in entry[1]:
+    for references in analysis.statement_facts.each_under(
+            _STATEMENT_REFERENCES, file_facts, lambda statement: _resolve(scan_of[id(statement)], imports, rebound)):
+        for reference in references:
             found.setdefault(reference.qualname, []).append(reference)
     for uses in found.values():
         uses.sort(key=lambda r: (r.node.lineno, r.node.col_offset))
     imported.sort(key=lambda item: (item.alias.lineno, item.alias.col_offset))
-    return _Scan(found, imported, key[1])
+    return _Scan(found, imported, rebound)
 
 
-# Per top-level statement: {"entry": ((the imports, the rebound names), its references)}, set
-# as one tuple, so a version checked beside this one never reads another's references.
-_STATEMENT_REFERENCES: FactKey[dict[str, tuple]] = FactKey("name_resolution.statement_references")
-
-
-def _same_as_before(rebound: frozenset[str], resolved: list[dict[str, tuple]]) -> frozenset[str]:
-    """`rebound`, or the equal set the previous version resolved against: compared once here,
-    the statements' keys then compare it by identity instead of name by name."""
-    for box in resolved:
-        entry = box.get("entry")
-        if entry is not None:
-            return entry[0][1] if entry[0][1] == rebound else rebound
-    return rebound
+_STATEMENT_REFERENCES: FactKey[list[Reference]] = FactKey("name_resolution.statement_references")
 
 
 def _resolve(scan: _StatementScan, imports: dict[str, str], rebound: frozenset[str]) -> list[Reference]:

@@ -330,7 +330,7 @@ def compute_roles(analysis: "Analysis") -> dict:
     module_roles = _scope_roles(analysis, analysis.module_scope, None)
     table = {analysis.module_scope: module_roles}
     seeds = analysis.statement_facts.each(_ROLE_SEEDS, lambda statement: {})
-    key = _seed_key(analysis)
+    key = classification_facts(analysis)
     functions = iter(analysis.functions[1:])  # the module scope is first
     for statement_seeds, count in zip(seeds, analysis.functions_per_statement):
         for _ in range(count):
@@ -351,9 +351,9 @@ def _scope_roles(analysis: "Analysis", function: "FunctionInfo", parent: ScopeRo
     return roles
 
 
-def _seed_key(analysis: "Analysis") -> tuple:
-    """What a function's roles read beyond its own nodes: what the imports bind, the file's
-    classes, and which of them are modules (`constructed_kind`, `_bound_to_plain_local_class`)."""
+def classification_facts(analysis: "Analysis") -> tuple:
+    """What classifying a value (`constructed_kind`) and a function's roles read beyond their
+    own nodes: what the imports bind, the file's classes, and which of them are modules."""
     return (tuple(analysis.imports.items()), tuple(analysis.classes), tuple(local_module_classes(analysis)))
 
 
