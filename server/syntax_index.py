@@ -51,6 +51,7 @@ class SyntaxIndex:
         self._by_type: dict[type, list[ast.AST]] = {}
         self._other_parents: dict[ast.AST, ast.AST] | None = None
         self._attributes_by_name: dict[str, list[ast.Attribute]] | None = None
+        self._names: dict[str, list[ast.Name]] = {}
 
     def of_type(self, kind: type[N]) -> list[N]:
         """Every node of exactly this type (not subclasses): statements in source order,
@@ -83,9 +84,11 @@ class SyntaxIndex:
     def names(self, identifier: str) -> list[ast.Name]:
         """Every `Name` node spelling `identifier` (read, bound or deleted), in no particular
         order: one look-up per top-level statement, not a walk of the file."""
-        found: list[ast.Name] = []
-        for statement in self._statements:
-            found.extend(statement.names_by_id().get(identifier, ()))
+        found = self._names.get(identifier)
+        if found is None:
+            found = self._names[identifier] = []
+            for statement in self._statements:
+                found.extend(statement.names_by_id().get(identifier, ()))
         return found
 
     def names_in(self, identifier: str, scope: ast.AST) -> list[ast.Name]:
