@@ -30,7 +30,10 @@ from torch_lsp.incremental_parse import ParsedVersion, reparse_edit
 from torch_lsp.parsing import SyntaxIssue, parse_source
 from torch_lsp.roles import ScopeRoles, compute_roles
 from torch_lsp.statement_facts import StatementFacts
-from torch_lsp.statement_walk import FUNCTION_NODES, LOOP_NODES, TRY_NODES, WalkParts, position as _position, walk_parts
+from torch_lsp.statement_walk import (
+    BLOCK_FIELDS, FUNCTION_NODES, LOOP_NODES, TRY_NODES, WalkParts, walk_parts,
+)
+from torch_lsp.statement_walk import position as _position
 from torch_lsp.syntax_nodes import accumulation, argument, call_name, keyword, walk_nodes
 from torch_lsp.text import LineIndex
 
@@ -150,6 +153,9 @@ class Analysis:
         self.functions: list[FunctionInfo] = []
         self.functions_per_statement: list[int] = []  # how many of them each top-level statement holds
         self.loops: list[LoopInfo] = []
+        # The walk's parts of each top-level statement (`statement_walk`), kept across versions.
+        self.walk_parts: list[WalkParts] = []
+        self._header_calls: dict[int, list[ast.Call]] = {}  # of the top-level statement being walked
         self.classes: dict[str, ast.ClassDef] = {}
         self.module_scope = FunctionInfo(self.tree, "<module>")
         self.functions.append(self.module_scope)
@@ -693,7 +699,7 @@ def _import_bindings(statement: ast.stmt) -> dict[str, str]:
                     if alias.name != "*":
                         imports[alias.asname or alias.name] = prefix + alias.name
         else:
-            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            for name in BLOCK_FIELDS:
                 for child in getattr(node, name, ()):
                     stack.append(child)
     return imports
