@@ -20,6 +20,7 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
+from torch_lsp.syntax_index import syntax_index
 from torch_lsp.syntax_nodes import argument, call_name, is_self_attribute, walk_nodes
 from torch_lsp.workspace_files import workspace_analysis
 
@@ -63,8 +64,8 @@ def read_once(analysis: "Analysis", loader: ast.Call) -> bool:
     if name is None:
         return False
     function = analysis.context(loader).function
-    uses = [n for n in walk_nodes(function.node) if isinstance(n, ast.Name) and n.id == name
-            and isinstance(n.ctx, ast.Load)]
+    # The index's names spelled so, not a walk of the function (at module level, the file).
+    uses = [n for n in syntax_index(analysis).names_in(name, function.node) if isinstance(n.ctx, ast.Load)]
     return bool(uses) and all(_read_by_one_next(analysis, n)
                               or _iterator_advanced_once(analysis, function, n) for n in uses)
 

@@ -10,7 +10,8 @@ from torch_lsp.analysis import Analysis
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.datasets import batches_reach_gpu, dataset_without_loading_work, read_once
-from torch_lsp.syntax_nodes import argument, has_star_args, keyword, walk_nodes
+from torch_lsp.syntax_index import syntax_index
+from torch_lsp.syntax_nodes import argument, has_star_args, keyword
 
 
 @register
@@ -95,8 +96,9 @@ class DataLoaderDefaults(Rule):
                 return True
             if isinstance(value.value, ast.Name):
                 function = analysis.context(call).function
-                if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == value.value.id
-                       for n in walk_nodes(function.node)) and not function.is_module:
+                if not function.is_module and any(  # a def nested in the function (a module-level one is no closure)
+                        local.node is function.node or syntax_index(analysis).encloses(function.node, local.node)
+                        for local in analysis.function_named(value.value.id)):
                     return True
                 bound = analysis.roles_for(function).assignments.get(value.value.id, ())
                 if any(_returns_closure(analysis, a.value) for a in bound if not a.unpacked):
