@@ -12,7 +12,8 @@ Where things are, and where a new one goes:
   from syntax errors; `incremental_parse.py` parses an edited version by parsing again only
   the top-level statements the edit touched, sharing the others' nodes with the previous
   version, and `statement_facts.py` keeps facts of single top-level statements across
-  versions that share them.  `analysis.py` builds an `Analysis` once per document version: scopes,
+  versions that share them (`statement_walk.py`: the parents and calls of one statement's
+  subtree, which the analysis walk merges).  `analysis.py` builds an `Analysis` once per document version: scopes,
   loops, calls and the facts several rules share ("which loops train", "which calls
   evaluate a model", "does this loop rebind a name"); `roles.py` says what names are
   (models, losses, optimizers, tensors); `syntax_nodes.py` holds pure AST helpers (the leaf

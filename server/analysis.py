@@ -25,20 +25,26 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterator
 
-from torch_lsp import memos
-from torch_lsp.fact_cache import FactCache
+from torch_lsp.fact_cache import FactCache, FactKey
 from torch_lsp.incremental_parse import ParsedVersion, reparse_edit
 from torch_lsp.parsing import SyntaxIssue, parse_source
 from torch_lsp.roles import ScopeRoles, compute_roles
 from torch_lsp.statement_facts import StatementFacts
+from torch_lsp.statement_walk import (
+    BLOCK_FIELDS, FUNCTION_NODES, LOOP_NODES, TRY_NODES, WalkParts, walk_parts,
+)
+from torch_lsp.statement_walk import position as _position
 from torch_lsp.syntax_nodes import accumulation, argument, call_name, keyword, walk_nodes
 from torch_lsp.text import LineIndex
 
 if TYPE_CHECKING:
     from torch_lsp.project_wrappers import WrapperUse
 
-FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)
-LoopNode = (ast.For, ast.AsyncFor, ast.While)
+FunctionNode = FUNCTION_NODES
+LoopNode = LOOP_NODES
+_WALK_PARTS: FactKey[WalkParts] = FactKey("analysis.walk_parts")
+_IMPORT_BINDINGS: FactKey[dict[str, str]] = FactKey("analysis.import_bindings")
+_CALL_QUALNAMES: FactKey[dict[int, str | None]] = FactKey("analysis.call_qualnames")
 
 _GRAD_OFF = {
     "torch.no_grad",
@@ -145,7 +151,11 @@ class Analysis:
         self.calls: list[ast.Call] = []
         self.statements: list[ast.stmt] = []  # every statement, in source order
         self.functions: list[FunctionInfo] = []
+        self.functions_per_statement: list[int] = []  # how many of them each top-level statement holds
         self.loops: list[LoopInfo] = []
+        # The walk's parts of each top-level statement (`statement_walk`), kept across versions.
+        self.walk_parts: list[WalkParts] = []
+        self._header_calls: dict[int, list[ast.Call]] = {}  # of the top-level statement being walked
         self.classes: dict[str, ast.ClassDef] = {}
         self.module_scope = FunctionInfo(self.tree, "<module>")
         self.functions.append(self.module_scope)
@@ -153,7 +163,8 @@ class Analysis:
         # project's grad-off wrappers, which the walk below asks about).
         self.facts = FactCache()
         self._collect_imports()
-        self._walk_block(self.tree.body, Context(self.module_scope))
+        self._walk_module()
+        self._seed_call_qualnames()
         self.roles: dict[FunctionInfo, ScopeRoles] = compute_roles(self)
 
     @property
@@ -163,29 +174,11 @@ class Analysis:
 
     # ------------------------------------------------------------------ names
     def _collect_imports(self) -> None:
-        """Import bindings from every statement (imports are statements: no expression walk)."""
-        stack = list(self.tree.body)
-        while stack:
-            node = stack.pop()
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname:
-                        self.imports[alias.asname] = alias.name
-                    else:
-                        root = alias.name.split(".")[0]
-                        self.imports[root] = root
-            elif isinstance(node, ast.ImportFrom):
-                # A relative import keeps its dots (`from .utils import f` -> ".utils.f"):
-                # the workspace resolver finds it from the importing file's folder.
-                prefix = "." * node.level + (f"{node.module}." if node.module else "")
-                if node.module or node.level:
-                    for alias in node.names:
-                        if alias.name != "*":
-                            self.imports[alias.asname or alias.name] = prefix + alias.name
-            else:
-                for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-                    for child in getattr(node, name, ()):
-                        stack.append(child)
+        """Import bindings from every statement (imports are statements: no expression walk).
+        The last top-level statement's bindings first, so that an earlier one's win, as one
+        stack walk of the whole body gives them."""
+        for bindings in reversed(self.statement_facts.each(_IMPORT_BINDINGS, _import_bindings)):
+            self.imports.update(bindings)
 
     @cached_property
     def assigned_values(self) -> dict[str, list[ast.AST]]:
@@ -229,13 +222,30 @@ class Analysis:
             return ".".join([self.imports[node.id], *reversed(parts)])
         return None
 
+    def _seed_call_qualnames(self) -> None:
+        """`call_qualname` of every call the walk reached, taken per top-level statement from
+        the previous version when it shares the statement and the imports: the rules ask it
+        of every call, and it depends on nothing else."""
+        parts = {id(statement): part for statement, part in zip(self.tree.body, self.walk_parts)}
+        qualname = self.qualname
+
+        def qualnames(statement: ast.stmt) -> dict[int, str | None]:
+            return {id(call): qualname(call.func) for calls in parts[id(statement)].calls_by_owner.values()
+                    for call in calls}
+
+        table = self._call_qualnames
+        for kept in self.statement_facts.each_under(_CALL_QUALNAMES, tuple(self.imports.items()), qualnames):
+            table.update(kept)
+
     def call_qualname(self, call: ast.Call) -> str | None:
         """`qualname` of the called function, memoised: rules ask it of every call, often."""
         cache = self._call_qualnames
         key = id(call)
-        if key not in cache:
-            cache[key] = self.qualname(call.func)
-        return cache[key]
+        try:
+            return cache[key]
+        except KeyError:
+            found = cache[key] = self.qualname(call.func)
+            return found
 
     def is_torch_call(self, call: ast.AST, *qualnames: str) -> bool:
         return isinstance(call, ast.Call) and self.call_qualname(call) in qualnames
@@ -321,6 +331,19 @@ class Analysis:
         return wraps_grad_off(self, expr, as_context)
 
     # ------------------------------------------------------------------- walk
+    def _walk_module(self) -> None:
+        """The walk of every statement, handing out contexts; the parents and the calls under
+        each header come from `statement_walk`, computed once per top-level statement."""
+        parts = self.walk_parts = self.statement_facts.each(_WALK_PARTS, walk_parts)
+        ctx = Context(self.module_scope)
+        for statement, part in zip(self.tree.body, parts):
+            self.parents.update(part.parents)
+            self._header_calls = part.calls_by_owner
+            before = len(self.functions)
+            self._walk_statement(statement, ctx)
+            self.functions_per_statement.append(len(self.functions) - before)
+        self._header_calls = {}
+
     def _walk_block(self, body: list[ast.stmt], ctx: Context) -> None:
         for stmt in body:
             self._walk_statement(stmt, ctx)
@@ -328,9 +351,6 @@ class Analysis:
     def _walk_statement(self, stmt: ast.stmt, ctx: Context) -> None:
         self.contexts[stmt] = ctx
         self.statements.append(stmt)
-        for name in _BLOCK_FIELDS:
-            for child in getattr(stmt, name, ()):
-                self.parents[child] = stmt
         ctx.function.statements.append(stmt)
         for loop in ctx.loops:
             loop.statements.append(stmt)
@@ -338,12 +358,12 @@ class Analysis:
             self._walk_function(stmt, ctx)
         elif isinstance(stmt, ast.ClassDef):
             self.classes.setdefault(stmt.name, stmt)
-            self._visit_exprs(stmt, [*stmt.bases, *stmt.keywords, *stmt.decorator_list], ctx)
+            self._record_calls(stmt, ctx)
             self._walk_block(stmt.body, ctx)
         elif isinstance(stmt, LoopNode):
             self._walk_loop(stmt, ctx)
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-            self._visit_exprs(stmt, stmt.items, ctx)
+            self._record_calls(stmt, ctx)
             disabled = ctx.grad_disabled
             for item in stmt.items:
                 effect = self.grad_mode_effect(item.context_expr)
@@ -354,30 +374,25 @@ class Analysis:
             inner = Context(ctx.function, ctx.loops, disabled, ctx.guards, ctx.with_items + tuple(stmt.items))
             self._walk_block(stmt.body, inner)
         elif isinstance(stmt, ast.If):
-            self._visit_exprs(stmt, [stmt.test], ctx)
+            self._record_calls(stmt, ctx)
             self._walk_block(stmt.body, _guarded(ctx, stmt, True))
             self._walk_block(stmt.orelse, _guarded(ctx, stmt, False))
-        elif isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+        elif isinstance(stmt, TRY_NODES):
             self._walk_block(stmt.body, ctx)
             for handler in stmt.handlers:
-                self._set_parent(handler, stmt)
-                if handler.type is not None:
-                    self._visit_exprs(handler, [handler.type], ctx)
+                self._record_calls(handler, ctx)
                 self._walk_block(handler.body, ctx)
             self._walk_block(stmt.orelse, ctx)
             self._walk_block(stmt.finalbody, ctx)
         elif isinstance(stmt, ast.Match):
-            self._visit_exprs(stmt, [stmt.subject], ctx)
+            self._record_calls(stmt, ctx)
             for case in stmt.cases:
-                self._set_parent(case, stmt)
                 self._walk_block(case.body, ctx)
         else:
-            self._visit_exprs(stmt, _child_nodes(stmt), ctx)
+            self._record_calls(stmt, ctx)
 
     def _walk_function(self, node: ast.AST, ctx: Context) -> None:
-        self._visit_exprs(node, [*node.decorator_list, node.args], ctx)
-        if node.returns is not None:
-            self._visit_exprs(node, [node.returns], ctx)
+        self._record_calls(node, ctx)  # in the decorators, the arguments' defaults and annotations, the return annotation
         class_node = self._enclosing_class(node)
         no_grad = any(self.grad_mode_effect(d) is True for d in node.decorator_list)
         wrapper = None
@@ -389,8 +404,7 @@ class Analysis:
         self._walk_block(node.body, Context(function, (), no_grad))
 
     def _walk_loop(self, node: ast.AST, ctx: Context) -> None:
-        header = [node.test] if isinstance(node, ast.While) else [node.target, node.iter]
-        self._visit_exprs(node, header, ctx)
+        self._record_calls(node, ctx)
         loop = LoopInfo(node, ctx.function, ctx.loop)
         self.loops.append(loop)
         inner = Context(ctx.function, ctx.loops + (loop,), ctx.grad_disabled, ctx.guards, ctx.with_items)
@@ -401,46 +415,14 @@ class Analysis:
         parent = self.parents.get(node)
         return parent if isinstance(parent, ast.ClassDef) else None
 
-    def _set_parent(self, child: ast.AST, parent: ast.AST) -> None:
-        self.parents.setdefault(child, parent)
-
-    def _visit_exprs(self, owner: ast.AST, nodes: list, ctx: Context) -> None:
-        """Record parents, and the context of every call, below these header nodes.
-
-        Iterates only the fields that can hold expression nodes (`_expression_fields`):
-        several times faster than `ast.iter_child_nodes`, and this is the one pass over
-        every expression node.
-        """
-        parents = self.parents
-        stack = []
-        for n in nodes:
-            if isinstance(n, ast.AST) and not isinstance(n, ast.stmt):
-                parents[n] = owner
-                stack.append(n)
-        calls = []
-        fields_of = _EXPRESSION_FIELDS
-        while stack:
-            node = stack.pop()
-            kind = node.__class__
-            if kind is ast.Call:
-                calls.append(node)
-            fields = fields_of.get(kind)
-            if fields is None:
-                fields = _expression_fields(kind)
-            for name in fields:
-                value = getattr(node, name, None)
-                if type(value) is list:
-                    for child in value:
-                        if isinstance(child, ast.AST) and not isinstance(child, ast.stmt):
-                            parents[child] = node
-                            stack.append(child)
-                elif isinstance(value, ast.AST) and not isinstance(value, _SKIPPED_NODES):
-                    parents[value] = node
-                    stack.append(value)
+    def _record_calls(self, owner: ast.AST, ctx: Context) -> None:
+        """The context of every call below the header of `owner` (a statement or an except
+        handler), and the call lists of the file, the function and the loops."""
+        calls = self._header_calls.get(id(owner))
         if calls:
-            calls.sort(key=_position)
+            contexts = self.contexts
             for call in calls:
-                self.contexts[call] = ctx
+                contexts[call] = ctx
             self.calls.extend(calls)
             ctx.function.calls.extend(calls)
             for loop in ctx.loops:
@@ -596,16 +578,29 @@ class Analysis:
             return [c for c in sites if isinstance(c.func, ast.Attribute)]
         return [c for c in sites if isinstance(c.func, ast.Name)]
 
-    def only_called_without_grad(self, function: FunctionInfo) -> bool:
-        """True when the function is called in this file, and every call runs with autograd off."""
+    def only_called_without_grad(self, function: FunctionInfo, _outer: frozenset = frozenset()) -> bool:
+        """True when the function is called in this file, and every call runs with autograd off:
+        under `no_grad` itself, or in a function only ever called that way (`test()` calls
+        `benchmark()` under `no_grad`, and `benchmark()` calls `validation()`)."""
         sites = self.callers(function)
-        return bool(sites) and all(self.context(c).grad_disabled for c in sites)
+        outer = _outer | {id(function)}
+        return bool(sites) and all(
+            self.context(c).grad_disabled or (
+                id(self.context(c).function) not in outer
+                and self.only_called_without_grad(self.context(c).function, outer))
+            for c in sites)
 
     def computes_gradients(self, function: FunctionInfo) -> bool:
         """The function backpropagates or asks for gradients (so it is not plain evaluation)."""
         known = self._computes_gradients.get(function)
         if known is None:
-            known = self._computes_gradients[function] = self._asks_for_gradients(function)
+            # A pure function of the function's calls and the imports: kept with its roles'
+            # seed, so a version that shares the function asks its calls no more.
+            kept = self.roles[function].kept
+            known = kept.get("asks_for_gradients")
+            if known is None:
+                known = kept["asks_for_gradients"] = self._asks_for_gradients(function)
+            self._computes_gradients[function] = known
         return known
 
     def _asks_for_gradients(self, function: FunctionInfo) -> bool:
@@ -688,45 +683,43 @@ def _base_name(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
+def _import_bindings(statement: ast.stmt) -> dict[str, str]:
+    """The names the imports in one top-level statement bind (at any depth), in the order a
+    depth-first stack walk meets them (a later binding of a name wins)."""
+    imports: dict[str, str] = {}
+    stack = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    imports[alias.asname] = alias.name
+                else:
+                    root = alias.name.split(".")[0]
+                    imports[root] = root
+        elif isinstance(node, ast.ImportFrom):
+            # A relative import keeps its dots (`from .utils import f` -> ".utils.f"):
+            # the workspace resolver finds it from the importing file's folder.
+            prefix = "." * node.level + (f"{node.module}." if node.module else "")
+            if node.module or node.level:
+                for alias in node.names:
+                    if alias.name != "*":
+                        imports[alias.asname or alias.name] = prefix + alias.name
+        else:
+            for name in BLOCK_FIELDS:
+                for child in getattr(node, name, ()):
+                    stack.append(child)
+    return imports
+
+
 def is_backward_call(analysis: Analysis, call: ast.Call) -> bool:
-    name = call_name(call)
-    if name in ("backward", "manual_backward") and isinstance(call.func, ast.Attribute):
-        return True
-    return analysis.call_qualname(call) == "torch.autograd.backward"
-
-
-_SKIPPED_NODES = (ast.stmt, ast.expr_context)
-# Fields that never hold a node worth a parent: names, markers, and the operator
-# singletons (one shared `ast.Add()` for the whole tree, so its parent means nothing).
-_NOT_EXPRESSION_FIELDS = frozenset({
-    "ctx", "id", "attr", "arg", "kind", "type_comment", "conversion", "is_async", "level", "n", "s", "op", "ops",
-    "name", "asname", "module",
-})
-_EXPRESSION_FIELDS: dict[type, tuple[str, ...]] = {}
-memos.register(_EXPRESSION_FIELDS.clear)
-
-
-def _expression_fields(kind: type) -> tuple[str, ...]:
-    """The fields of an expression node type that may hold child nodes; none for a
-    `Name` or a `Constant` (half of all nodes)."""
-    if kind is ast.Constant:
-        fields: tuple[str, ...] = ()
-    else:
-        fields = tuple(name for name in kind._fields if name not in _NOT_EXPRESSION_FIELDS)
-    _EXPRESSION_FIELDS[kind] = fields
-    return fields
-_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
-def _child_nodes(node: ast.AST) -> list:
-    children = []
-    for name in node._fields:
-        value = getattr(node, name, None)
-        if type(value) is list:
-            children.extend(value)
-        elif isinstance(value, ast.AST):
-            children.append(value)
-    return children
+    """`x.backward()`, `self.manual_backward(loss)`, `torch.autograd.backward(...)` (however
+    imported).  Asked of every call: a method call other than these ends in another name,
+    so only a plain name (`from torch.autograd import backward`) needs the imports."""
+    func = call.func
+    if type(func) is ast.Attribute:
+        return func.attr in ("backward", "manual_backward")
+    return type(func) is ast.Name and analysis.call_qualname(call) == "torch.autograd.backward"
 
 
 def _is_self_update(stmt: ast.stmt, name: str) -> bool:
@@ -737,10 +730,6 @@ def _is_self_update(stmt: ast.stmt, name: str) -> bool:
         return True
     found = accumulation(stmt)
     return found is not None and isinstance(found[0], ast.Name) and found[0].id == name
-
-
-def _position(node: ast.AST) -> tuple[int, int]:
-    return node.lineno, node.col_offset
 
 
 def _is_false(node: ast.AST) -> bool:
@@ -859,8 +848,10 @@ def eval_switch_before(analysis: Analysis, function: FunctionInfo, call: ast.Cal
     return last.name if last else None
 
 
-def in_eval_mode(analysis: Analysis, function: FunctionInfo, call: ast.Call, model: str) -> bool:
-    """`model` is switched to eval in this function, at module level, or by every caller."""
+def in_eval_mode(analysis: Analysis, function: FunctionInfo, call: ast.Call, model: str,
+                 _outer: frozenset = frozenset()) -> bool:
+    """`model` is switched to eval in this function, at module level, or by every caller
+    (also a caller that passes its own parameter on and is itself called only that way)."""
     if analysis.switched(function, model, "eval") or analysis.switched(function, model, "train"):
         return True
     if model not in function.params and analysis.switched(analysis.module_scope, model, "eval"):
@@ -869,7 +860,8 @@ def in_eval_mode(analysis: Analysis, function: FunctionInfo, call: ast.Call, mod
         return True
     callers = analysis.callers(function)
     if callers and model in function.params:
-        return all(_caller_evaluates(analysis, function, site, model) for site in callers)
+        outer = _outer | {id(function)}
+        return all(_caller_evaluates(analysis, function, site, model, outer) for site in callers)
     return False
 
 
@@ -930,13 +922,18 @@ def _returns_evaluated(analysis: Analysis, function: FunctionInfo, ret: ast.Retu
     return isinstance(value, ast.Name) and bool(analysis.switched(function, value.id, "eval"))
 
 
-def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call, param: str) -> bool:
+def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call, param: str,
+                     outer: frozenset) -> bool:
     arg = analysis.argument_for(site, function, param)
     if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "eval":
         return True
     if isinstance(arg, ast.Name):
         owner = analysis.context(site).function
-        return bool(analysis.switched(owner, arg.id, "eval")) or _mode_left_before(analysis, owner, site, arg.id) == "eval"
+        if analysis.switched(owner, arg.id, "eval") or _mode_left_before(analysis, owner, site, arg.id) == "eval":
+            return True
+        # `benchmark(model)` passing its own parameter on: what its callers pass decides.
+        return id(owner) not in outer and not analysis.switched(owner, arg.id, "train") \
+            and in_eval_mode(analysis, owner, site, arg.id, outer)
     return False
 
 

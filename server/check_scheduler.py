@@ -19,7 +19,10 @@ through these states (the key of a check is uri, version and settings generation
           |     `-> push: publish if current     pull: answer, then refresh
           v                                        if the complete list differs
       complete pass  (shape rules added to the same analysis; started by
-          |           the first pass's end, or directly on a cache miss)
+          |           the first pass's end, or directly on a cache miss;
+          |           stopped, leaving no result, once the document has a
+          |           newer version: the next check parses its edit from the
+          |           stopped version's parse)
           v
       checked  (kept in `versions`; hover, inlay hints and code actions
           |     answer from it, on the request thread; push: published if
@@ -77,6 +80,7 @@ from torch_lsp.documents import CheckCache, CheckedVersion, OpenDocument, releas
 from torch_lsp.incremental_parse import ParsedVersion
 from torch_lsp.protocol import is_too_large, to_diagnostic, too_large_diagnostic
 from torch_lsp.shapes import infer_shapes
+from torch_lsp.shapes.limits import Superseded, stopping_when
 from torch_lsp.shapes.probe.session import PROBE_REPORT
 
 if TYPE_CHECKING:
@@ -116,6 +120,9 @@ class CheckScheduler:
         self._complete_passes: dict[tuple, asyncio.Future] = {}
         self._background_tasks: set[asyncio.Task] = set()
         self._check_seconds: dict[str, float] = {}  # per document: how long its last first pass took
+        # Per document: the parse of a version whose complete pass was stopped (typed past), which
+        # no kept version holds: the next check of the document parses its edit from there.
+        self._typed_past: dict[str, ParsedVersion] = {}
         self._last_collection = 0.0
         self._collection_waits = False  # a collection is asked for, once the interval has passed
         self._collection_asked: float | None = None  # when the collection waiting now was first asked for
@@ -156,6 +163,7 @@ class CheckScheduler:
         (the errors its calls proved in other open files go with them)."""
         self.cancel(uri)
         self._check_seconds.pop(uri, None)
+        self._typed_past.pop(uri, None)
         latest = self.versions.latest(uri)
         self._release_later(self.versions.forget(uri))
         if latest is not None and latest.proofs:
@@ -436,13 +444,21 @@ class CheckScheduler:
             return CheckedVersion(document.version, generation, None, [too_large_diagnostic(document.text)])
         started = time.perf_counter()
         settings, problems = self.server.settings.settings_for(document.path, generation)
-        with collector_paused():
+        # The shape pass of a version the user has typed past stops (no result): the newest
+        # version's check, queued behind it on this thread, starts that much sooner.
+        superseded = partial(self._superseded, document)
+        with collector_paused(), stopping_when(superseded):
             completes = first_pass is not None and first_pass.result is not None and first_pass.generation == generation
-            if completes:
-                result = add_shape_findings(first_pass.result, settings)
-            else:
-                result = check_source(document.text, document.path, settings, shapes=shapes,
-                                      previous=self._edited_from(document.uri))
+            try:
+                if completes:
+                    result = add_shape_findings(first_pass.result, settings)
+                else:
+                    result = check_source(document.text, document.path, settings, shapes=shapes,
+                                          previous=self._edited_from(document.uri))
+            except Superseded:
+                if completes:
+                    self._typed_past[document.uri] = first_pass.result.analysis.parsed
+                return None
             lines = result.analysis.lines
             encoding = self.server.encoding
             diagnostics = [to_diagnostic(finding, lines, encoding, document.uri) for finding in result.findings]
@@ -462,12 +478,24 @@ class CheckScheduler:
         return CheckedVersion(document.version, generation, result, diagnostics, problems,
                               imported_modules=imports, proofs=proofs)
 
+    def _superseded(self, document: OpenDocument) -> bool:
+        """Whether `document` (this version) is no longer the open document of its uri: its
+        check is published to no one.  Read on the analysis thread: a dict lookup, safe
+        against the event loop's edits under the GIL."""
+        return self.server.documents.get(document.uri) is not document
+
     def _edited_from(self, uri: str) -> ParsedVersion | None:
-        """The newest version of the document that still holds its analysis: the text the
-        version being checked was most likely edited from (any text will do: it is only
-        compared).  Read on the analysis thread, which alone releases analyses."""
+        """The newest parse of the document at hand (a version whose complete pass was typed
+        past, else the newest version that still holds its analysis): the text the version
+        being checked was most likely edited from (any text will do: it is only compared).
+        Read on the analysis thread, which alone releases analyses."""
+        typed_past = self._typed_past.pop(uri, None)
+        if not INCREMENTAL:
+            return None
+        if typed_past is not None:
+            return typed_past
         latest = self.versions.latest(uri)
-        if not INCREMENTAL or latest is None or latest.result is None:
+        if latest is None or latest.result is None:
             return None
         return latest.result.analysis.parsed
 

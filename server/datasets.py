@@ -10,7 +10,7 @@ answers, for one `DataLoader(...)` call:
   the model): workers would iterate stale forked copies.
   The dataset class is looked up in the file, then in the workspace file its import names
   (beside the importer, in its parent folders, or a `src/` folder there).
-- `read_once`: the loader is only ever read through `next(iter(loader))`.
+- `read_once`: the loader is only ever read through `next(iter(loader))` (or its dunder spelling).
 - `batches_reach_gpu`: a batch the loader yields is moved to an accelerator and fed to a model
   (None when the loader is not iterated where it is built: the caller decides from the file).
 """
@@ -20,6 +20,7 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
+from torch_lsp.syntax_index import syntax_index
 from torch_lsp.syntax_nodes import argument, call_name, is_self_attribute, walk_nodes
 from torch_lsp.workspace_files import workspace_analysis
 
@@ -55,25 +56,26 @@ def _holds_data_in_memory(analysis: "Analysis", value: ast.AST | None) -> bool:
 
 
 def read_once(analysis: "Analysis", loader: ast.Call) -> bool:
-    """`next(iter(DataLoader(...)))`, or a loader name only read that way."""
-    parent = analysis.parents.get(loader)
-    if _is_iter_in_next(analysis, parent):
+    """`next(iter(DataLoader(...)))`, or a loader name only read that way (also spelled
+    `loader.__iter__().__next__()`)."""
+    if _read_by_one_next(analysis, loader):
         return True
     name = _assigned_name(analysis, loader)
     if name is None:
         return False
     function = analysis.context(loader).function
-    uses = [n for n in walk_nodes(function.node) if isinstance(n, ast.Name) and n.id == name
-            and isinstance(n.ctx, ast.Load)]
-    return bool(uses) and all(_is_iter_in_next(analysis, analysis.parents.get(n))
+    # The index's names spelled so, not a walk of the function (at module level, the file).
+    uses = [n for n in syntax_index(analysis).names_in(name, function.node) if isinstance(n.ctx, ast.Load)]
+    return bool(uses) and all(_read_by_one_next(analysis, n)
                               or _iterator_advanced_once(analysis, function, n) for n in uses)
 
 
 def _iterator_advanced_once(analysis: "Analysis", function: "FunctionInfo", use: ast.Name) -> bool:
-    """`it = iter(loader)` whose iterator is only advanced outside loops, by `next(it)` or
-    `it.next()` (a notebook's cell that shows one batch): a batch or two, never an epoch."""
-    call = analysis.parents.get(use)
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "iter"):
+    """`it = iter(loader)` whose iterator is only advanced outside loops, by `next(it)`,
+    `it.next()` or `it.__next__()` (a notebook's cell that shows one batch): a batch or two,
+    never an epoch."""
+    call = _iterator_made_from(analysis, use)
+    if call is None:
         return False
     iterator = _assigned_name(analysis, call)
     if iterator is None:
@@ -84,14 +86,8 @@ def _iterator_advanced_once(analysis: "Analysis", function: "FunctionInfo", use:
 
 
 def _advances_once(analysis: "Analysis", name: ast.Name) -> bool:
-    parent = analysis.parents.get(name)
-    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "next":
-        advance = parent
-    elif isinstance(parent, ast.Attribute) and parent.attr == "next":
-        advance = analysis.parents.get(parent)
-    else:
-        return False
-    return isinstance(advance, ast.Call) and not analysis.context(advance).loops
+    advance = _advance_of(analysis, name)
+    return advance is not None and not analysis.context(advance).loops
 
 
 def batches_reach_gpu(analysis: "Analysis", loader: ast.Call) -> bool | None:
@@ -238,13 +234,17 @@ def _unpacks_views(call: ast.Call) -> bool:
 
 
 def _dataset_class(analysis: "Analysis", call: ast.Call) -> ast.ClassDef | None:
-    if not isinstance(call.func, ast.Name):
+    """The class `Dataset(...)` or `module.Dataset(...)` constructs: of this file, or of the
+    workspace file its import names."""
+    if isinstance(call.func, ast.Name):
+        for node in analysis.tree.body:
+            if isinstance(node, ast.ClassDef) and node.name == call.func.id:
+                return node
+        qualname = analysis.imports.get(call.func.id)
+    elif isinstance(call.func, ast.Attribute):
+        qualname = analysis.qualname(call.func)  # `expert.ExpertDataset` of `from rl.algo import expert`
+    else:
         return None
-    name = call.func.id
-    for node in analysis.tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == name:
-            return node
-    qualname = analysis.imports.get(name)
     if qualname is None or "." not in qualname:
         return None
     module, _, class_name = qualname.rpartition(".")
@@ -311,11 +311,34 @@ def _iterates_live_state(cls: ast.ClassDef) -> bool:
 
 
 # ------------------------------------------------------------------ how the loader is used
-def _is_iter_in_next(analysis: "Analysis", node: ast.AST | None) -> bool:
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "iter"):
-        return False
-    outer = analysis.parents.get(node)
-    return isinstance(outer, ast.Call) and isinstance(outer.func, ast.Name) and outer.func.id == "next"
+def _read_by_one_next(analysis: "Analysis", node: ast.AST) -> bool:
+    """`next(iter(node))` or `node.__iter__().__next__()`: one item taken from a fresh iterator."""
+    iterator = _iterator_made_from(analysis, node)
+    return iterator is not None and _advance_of(analysis, iterator) is not None
+
+
+def _iterator_made_from(analysis: "Analysis", node: ast.AST) -> ast.Call | None:
+    """The `iter(node)` or `node.__iter__()` call that makes an iterator of `node`, if any."""
+    parent = analysis.parents.get(node)
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "iter":
+        return parent
+    return _method_called_on(analysis, parent, ("__iter__",))
+
+
+def _advance_of(analysis: "Analysis", iterator: ast.AST) -> ast.Call | None:
+    """The `next(iterator)`, `iterator.next()` or `iterator.__next__()` call taking one item, if any."""
+    parent = analysis.parents.get(iterator)
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "next":
+        return parent
+    return _method_called_on(analysis, parent, ("next", "__next__"))
+
+
+def _method_called_on(analysis: "Analysis", attribute: ast.AST | None, methods: tuple[str, ...]) -> ast.Call | None:
+    """`x.method()` when `attribute` is the `x.method` of such a call."""
+    if not (isinstance(attribute, ast.Attribute) and attribute.attr in methods):
+        return None
+    call = analysis.parents.get(attribute)
+    return call if isinstance(call, ast.Call) and call.func is attribute else None
 
 
 def _assigned_name(analysis: "Analysis", loader: ast.Call) -> str | None:

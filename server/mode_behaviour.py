@@ -20,13 +20,14 @@ import builtins
 import sys
 from typing import TYPE_CHECKING
 
+from torch_lsp.analysis import construction_of
 from torch_lsp.fact_cache import FactKey
-from torch_lsp.roles import ACTIVATION_MODULES, MODULE_BASES
+from torch_lsp.roles import ACTIVATION_MODULES, MODEL_WRAPPERS, MODULE_BASES
 from torch_lsp.syntax_nodes import walk_nodes
 from torch_lsp.workspace_files import workspace_analysis
 
 if TYPE_CHECKING:
-    from torch_lsp.analysis import Analysis
+    from torch_lsp.analysis import Analysis, FunctionInfo
 
 _MODE_DEPENDENT_WORDS = ("Dropout", "BatchNorm", "Transformer", "MultiheadAttention")
 _MODE_INDEPENDENT_LAYERS = {
@@ -39,6 +40,8 @@ _MODE_INDEPENDENT_LAYERS = {
 } | {name for name in ACTIVATION_MODULES if "Dropout" not in name}
 _CONTAINERS = {"Sequential", "ModuleList", "ModuleDict"}
 _RECURRENT = {"RNN", "LSTM", "GRU"}  # mode-dependent only with `dropout=`
+# Calls that move or cast a model and return it: what it is stays what it was built as.
+_MOVES = ("to", "cuda", "cpu", "double", "float", "half", "train")
 _FREE_TORCH_NAMESPACES = ("torch.nn.init.", "torch.nn.utils.", "torch.distributions.")
 _MAX_DEPTH = 6
 
@@ -55,11 +58,32 @@ def mode_independent(analysis: "Analysis", node: ast.AST, depth: int = 0) -> boo
     return cache[key]
 
 
+def named_model_is_mode_independent(analysis: "Analysis", function: "FunctionInfo", name: str,
+                                    at: ast.AST) -> bool:
+    """The model `name` holds at `at` in `function` was built mode-independent, followed back
+    through moves re-bound to the same name (`model = Net()`, then `model = model.cuda()`)
+    and the model wrappers (`DistributedDataParallel(model)`)."""
+    for _ in range(_MAX_DEPTH):
+        built = construction_of(analysis, function, name, at, unwrap=tuple(MODEL_WRAPPERS))
+        if built is None:
+            return False
+        if _moved_name(built) != name:
+            return constructed_model_is_mode_independent(analysis, built)
+        at = analysis.statement_of(built)  # `model = model.cuda()`: what `model` was before
+    return False
+
+
+def _moved_name(value: ast.AST) -> str | None:
+    """`model` in `model.cuda()` / `model.to(device).float()`: the name a device or dtype move starts from."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _MOVES:
+        value = value.func.value
+    return value.id if isinstance(value, ast.Name) else None
+
+
 def constructed_model_is_mode_independent(analysis: "Analysis", value: ast.AST) -> bool:
     """`Net(...)` of a project class proven mode-independent, or a torch layer built in place
     (`nn.Linear(d, k)`, `nn.Sequential(nn.Linear(...), nn.ReLU())`), through `.to(...)`-style chains."""
-    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in (
-            "to", "cuda", "cpu", "double", "float", "half", "train"):
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _MOVES:
         value = value.func.value
     if not isinstance(value, ast.Call):
         return False

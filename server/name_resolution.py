@@ -95,28 +95,47 @@ _STATEMENT_SCAN: FactKey[_StatementScan] = FactKey("name_resolution.statement_sc
 
 def _collect(analysis: "Analysis") -> _Scan:
     """The scans of the top-level statements (kept while a statement is unchanged), merged
-    with what the file imports: only names rooted at an import, and not rebound, resolve."""
+    with what the file imports: only names rooted at an import, and not rebound, resolve.
+    Each statement's references are kept too, while the imports and the rebound names stay
+    the same: a version then merges them instead of resolving every dotted name again."""
     imports = analysis.imports
     imported: list[ImportedName] = []
     rebound: set[str] = set()
-    called: dict[int, ast.Call] = {}
     scans = analysis.statement_facts.each(
         _STATEMENT_SCAN, lambda statement: _scan_statement(statement_nodes(analysis, statement)))
     for scan in scans:
         imported += scan.imported
         rebound |= scan.rebound
-        called.update(scan.called)
+    file_facts = (tuple(imports.items()), frozenset(rebound))
+    kept = analysis.statement_facts.kept_file_facts(_STATEMENT_REFERENCES)
+    if kept == file_facts:
+        file_facts = kept  # the same objects: each statement's comparison below is by identity
+    rebound = file_facts[1]
+    scan_of = {id(statement): scan for statement, scan in zip(analysis.tree.body, scans)}
     found: dict[str, list[Reference]] = {}
-    for scan in scans:
-        for node, root, parts in scan.chains:
-            if root not in imports or root in rebound:
-                continue
-            qualname = ".".join([imports[root], *parts])
-            found.setdefault(qualname, []).append(Reference(qualname, node, called.get(id(node))))
+    for references in analysis.statement_facts.each_under(
+            _STATEMENT_REFERENCES, file_facts, lambda statement: _resolve(scan_of[id(statement)], imports, rebound)):
+        for reference in references:
+            found.setdefault(reference.qualname, []).append(reference)
     for uses in found.values():
         uses.sort(key=lambda r: (r.node.lineno, r.node.col_offset))
     imported.sort(key=lambda item: (item.alias.lineno, item.alias.col_offset))
-    return _Scan(found, imported, frozenset(rebound))
+    return _Scan(found, imported, rebound)
+
+
+_STATEMENT_REFERENCES: FactKey[list[Reference]] = FactKey("name_resolution.statement_references")
+
+
+def _resolve(scan: _StatementScan, imports: dict[str, str], rebound: frozenset[str]) -> list[Reference]:
+    """The references of one top-level statement's dotted names, in its scan's order (a
+    called name's call is in the same statement)."""
+    references = []
+    for node, root, parts in scan.chains:
+        if root not in imports or root in rebound:
+            continue
+        qualname = ".".join([imports[root], *parts])
+        references.append(Reference(qualname, node, scan.called.get(id(node))))
+    return references
 
 
 def _scan_statement(nodes: dict[type, list[ast.AST]]) -> _StatementScan:

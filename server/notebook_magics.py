@@ -14,7 +14,9 @@ instead, a statement of the same length.  The body of any other cell magic (`%%b
 `%%writefile`) is not Python and is masked whole.
 
 A line counts as IPython's only where a statement starts: not inside brackets, a
-string or a backslash continuation (`x = (a\\n % b)` is Python).
+string or a backslash continuation (`x = (a\\n % b)` is Python).  A masked line that
+ends with a backslash continues the IPython command (`out = !python demo.py \\`), so
+the lines it continues are masked with it.
 """
 from __future__ import annotations
 
@@ -86,12 +88,20 @@ def _mask_line_magics(lines: list[str], start: int) -> list[int]:
     """Mask IPython's lines from `start`; the numbers of the lines masked."""
     state = ScanState()
     masked = []
+    continued = False  # the previous line was IPython's and ended with a backslash
     for number in range(start, len(lines)):
-        if state.at_statement_start and _is_ipython_line(lines[number]):
+        line = lines[number]
+        if continued:
+            # IPython joins `!cmd \` and the lines it continues into one command.
+            if line.strip():
+                _comment(lines, number)
+            continued = line.endswith("\\")
+        elif state.at_statement_start and _is_ipython_line(line):
             _mask_line(lines, number)
             masked.append(number)
+            continued = line.endswith("\\") and lines[number].lstrip().startswith("#")
         else:
-            state.scan(lines[number])
+            state.scan(line)
     return masked
 
 

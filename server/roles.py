@@ -98,7 +98,6 @@ class Assignment:
     order: int  # position of the statement in the function's statement list
     value: ast.AST | None  # None when the value is not an expression we can read (for targets…)
     unpacked: bool = False  # target was one element of a tuple
-    graph: bool = False
 
 
 @dataclass(eq=False)
@@ -122,6 +121,12 @@ class ScopeRoles:
     assignments: dict[str, list[Assignment]] = field(default_factory=dict)
     statement_order: dict[ast.stmt, int] = field(default_factory=dict)
     loop_targets: set[str] = field(default_factory=set)
+    # The assignments (by id) that bind a graph-carrying tensor: kept here, not on the
+    # assignments, which a later version of the file may share (`_RoleSeed`).
+    graph_assignments: set[int] = field(default_factory=set)
+    # Facts of the function's own nodes read against what its seed's key holds (the imports),
+    # computed on first use and shared by the versions that share the seed (`_RoleSeed`).
+    kept: dict[str, object] = field(default_factory=dict)
 
     _value_facts_done: bool = False
 
@@ -257,7 +262,7 @@ class ScopeRoles:
             if assignment is None:
                 return False
             self._ensure_value_facts()
-            return assignment.graph
+            return id(assignment) in self.graph_assignments
         if isinstance(expr, ast.Call):
             if self.model_name(expr) or self.is_loss_call(expr):
                 return True
@@ -324,9 +329,16 @@ class ScopeRoles:
 def compute_roles(analysis: "Analysis") -> dict:
     module_roles = _scope_roles(analysis, analysis.module_scope, None)
     table = {analysis.module_scope: module_roles}
-    for function in analysis.functions:
-        if not function.is_module:
-            table[function] = _scope_roles(analysis, function, module_roles)
+    seeds = analysis.statement_facts.each(_ROLE_SEEDS, lambda statement: {})
+    key = classification_facts(analysis)
+    functions = iter(analysis.functions[1:])  # the module scope is first
+    for statement_seeds, count in zip(seeds, analysis.functions_per_statement):
+        for _ in range(count):
+            function = next(functions)
+            seed = statement_seeds.get(id(function.node))
+            if seed is None or seed.key != key:
+                seed = statement_seeds[id(function.node)] = _RoleSeed(key, _scope_roles(analysis, function, None))
+            table[function] = seed.roles_for(analysis, function, module_roles)
     return table
 
 
@@ -337,6 +349,34 @@ def _scope_roles(analysis: "Analysis", function: "FunctionInfo", parent: ScopeRo
         _classify_by_name(roles, param)
     _evidence_from_use(analysis, roles)
     return roles
+
+
+def classification_facts(analysis: "Analysis") -> tuple:
+    """What classifying a value (`constructed_kind`) and a function's roles read beyond their
+    own nodes: what the imports bind, the file's classes, and which of them are modules."""
+    return (tuple(analysis.imports.items()), tuple(analysis.classes), tuple(local_module_classes(analysis)))
+
+
+@dataclass(frozen=True)
+class _RoleSeed:
+    """The roles one function's own nodes give (`_scope_roles`), for the file-wide facts in
+    `key`: kept with the top-level statement that holds the function, so that a later
+    version sharing the statement, with the same key, copies them instead of classifying
+    every assignment again.  The assignments are shared, never changed once made."""
+
+    key: tuple
+    roles: ScopeRoles
+
+    def roles_for(self, analysis: "Analysis", function: "FunctionInfo", parent: ScopeRoles) -> ScopeRoles:
+        seed = self.roles
+        return ScopeRoles(
+            weakref.ref(analysis), function, parent, set(seed.models), set(seed.optimizers), set(seed.schedulers),
+            set(seed.scalers), set(seed.loss_modules), set(seed.activation_modules), set(seed.devices),
+            seed.assignments, seed.statement_order, seed.loop_targets, kept=seed.kept)
+
+
+# Per top-level statement: the seed of each function in it, by the id of its node.
+_ROLE_SEEDS: FactKey[dict[int, _RoleSeed]] = FactKey("roles.seeds")
 
 
 def _name_roles(analysis: "Analysis", roles: ScopeRoles) -> None:
@@ -436,19 +476,21 @@ def _value_facts(roles: ScopeRoles) -> None:
     for assignment in every:
         stmt = assignment.statement
         if id(assignment) in backpropagated and not roles.analysis.context(stmt).grad_disabled:
-            assignment.graph = True
+            roles.graph_assignments.add(id(assignment))
             continue
         if assignment.value is None:
             continue
         if roles.analysis.context(stmt).grad_disabled:
             continue
         if isinstance(stmt, ast.AugAssign):
-            assignment.graph = roles._graph(stmt.value, stmt, 0) or roles._graph(stmt.target, stmt, 0)
+            graph = roles._graph(stmt.value, stmt, 0) or roles._graph(stmt.target, stmt, 0)
         elif assignment.unpacked:
             value = assignment.value
-            assignment.graph = isinstance(value, ast.Call) and bool(roles.model_name(value))
+            graph = isinstance(value, ast.Call) and bool(roles.model_name(value))
         else:
-            assignment.graph = roles._graph(assignment.value, stmt, 0)
+            graph = roles._graph(assignment.value, stmt, 0)
+        if graph:
+            roles.graph_assignments.add(id(assignment))
 
 
 # ------------------------------------------------------------------ helpers
@@ -600,13 +642,18 @@ _SELF_ATTRIBUTE_VALUES: FactKey[dict[ast.ClassDef, dict[str, list[ast.AST | None
 
 def self_attribute_values(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, list[ast.AST | None]]:
     """`self.x = value` in the methods of a class: attribute -> values (None for `+=` and the like)."""
-    cache = analysis.facts.get_or_compute(_SELF_ATTRIBUTE_VALUES, dict)
-    if cls in cache:
-        return cache[cls]
-    table: dict[str, list[ast.AST | None]] = {}
+    return analysis.facts.get_or_compute(_SELF_ATTRIBUTE_VALUES, lambda: _self_attribute_values(analysis)).setdefault(
+        cls, {})
+
+
+def _self_attribute_values(analysis: "Analysis") -> dict[ast.ClassDef, dict[str, list[ast.AST | None]]]:
+    """`self_attribute_values` of every class, in one pass over the methods (a pass over every
+    function per class asked was quadratic in a file of many classes)."""
+    tables: dict[ast.ClassDef, dict[str, list[ast.AST | None]]] = {}
     for function in analysis.functions:
-        if function.class_node is not cls:
+        if function.class_node is None:
             continue
+        table = tables.setdefault(function.class_node, {})
         for stmt in function.statements:
             if isinstance(stmt, ast.Assign):
                 targets, value = stmt.targets, stmt.value
@@ -617,8 +664,7 @@ def self_attribute_values(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, 
             for target in targets:
                 if is_self_attribute(target):
                     table.setdefault(target.attr, []).append(value)
-    cache[cls] = table
-    return table
+    return tables
 
 
 def is_config_number(value: ast.AST) -> bool:

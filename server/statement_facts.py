@@ -7,11 +7,13 @@ alone (its nodes and their positions, nothing else in the file) therefore holds 
 version that shares the statement object.  File-wide facts that are a merge of such
 per-statement parts (the name scan, TL702's uses) compute only the parts of the
 statements an edit touched, then merge; what depends on the rest of the file (which
-names the imports bind) is applied in the merge, never stored per statement.
+names the imports bind) is applied in the merge, never stored per statement, or stored
+with those file-wide facts and used only while they stay the same (`each_under`).
 """
 from __future__ import annotations
 
 import ast
+from collections.abc import Hashable
 from typing import Any, Callable, TypeVar
 
 from torch_lsp.fact_cache import FactKey
@@ -46,3 +48,29 @@ class StatementFacts:
                 value = facts[key] = compute(statement)
                 values.append(value)
         return values
+
+    def each_under(self, key: FactKey[T], file_facts: Hashable, compute: Callable[[ast.stmt], T]) -> list[T]:
+        """`each`, for a fact that also reads file-wide facts (what the imports bind, which
+        names the file rebinds): kept while a later version's `file_facts` are equal, computed
+        again where they are not.  Pass the same objects from version to version where they
+        are unchanged: tuples then compare by identity, not element by element."""
+        values = []
+        for statement in self._statements:
+            facts = self._facts[id(statement)][1]
+            entry = facts.get(key)
+            if entry is None or entry[0] != file_facts:
+                # One tuple, set at once: a version checked beside this one never reads a
+                # value computed under another version's file facts.
+                entry = facts[key] = (file_facts, compute(statement))
+            values.append(entry[1])
+        return values
+
+    def kept_file_facts(self, key: FactKey[Any]) -> Hashable | None:
+        """The file facts a value of `key` was kept under (`each_under`), from the first
+        statement that has one: a version compares its own with them once, and passes the
+        kept objects on when they are equal."""
+        for statement in self._statements:
+            entry = self._facts[id(statement)][1].get(key)
+            if entry is not None:
+                return entry[0]
+        return None

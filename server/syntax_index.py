@@ -16,8 +16,9 @@ ask `syntax_index(analysis)` instead, which reuses what that walk reached:
 
 So the index holds every node `ast.walk(analysis.tree)` yields except the `Module` and the
 shared singletons (`Load()`, `Store()`, operators such as `Add()`), which no rule asks for
-(tests/test_syntax_index.py checks this against `ast.walk`).  Built
-once per version, on first use (`analysis.facts`).
+(tests/test_syntax_index.py checks this against `ast.walk`).  Each top-level statement is
+indexed once and its index kept with it across versions (`analysis.statement_facts`); a
+version merges them per type on first use (`analysis.facts`).
 """
 from __future__ import annotations
 
@@ -25,57 +26,51 @@ import ast
 from typing import TYPE_CHECKING, TypeVar
 
 from torch_lsp.fact_cache import FactKey
+from torch_lsp.statement_walk import TRY_NODES
 from torch_lsp.syntax_nodes import walk_nodes
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
+    from torch_lsp.statement_walk import WalkParts
 
 N = TypeVar("N", bound=ast.AST)
 
 
 class SyntaxIndex:
-    """The nodes of one version by type, and the parent of each node."""
+    """The nodes of one version by type, and the parent of each node.
+
+    Merged from the index of each top-level statement (`_StatementIndex`, kept across
+    versions with the statement), one type at a time, on first use: a rule asks for a few
+    types, and an edit re-indexes only the statements it touched."""
 
     def __init__(self, analysis: "Analysis") -> None:
         self._parents = analysis.parents
-        # The parents `analysis.parents` lacks: of the statements of an except handler's or a
-        # match case's body (their parent is no statement), and of the nodes inside match
-        # patterns and guards.
-        self._other_parents: dict[ast.AST, ast.AST] = {}
-        by_type: dict[type, list[ast.AST]] = {}
-        for stmt in analysis.statements:
-            by_type.setdefault(type(stmt), []).append(stmt)
-            if type(stmt) is ast.Match:
-                self._index_match_cases(stmt, by_type)
-        for node in analysis.parents:
-            if not isinstance(node, ast.stmt):  # statements are indexed above
-                by_type.setdefault(type(node), []).append(node)
-        for handler in by_type.get(ast.ExceptHandler, ()):
-            for child in handler.body:
-                self._other_parents[child] = handler
-        self._by_type = by_type
+        parts = {id(statement): part for statement, part in zip(analysis.tree.body, analysis.walk_parts)}
+        self._statements = analysis.statement_facts.each(
+            _STATEMENT_INDEX, lambda statement: _StatementIndex(statement, parts[id(statement)]))
+        self._by_type: dict[type, list[ast.AST]] = {}
+        self._other_parents: dict[ast.AST, ast.AST] | None = None
         self._attributes_by_name: dict[str, list[ast.Attribute]] | None = None
-
-    def _index_match_cases(self, stmt: ast.Match, by_type: dict[type, list[ast.AST]]) -> None:
-        match_parents = self._other_parents
-        for case in stmt.cases:
-            for child in case.body:
-                match_parents[child] = case
-            for root in (case.pattern, case.guard):
-                if root is None:
-                    continue
-                match_parents[root] = case
-                for node in ast.walk(root):
-                    if isinstance(node, ast.expr_context):
-                        continue
-                    by_type.setdefault(type(node), []).append(node)
-                    for child in ast.iter_child_nodes(node):
-                        match_parents[child] = node
+        self._names: dict[str, list[ast.Name]] = {}
 
     def of_type(self, kind: type[N]) -> list[N]:
         """Every node of exactly this type (not subclasses): statements in source order,
         other nodes in no particular order."""
-        return self._by_type.get(kind, [])  # type: ignore[return-value]
+        found = self._by_type.get(kind)
+        if found is None:
+            found = []
+            if issubclass(kind, ast.stmt):
+                for statement in self._statements:
+                    found.extend(statement.statements.get(kind, ()))
+            else:
+                for statement in self._statements:
+                    found.extend(statement.in_patterns.get(kind, ()))
+                for statement in self._statements:
+                    found.extend(statement.others.get(kind, ()))
+                if issubclass(kind, _SINGLETONS):
+                    found = list(dict.fromkeys(found))  # one shared `Add()` is a child of many nodes
+            self._by_type[kind] = found
+        return found  # type: ignore[return-value]
 
     def attributes_named(self, attr: str) -> list[ast.Attribute]:
         """Every `<x>.<attr>` (read, assigned or deleted), in no particular order."""
@@ -86,10 +81,103 @@ class SyntaxIndex:
             self._attributes_by_name = table
         return self._attributes_by_name.get(attr, [])
 
+    def names(self, identifier: str) -> list[ast.Name]:
+        """Every `Name` node spelling `identifier` (read, bound or deleted), in no particular
+        order: one look-up per top-level statement, not a walk of the file."""
+        found = self._names.get(identifier)
+        if found is None:
+            found = self._names[identifier] = []
+            for statement in self._statements:
+                found.extend(statement.names_by_id().get(identifier, ()))
+        return found
+
+    def names_in(self, identifier: str, scope: ast.AST) -> list[ast.Name]:
+        """`names(identifier)` below `scope` (a node of this tree; the `Module`: all of them)."""
+        found = self.names(identifier)
+        if isinstance(scope, ast.Module):
+            return found
+        return [name for name in found if self.encloses(scope, name)]
+
+    def encloses(self, ancestor: ast.AST, node: ast.AST) -> bool:
+        """`node` lies below `ancestor` (through `parent_of`, which reaches every node)."""
+        parent = self.parent_of(node)
+        while parent is not None:
+            if parent is ancestor:
+                return True
+            parent = self.parent_of(parent)
+        return False
+
     def parent_of(self, node: ast.AST) -> ast.AST | None:
         """The node `node` is a direct child of; None for a top-level statement."""
         parent = self._parents.get(node)
-        return parent if parent is not None else self._other_parents.get(node)
+        if parent is not None:
+            return parent
+        if self._other_parents is None:
+            self._other_parents = {}
+            for statement in self._statements:
+                self._other_parents.update(statement.other_parents)
+        return self._other_parents.get(node)
+
+
+# Node types whose instances are shared by the whole tree (the parser makes one of each).
+_SINGLETONS = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
+
+
+class _StatementIndex:
+    """The nodes of one top-level statement by type: its statements (in the analysis walk's
+    order), the nodes of match patterns and guards (which the walk leaves out), and every
+    other node the walk gave a parent; and the parents `analysis.parents` lacks: of the
+    statements of an except handler's or a match case's body (their parent is no
+    statement), and of the nodes inside match patterns and guards."""
+
+    __slots__ = ("_names_by_id", "in_patterns", "other_parents", "others", "statements")
+
+    def __init__(self, statement: ast.stmt, parts: "WalkParts") -> None:
+        self.statements: dict[type, list[ast.AST]] = {}
+        self.in_patterns: dict[type, list[ast.AST]] = {}
+        self.others: dict[type, list[ast.AST]] = {}
+        self.other_parents: dict[ast.AST, ast.AST] = {}
+        for stmt in parts.statements:
+            self.statements.setdefault(type(stmt), []).append(stmt)
+            if type(stmt) is ast.Match:
+                self._index_match_cases(stmt)
+            elif isinstance(stmt, TRY_NODES):
+                for handler in stmt.handlers:
+                    for child in handler.body:
+                        self.other_parents[child] = handler
+        others = self.others
+        for node in parts.parents:
+            if not isinstance(node, ast.stmt):  # statements are indexed above
+                others.setdefault(type(node), []).append(node)
+        self._names_by_id: dict[str, list[ast.Name]] | None = None
+
+    def names_by_id(self) -> dict[str, list[ast.Name]]:
+        """The statement's `Name` nodes by identifier, made on first use."""
+        if self._names_by_id is None:
+            table: dict[str, list[ast.Name]] = {}
+            for node in (*self.in_patterns.get(ast.Name, ()), *self.others.get(ast.Name, ())):
+                table.setdefault(node.id, []).append(node)
+            self._names_by_id = table
+        return self._names_by_id
+
+    def _index_match_cases(self, stmt: ast.Match) -> None:
+        match_parents = self.other_parents
+        for case in stmt.cases:
+            for child in case.body:
+                match_parents[child] = case
+            for root in (case.pattern, case.guard):
+                if root is None:
+                    continue
+                match_parents[root] = case
+                for node in ast.walk(root):
+                    if isinstance(node, ast.expr_context):
+                        continue
+                    self.in_patterns.setdefault(type(node), []).append(node)
+                    for child in ast.iter_child_nodes(node):
+                        match_parents[child] = node
+
+
+_STATEMENT_INDEX: FactKey[_StatementIndex] = FactKey("syntax_index.statement_index")
 
 
 _INDEX: FactKey[SyntaxIndex] = FactKey("syntax_index")

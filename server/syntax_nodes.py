@@ -48,7 +48,14 @@ def keyword(call: ast.Call, name: str) -> ast.keyword | None:
 
 
 def has_star_args(call: ast.Call) -> bool:
-    return any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords)
+    """`f(*args)` or `f(**kwargs)`.  Asked of every call by several rules: plain loops."""
+    for arg in call.args:
+        if isinstance(arg, ast.Starred):
+            return True
+    for kw in call.keywords:
+        if kw.arg is None:
+            return True
+    return False
 
 
 def argument(call: ast.Call, position: int, name: str) -> ast.AST | None:

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from torch_lsp.shapes import functions as fn
 from torch_lsp.shapes import layers, loaders
 from torch_lsp.shapes.dims import Dim
-from torch_lsp.shapes.limits import MAX_STEPS, Budget
 from torch_lsp.shapes.pyvalues import RangeValue, SuperValue, UnknownTensorOf
 from torch_lsp.shapes.syntax import torch_layer_name
 from torch_lsp.shapes.values import (
@@ -60,8 +59,8 @@ class CallRules:
     def _call(self, node: ast.Call, env) -> Value:
         engine = self.engine
         engine.steps += 1
-        if engine.steps > MAX_STEPS:
-            raise Budget()
+        if engine.steps > engine.step_limit:
+            engine.limit_reached()
         func = node.func
         if func.__class__ is ast.Attribute and func.attr in TENSOR_ONLY_METHODS:
             callee = self._callee(func, env)

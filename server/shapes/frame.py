@@ -13,7 +13,7 @@ from torch_lsp.shapes.calls import CallRules, ModuleCall
 from torch_lsp.shapes.dims import Dim, product
 from torch_lsp.shapes.expressions import EXPRESSION_METHODS, ExpressionRules
 from torch_lsp.shapes.loaders import LoaderValue
-from torch_lsp.shapes.limits import Budget, MAX_STEPS
+from torch_lsp.shapes.limits import Budget
 from torch_lsp.shapes.stated import annotation_shape, comment_shape, merge_stated, parameter_shape
 from torch_lsp.shapes.syntax import (
     breaks_or_continues, is_parameter_call, module_body, shape_subject,
@@ -182,8 +182,8 @@ class Frame(ExpressionRules, CallRules):
             if env is None:
                 return None
             engine.steps += 1
-            if engine.steps > MAX_STEPS:
-                raise Budget()
+            if engine.steps > engine.step_limit:
+                engine.limit_reached()
             handler = _STATEMENTS.get(stmt.__class__)
             if handler is not None:
                 env = handler(self, stmt, env)
@@ -192,8 +192,8 @@ class Frame(ExpressionRules, CallRules):
     def stmt(self, stmt: ast.stmt, env: dict[str, Value]) -> dict[str, Value] | None:
         engine = self.engine
         engine.steps += 1
-        if engine.steps > MAX_STEPS:
-            raise Budget()
+        if engine.steps > engine.step_limit:
+            engine.limit_reached()
         handler = _STATEMENTS.get(type(stmt))
         if handler is None:
             return env

@@ -30,7 +30,10 @@ from typing import TYPE_CHECKING, Any
 from torch_lsp.shapes.dims import Dim
 from torch_lsp.shapes.frame import Frame, Mismatch
 from torch_lsp.shapes.loaders import LoaderValue
-from torch_lsp.shapes.limits import Budget, MAX_CALL_DEPTH, MAX_CONTEXTS, MAX_FUNCTION_CONTEXTS, MAX_STEPS, MAX_TEXT
+from torch_lsp.shapes.limits import (
+    MAX_CALL_DEPTH, MAX_CONTEXTS, MAX_FUNCTION_CONTEXTS, MAX_STEPS, MAX_TEXT, STOP_CHECK_STEPS, Budget, Superseded,
+    stop_request,
+)
 from torch_lsp.shapes.syntax import (
     DATACLASS_DECORATORS, Signature, assigned_foreign_attributes, builders_of_init, is_generator,
     self_attributes_assigned, takes_self,
@@ -103,6 +106,10 @@ class Engine:
         self.class_bases: dict[ast.ClassDef, list[ClassRef]] = {}
         self.mismatches: list[Mismatch] = []
         self.steps = 0
+        # Steps are compared with `step_limit` where they are counted; past it, `limit_reached`
+        # raises `Budget` at the cap, or `Superseded` when the check is no longer wanted.
+        self.stop_requested = stop_request()
+        self.step_limit = MAX_STEPS if self.stop_requested is None else min(MAX_STEPS, STOP_CHECK_STEPS)
         self.depth = 0
         self.volatile: dict[ast.ClassDef, set[str]] = {}
         self.foreign_volatile: set[str] = set()
@@ -200,8 +207,17 @@ class Engine:
 
     def tick(self, amount: int = 1) -> None:
         self.steps += amount
+        if self.steps > self.step_limit:
+            self.limit_reached()
+
+    def limit_reached(self) -> None:
+        """`steps` passed `step_limit`: stop at the cap, or when the check is no longer wanted;
+        else ask again after `STOP_CHECK_STEPS` more."""
         if self.steps > MAX_STEPS:
             raise Budget()
+        if self.stop_requested is not None and self.stop_requested():
+            raise Superseded()
+        self.step_limit = min(MAX_STEPS, self.steps + STOP_CHECK_STEPS)
 
     # -- classes ---------------------------------------------------------------------
     def class_ref(self, node: ast.ClassDef, scope: ModuleScope) -> ClassRef:

@@ -1,5 +1,10 @@
-"""Work caps of the shape pass: one pathological file must not freeze the editor."""
+"""Work caps of the shape pass: one pathological file must not freeze the editor, and a
+pass whose check is no longer wanted stops."""
 from __future__ import annotations
+
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Callable, Iterator
 
 MAX_CALL_DEPTH = 12
 MAX_CONTEXTS = 8  # call contexts per function and instance; more calls share its standalone run
@@ -7,7 +12,36 @@ MAX_FUNCTION_CONTEXTS = 64  # call contexts per function over all instances (the
 MAX_UNROLL = 16
 MAX_STEPS = 200_000  # statements and calls per file: a cap, so one pathological file stays responsive
 MAX_TEXT = 48
+# How often, in steps, a pass run under `stopping_when` asks whether its check is still wanted
+# (about a millisecond of work; the question costs nothing measurable at that rate).
+STOP_CHECK_STEPS = 2_000
 
 
 class Budget(Exception):
     """The per-file work cap was reached."""
+
+
+class Superseded(BaseException):
+    """The check this pass belongs to is no longer wanted (its document was edited again): the
+    pass stops and leaves no result.  A BaseException, so that the pass's guard against its own
+    bugs (`except Exception`, which keeps what was found) lets it through."""
+
+
+_stop_requested: ContextVar[Callable[[], bool] | None] = ContextVar("stop_requested", default=None)
+
+
+@contextmanager
+def stopping_when(stop_requested: Callable[[], bool]) -> Iterator[None]:
+    """Shape passes started in this block (on this thread) raise `Superseded` soon after
+    `stop_requested()` turns true: a language server stops the complete pass of a version the
+    user has typed past instead of finishing it before checking the newest one."""
+    token = _stop_requested.set(stop_requested)
+    try:
+        yield
+    finally:
+        _stop_requested.reset(token)
+
+
+def stop_request() -> Callable[[], bool] | None:
+    """What the pass starting now asks to know whether to stop, if anything (see `stopping_when`)."""
+    return _stop_requested.get()

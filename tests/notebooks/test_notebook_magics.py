@@ -35,6 +35,17 @@ def test_lines_inside_brackets_strings_and_continuations_are_python():
     ast.parse(masked)
 
 
+def test_a_shell_command_continued_with_backslashes_is_masked_whole():
+    # IPython joins the continued lines into the one command (`output = !python demo.py \\`).
+    source = ("output = !python3 demo.py \\\n--Transformation TPS \\\n    --saved_model a.pth\n"
+              "%time y = (1 + \\\n     2)\nz = 1 + \\\n    2\n")
+    masked = mask_magics(source)
+    assert masked.split("\n") == ["#utput = !python3 demo.py \\", "#-Transformation TPS \\",
+                                  "    #-saved_model a.pth", "#time y = (1 + \\", "     #)", "z = 1 + \\",
+                                  "    2", ""]
+    ast.parse(masked)
+
+
 def test_cell_magics():
     assert mask_magics("%%capture\nimport torch\n") == "#%capture\nimport torch\n"
     assert mask_magics("%%bash\necho hi (\n\n  ls\n") == "#%bash\n#cho hi (\n\n  #s\n"

@@ -79,6 +79,15 @@ def test_magics_do_not_shift_columns_and_continuations_are_python(tmp_path, cli)
     assert completed.stdout.startswith("a.ipynb:cell 1:5:9: TL406 "), completed.stdout + completed.stderr
 
 
+def test_a_continued_shell_command_is_not_a_syntax_error(tmp_path, cli):
+    cells = [code_cell("output = !python3 demo.py \\\n--image_folder demo_image/ \\\n--saved_model a.pth"),
+             code_cell("import torch.nn as nn\nmodel = nn.DataParallel(nn.Linear(2, 2))")]
+    (tmp_path / "a.ipynb").write_text(notebook_text(cells), encoding="utf-8")
+    completed = cli("check", "a.ipynb", cwd=tmp_path)
+    assert completed.stdout.startswith("a.ipynb:cell 2:2:9: TL406 "), completed.stdout + completed.stderr
+    assert "syntax" not in completed.stdout.lower()
+
+
 def test_an_invalid_notebook_is_an_error_never_no_problems(tmp_path, cli):
     (tmp_path / "clean.py").write_text("x = 1\n")
     (tmp_path / "broken.ipynb").write_text('{"cells": [\n<<<<<<< HEAD\n', encoding="utf-8")

@@ -143,3 +143,46 @@ idx = torch.arange(8)
 idx += 0.5
 out = embed(idx)
 """
+
+
+# Module-level code of about 6,000 steps (a statement and a call each): the pass asks twice.
+LONG_SCRIPT = "\n".join(f"y{n} = torch.randn(4, {n % 7 + 1})" for n in range(3000))
+
+
+def _report_text(report) -> list:
+    return [(b.line, b.name, str(b.dims)) for b in report.bindings] + [str(m) for m in report.mismatches]
+
+
+def test_a_pass_whose_check_is_no_longer_wanted_stops_and_leaves_no_result():
+    # What a language server does to the complete pass of a version the user typed past.
+    from torch_lsp.shapes.limits import Superseded, stopping_when
+
+    body = LONG_SCRIPT
+    analysis = analyze(MODEL + body, "model.py")
+    asked = []
+
+    def stop() -> bool:
+        asked.append(True)
+        return len(asked) > 1  # wanted at the first question, no longer at the second
+
+    with stopping_when(stop):
+        try:
+            infer_shapes(analysis)
+        except Superseded:
+            pass
+        else:
+            raise AssertionError("the pass ran to the end although its check was no longer wanted")
+    assert len(asked) == 2
+    # Nothing half-done was kept: the version's shapes, asked again, are the whole pass's.
+    whole = infer_shapes(analyze(MODEL + body, "model.py"))
+    assert _report_text(infer_shapes(analysis)) == _report_text(whole)
+    assert any(b.name == "y2999" for b in whole.bindings)
+
+
+def test_a_pass_whose_check_stays_wanted_gives_the_same_answer():
+    from torch_lsp.shapes.limits import stopping_when
+
+    body = LONG_SCRIPT
+    with stopping_when(lambda: False):
+        asked_report = infer_shapes(analyze(MODEL + body, "model.py"))
+    assert _report_text(asked_report) == _report_text(infer_shapes(analyze(MODEL + body, "model.py")))

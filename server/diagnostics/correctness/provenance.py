@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from torch_lsp.fact_cache import FactKey
 from torch_lsp.roles import reaching_assignment, self_attribute_values
 from torch_lsp.syntax_nodes import has_star_args, is_self_attribute
 
@@ -60,6 +61,8 @@ def module_constructor(analysis: "Analysis", func: ast.AST, through_callers: boo
 def _constructor_of_name(analysis: "Analysis", name: ast.Name, through_callers: bool) -> ast.Call | None:
     if name.id in analysis.imports or analysis.function_named(name.id) or name.id in analysis.classes:
         return None  # an imported or locally defined function or class, not a module instance
+    if name.id not in _assigned_or_parameter(analysis):
+        return None  # `len(x)`, `print(...)`: nothing in the file binds it, so no constructor does
     assignment = reaching_assignment(analysis, name)
     if assignment is not None:
         value = without_moves(assignment.value)
@@ -74,6 +77,23 @@ def _constructor_of_name(analysis: "Analysis", name: ast.Name, through_callers: 
         return None  # a closure variable, not the module-level name
     bindings = analysis.roles[analysis.module_scope].assignments.get(name.id, [])
     return _single_constructor(analysis, [b.value for b in bindings if not b.unpacked], len(bindings))
+
+
+_ASSIGNED_OR_PARAMETER: FactKey[frozenset[str]] = FactKey("provenance.assigned_or_parameter")
+
+
+def _assigned_or_parameter(analysis: "Analysis") -> frozenset[str]:
+    """The names some scope of the file assigns or takes as a parameter: the only names the
+    steps below can follow to a constructor (a reaching or module-level assignment, or what
+    callers pass for a parameter)."""
+    def collect() -> frozenset[str]:
+        names: set[str] = set()
+        for function, roles in analysis.roles.items():
+            names.update(roles.assignments)
+            names.update(function.params)
+        return frozenset(names)
+
+    return analysis.facts.get_or_compute(_ASSIGNED_OR_PARAMETER, collect)
 
 
 def _constructor_from_callers(analysis: "Analysis", function, param: str) -> ast.Call | None:

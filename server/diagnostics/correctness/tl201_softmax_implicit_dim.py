@@ -48,8 +48,6 @@ class SoftmaxImplicitDim(Rule):
 
     def check(self, analysis: "Analysis") -> Iterator[Finding]:
         for call in analysis.calls:
-            if has_star_args(call):
-                continue
             qualname = analysis.call_qualname(call)
             if qualname in FUNCTIONAL_SOFTMAX:
                 dim = argument(call, 1, "dim")
@@ -58,6 +56,8 @@ class SoftmaxImplicitDim(Rule):
                 dim = argument(call, 0, "dim")
                 what = "the module then guesses the axis on every call, picking"
             else:
+                continue
+            if has_star_args(call):  # asked of softmax calls only: most calls are none
                 continue
             if dim is not None and not is_none(dim):
                 continue

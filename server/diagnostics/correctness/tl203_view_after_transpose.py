@@ -28,7 +28,10 @@ from torch_lsp.diagnostics.correctness.view_merges import (
 from torch_lsp.shapes import infer_shapes
 from torch_lsp.shapes.batch import BATCH_NAME
 from torch_lsp.shapes.dims import Dim
-from torch_lsp.syntax_nodes import argument, call_name, dotted, has_star_args, int_constant, is_none
+from torch_lsp.roles import self_attribute_values
+from torch_lsp.syntax_nodes import (
+    argument, call_name, dotted, has_star_args, int_constant, is_none, is_self_attribute,
+)
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -157,7 +160,8 @@ def view_verdict(analysis: "Analysis", view: ast.Call, transposing: ast.AST, via
     if groups is None:
         verdict = None if handles_unit_dims(analysis, tensor) else _rank_verdict(view, dims)
     elif any(not g.keeps_memory_order for g in groups):
-        verdict = "raises"
+        # Sizes the shape pass does not know may be 1 where the tensor was unsqueezed.
+        verdict = None if known is None and handles_unit_dims(analysis, tensor) else "raises"
     else:
         verdict = "layout" if any(g.moved for g in groups) else None
     if verdict == "raises" and is_channels_last_permutation(order):
@@ -183,10 +187,15 @@ def _symbolic_dims(tensor: ast.AST, known, rank: int) -> list[Dim]:
     return dims
 
 
+_PARAMETER_WRAPPERS = {"torch.nn.Parameter", "torch.nn.parameter.Parameter"}
+
+
 def handles_unit_dims(analysis: "Analysis", tensor: ast.AST) -> bool:
     """The tensor went through `squeeze`/`unsqueeze`/`[None]`: size-1 dims are in play, and a
     transpose that moves only a size-1 dim keeps memory order (`w.squeeze(0).t().view(-1)`
-    on a `[1, 1, T]` waveform works).  Verdicts that assume sizes > 1 stay silent then."""
+    on a `[1, 1, T]` waveform works).  Verdicts that assume sizes > 1 stay silent then.
+    Followed through local names, `self.x` attributes the class assigns once, and
+    `nn.Parameter(...)` (`self._bias = nn.Parameter(bias.unsqueeze(1))`)."""
     node, steps = tensor, 0
     while node is not None and steps < MAX_DEPTH:
         steps += 1
@@ -194,6 +203,14 @@ def handles_unit_dims(analysis: "Analysis", tensor: ast.AST) -> bool:
             node, via = followed(analysis, node)
             if via is None:
                 return False
+        elif is_self_attribute(node):  # `self._bias`: what the class assigns it, when that is one value
+            cls = analysis.context(node).function.class_node
+            values = self_attribute_values(analysis, cls).get(node.attr, []) if cls is not None else []
+            if len(values) != 1:
+                return False
+            node = values[0]
+        elif isinstance(node, ast.Call) and analysis.call_qualname(node) in _PARAMETER_WRAPPERS and node.args:
+            node = node.args[0]  # `nn.Parameter(bias.unsqueeze(1))`
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr in ("squeeze", "unsqueeze", "squeeze_", "unsqueeze_"):
                 return True

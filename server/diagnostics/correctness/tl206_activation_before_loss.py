@@ -14,7 +14,7 @@ from torch_lsp.diagnostics.correctness.quoting import source_of
 from torch_lsp.diagnostics.correctness.torch_names import FUNCTIONAL_SOFTMAX, TORCH_SOFTMAX, SOFTMAX_MODULES
 from torch_lsp.fact_cache import FactKey
 from torch_lsp.syntax_index import syntax_index
-from torch_lsp.syntax_nodes import argument, has_star_args, walk_nodes
+from torch_lsp.syntax_nodes import argument, has_star_args, is_self_attribute, walk_nodes
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -138,8 +138,8 @@ def logits_loss_kind(analysis: "Analysis", call: ast.Call) -> str | None:
         return CROSS_ENTROPY_FUNCTIONS[qualname]
     if qualname in LOGITS_LOSS_FUNCTIONS:
         return LOGITS_LOSS_FUNCTIONS[qualname]
-    if qualname is not None:
-        return None
+    if qualname is not None or (type(call.func) is ast.Attribute and not is_self_attribute(call.func)):
+        return None  # `x.view(...)`: no module's call (`module_constructor` follows names and `self.<x>`)
     constructor = module_constructor(analysis, call.func)
     return LOSS_MODULES.get(torch_module_class(analysis, constructor) or "")
 

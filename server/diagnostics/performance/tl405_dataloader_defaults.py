@@ -10,7 +10,8 @@ from torch_lsp.analysis import Analysis
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.datasets import batches_reach_gpu, dataset_without_loading_work, read_once
-from torch_lsp.syntax_nodes import argument, has_star_args, keyword, walk_nodes
+from torch_lsp.syntax_index import syntax_index
+from torch_lsp.syntax_nodes import argument, has_star_args, keyword
 
 
 @register
@@ -26,8 +27,9 @@ class DataLoaderDefaults(Rule):
     its data in memory (`TensorDataset`, a class whose `__getitem__` only indexes attributes
     or builds random tensors, a synthetic `IterableDataset`), it iterates live state of the
     main process (a replay buffer, a generator handed in by the model: workers would see a
-    stale copy), the loader is only read through `next(iter(loader))` (or an `iter(loader)`
-    advanced by `next()` outside any loop, a notebook showing a batch), its `collate_fn` is
+    stale copy), the loader is only read through `next(iter(loader))` (or its dunder spelling
+    `loader.__iter__().__next__()`, or an `iter(loader)` advanced by `next()` outside any
+    loop, a notebook showing a batch), its `collate_fn` is
     a closure or lambda, or what a factory of the file returns as one (spawned workers cannot
     pickle it), or the file is a test or a helper of a test suite. The dataset class is
     looked up in the file and in the workspace file its import names; a dataset a function
@@ -94,8 +96,9 @@ class DataLoaderDefaults(Rule):
                 return True
             if isinstance(value.value, ast.Name):
                 function = analysis.context(call).function
-                if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == value.value.id
-                       for n in walk_nodes(function.node)) and not function.is_module:
+                if not function.is_module and any(  # a def nested in the function (a module-level one is no closure)
+                        local.node is function.node or syntax_index(analysis).encloses(function.node, local.node)
+                        for local in analysis.function_named(value.value.id)):
                     return True
                 bound = analysis.roles_for(function).assignments.get(value.value.id, ())
                 if any(_returns_closure(analysis, a.value) for a in bound if not a.unpacked):

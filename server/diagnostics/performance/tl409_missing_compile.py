@@ -8,6 +8,9 @@ from torch_lsp.analysis import Analysis, construction_of
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.roles import MODEL_WRAPPERS
+from torch_lsp.shapes import infer_shapes
+from torch_lsp.shapes.parameters import module_parameters
+from torch_lsp.shapes.values import Instance, Layer
 from torch_lsp.syntax_nodes import call_name
 
 
@@ -19,7 +22,8 @@ class MissingCompile(Rule):
     calling `torch.compile`. Not in test files, nor for a loop of a literal few steps
     (`for _ in range(10)`, a demo the compile warm-up would not pay back), nor for a model
     built from `nn.LSTM`/`nn.GRU`/`nn.RNN` (Dynamo graph-breaks at them, so compiling
-    captures little). Off by default:
+    captures little), nor for a model whose parameters are all known and number at most a
+    thousand (a `nn.Linear(1, 1)` fitted to a few points: nothing to compile). Off by default:
     enable it with `extend-select = ["TL409"]`.
 
     ## Why is this bad
@@ -61,6 +65,8 @@ class MissingCompile(Rule):
                 model = roles.model_name(call)
                 if model and _runs_recurrent_layers(analysis, loop.function, model, call):
                     break  # Dynamo graph-breaks at nn.LSTM/GRU/RNN: compile would capture little
+                if model and _tiny_model(analysis, call):
+                    break  # `nn.Linear(1, 1)` fitted to a few points: nothing to compile
                 if model:
                     yield self.finding(call, f"`{model}` is trained without `torch.compile`. Try "
                                              f"`{model} = torch.compile({model})` for faster steps.")
@@ -68,6 +74,18 @@ class MissingCompile(Rule):
 
 
 FEW_STEPS = 100
+TINY_MODEL = 1_000  # parameters: a toy regression, whose steps are a few tiny kernels
+
+
+def _tiny_model(analysis: Analysis, call: ast.Call) -> bool:
+    """The called model is a torch layer or an instance of the file's module classes built
+    from known arguments, whose parameter count is known and at most `TINY_MODEL`."""
+    module = infer_shapes(analysis).value_of(call.func)
+    if not (isinstance(module, Layer) or isinstance(module, Instance) and not module.standalone):
+        return False  # anything else counts as no parameters: not a proof of a small model
+    count = module_parameters(module)
+    known = count.as_int() if count is not None else None
+    return known is not None and 0 < known <= TINY_MODEL
 _RECURRENT_LAYERS = {"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"}
 
 

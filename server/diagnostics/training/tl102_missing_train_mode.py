@@ -12,6 +12,7 @@ from torch_lsp.analysis import (
 )
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Related, Rule
+from torch_lsp.mode_behaviour import attribute_is_mode_independent, named_model_is_mode_independent
 from torch_lsp.syntax_nodes import call_name, loop_header_span
 
 
@@ -36,6 +37,9 @@ class MissingTrainMode(Rule):
     `model.eval()`, then trains again in the same scope with no `model.train()` in between;
     and a trainer class whose method trains `self.model` while another method puts it in
     eval mode between training passes and nothing in the class ever calls `self.model.train()`.
+    Silent when the model is proven to behave the same in both modes (built only of layers
+    such as `Linear`, `Conv2d`, activations and pooling, no dropout or batch norm): there
+    eval mode changes nothing.
 
     ## Example
     ```python
@@ -73,7 +77,7 @@ class MissingTrainMode(Rule):
                 if reported or model is None or analysis.context(call).grad_disabled:
                     continue
                 evaluation = _eval_inside_training(analysis, loop, call, model)
-                if evaluation is not None:
+                if evaluation is not None and not named_model_is_mode_independent(analysis, loop.function, model, call):
                     reported = True
                     yield self._inside_report(loop, model, evaluation)
                     continue
@@ -85,6 +89,8 @@ class MissingTrainMode(Rule):
                 # An eval earlier in the loop's own scope was found with no train() after it.
                 if not in_scope and self._train_on_path(analysis, loop, model, inside_epoch):
                     continue
+                if named_model_is_mode_independent(analysis, loop.function, model, call):
+                    continue  # no dropout, no batch norm: eval mode changes nothing
                 message = (
                     f"`{model}` is put in eval mode {where}, but nothing calls `{model}.train()` before this "
                     f"training loop, so dropout and batch-norm stay in eval mode after the first evaluation. "
@@ -115,6 +121,8 @@ class MissingTrainMode(Rule):
                 if any(mode == "train" or method is loop.function for method, _, mode in switches):
                     break  # the class manages the model's mode
                 evaluating = next(((method, c) for method, c, _ in switches), None)
+                if attribute_is_mode_independent(analysis, loop.function.class_node, attr):
+                    break  # no dropout, no batch norm: eval mode changes nothing
                 if evaluating is not None and _evaluated_before_pass(analysis, loop.function, evaluating[0]):
                     yield self._trainer_report(loop, f"self.{attr}", *evaluating)
                 break

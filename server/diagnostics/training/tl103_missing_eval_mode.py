@@ -13,7 +13,7 @@ from torch_lsp.analysis import (
 )
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import FixInfo, Finding, Related, Rule
-from torch_lsp.mode_behaviour import attribute_is_mode_independent, constructed_model_is_mode_independent
+from torch_lsp.mode_behaviour import attribute_is_mode_independent, named_model_is_mode_independent
 from torch_lsp.roles import MODEL_WRAPPERS, constructed_kind
 from torch_lsp.syntax_nodes import call_name
 
@@ -78,8 +78,8 @@ class MissingEvalMode(Rule):
             if not evaluation or in_eval_mode(analysis, function, call, model):
                 continue
             built = construction_of(analysis, function, model, call, unwrap=tuple(MODEL_WRAPPERS))
-            if built is not None and (_loaded_pretrained(built) or
-                                      constructed_model_is_mode_independent(analysis, built)):
+            if built is not None and _loaded_pretrained(built) or named_model_is_mode_independent(
+                    analysis, function, model, call):
                 continue
             message = (
                 f"`{model}` runs in an evaluation context but is never put in eval mode, so dropout and "

@@ -61,11 +61,12 @@ class InplaceOnLeaf(Rule):
             if function.no_grad_decorated or analysis.only_called_without_grad(function):
                 continue
             for stmt in function.statements:
-                if analysis.context(stmt).grad_disabled:
+                if not _may_mutate(stmt) or analysis.context(stmt).grad_disabled:
                     continue
                 yield from self._statement(analysis, function, stmt)
 
     def _statement(self, analysis: Analysis, function: FunctionInfo, stmt: ast.stmt) -> Iterator[Finding]:
+        """The findings of one statement `_may_mutate` lets through."""
         targets: list[tuple[ast.AST, ast.AST]] = []  # (mutated tensor expr, reported node)
         if isinstance(stmt, ast.AugAssign):
             base = stmt.target.value if isinstance(stmt.target, ast.Subscript) else stmt.target
@@ -234,3 +235,13 @@ def _scan_for_frozen_parameters(analysis: Analysis) -> bool:
     return any(isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and stmt.value.value is False
                and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in stmt.targets)
                for stmt in analysis.statements)
+
+
+def _may_mutate(stmt: ast.stmt) -> bool:
+    """The statements `_statement` looks into (`x += ...`, `x[i] = ...`, `x.add_(...)`): the
+    rest of a function's statements are passed over before any look-up."""
+    if isinstance(stmt, ast.AugAssign):
+        return True
+    if isinstance(stmt, ast.Assign):
+        return any(isinstance(target, ast.Subscript) for target in stmt.targets)
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)

@@ -10,7 +10,8 @@ from typing import Iterator
 from torch_lsp.analysis import Analysis, FunctionInfo, under_cuda_guard
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import FixInfo, Finding, Related, Rule
-from torch_lsp.roles import DEVICE_NAME, constructed_kind
+from torch_lsp.fact_cache import FactKey
+from torch_lsp.roles import DEVICE_NAME, classification_facts, constructed_kind
 from torch_lsp.syntax_nodes import call_name, keyword, method_span
 
 
@@ -147,9 +148,26 @@ def _device_variables(analysis: Analysis) -> dict[FunctionInfo, ast.Assign]:
     """The device variable each function defines (`device = torch.device(...)` or similar),
     first one wins; the module's is under `analysis.module_scope`."""
     found: dict[FunctionInfo, ast.Assign] = {}
-    for stmt in analysis.statements:
+    parts = {id(statement): part for statement, part in zip(analysis.tree.body, analysis.walk_parts)}
+    kept = analysis.statement_facts.each_under(
+        _DEVICE_ASSIGNMENTS, classification_facts(analysis),
+        lambda statement: _device_assignments(analysis, parts[id(statement)].statements))
+    for assignments in kept:
+        for stmt in assignments:
+            found.setdefault(analysis.context(stmt).function, stmt)
+    return found
+
+
+# Per top-level statement: its device assignments, while what `constructed_kind` reads stays the same.
+_DEVICE_ASSIGNMENTS: FactKey[list[ast.Assign]] = FactKey("tl105.device_assignments")
+
+
+def _device_assignments(analysis: Analysis, statements: list[ast.stmt]) -> list[ast.Assign]:
+    """`device = torch.device(...)`, `device = "cuda" if ... else "cpu"` among `statements`, in order."""
+    found = []
+    for stmt in statements:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             name, value = stmt.targets[0].id, stmt.value
             if constructed_kind(analysis, value) == "device" or (DEVICE_NAME.match(name) and isinstance(value, ast.IfExp)):
-                found.setdefault(analysis.context(stmt).function, stmt)
+                found.append(stmt)
     return found

@@ -32,7 +32,8 @@ class FactoryWithoutDevice(Rule):
     (`if torch.rand(1) < p:`), nor a mask compared only with plain numbers and used as an index
     (`x[:, torch.rand(n) < self.config.keep]`), nor one whose only use is reading its
     metadata (`torch.tensor([0.0]).dtype`), nor one moved right away, also through a chain
-    of its own methods (`torch.arange(n).unsqueeze(0).repeat(b, 1).to(self.device)`). A
+    of its own methods (`torch.arange(n).unsqueeze(0).repeat(b, 1).to(self.device)`) or by
+    re-binding its name before any other use (`zeros = zeros.cuda()` under `if x.is_cuda:`). A
     tensor passed inside a tuple to a submodule (`self.lstm(x, (h, c))`) meets that
     submodule's inputs, so it is flagged like one passed directly.
 
@@ -82,7 +83,9 @@ class FactoryWithoutDevice(Rule):
                     continue  # 0-d CPU tensors mix fine with GPU tensors
                 if _zero_dim_factory(factory, call):
                     continue  # `torch.rand([])`: the same, a 0-d CPU tensor mixes with GPU tensors
-                if self._moved_right_away(analysis, call) or not _meets_other_values(analysis, function, call):
+                if self._moved_right_away(analysis, call) or self._moved_before_use(analysis, function, call):
+                    continue
+                if not _meets_other_values(analysis, function, call):
                     continue
                 if _single_element(factory, call) and _only_a_truth_test(analysis, call):
                     continue  # `if torch.rand(1) < p:` draws a coin; what it is compared with is unknown
@@ -105,6 +108,24 @@ class FactoryWithoutDevice(Rule):
             if not (isinstance(holder, ast.Call) and holder.func is parent and parent.attr in _SAME_DEVICE_METHODS):
                 return False
             call = holder
+
+    def _moved_before_use(self, analysis: Analysis, function: FunctionInfo, call: ast.Call) -> bool:
+        """`zeros = torch.zeros(n)`, then `zeros = zeros.cuda()` (also under `if x.is_cuda:`)
+        before anything else reads `zeros`: the code moves the tensor itself."""
+        statement = analysis.parents.get(call)
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)):
+            return False
+        name = statement.targets[0].id
+        start = (statement.lineno, statement.col_offset)
+        reads = sorted((n for n in walk_nodes(function.node) if isinstance(n, ast.Name) and n.id == name
+                        and isinstance(n.ctx, ast.Load) and (n.lineno, n.col_offset) > start),
+                       key=lambda n: (n.lineno, n.col_offset))
+        if not reads or not self._moved_here(analysis, reads[0]):
+            return False
+        rebinding = analysis.statement_of(reads[0])
+        return isinstance(rebinding, ast.Assign) and rebinding.value is analysis.parents.get(analysis.parents.get(reads[0])) \
+            and [dotted(t) for t in rebinding.targets] == [name]
 
     def _moved_here(self, analysis: Analysis, call: ast.Call) -> bool:
         parent = analysis.parents.get(call)
