@@ -101,6 +101,7 @@ def shapes_if_inferred(analysis: "Analysis") -> ShapeReport | None:
 
 def _shape_report(analysis: "Analysis", resolver: ImportResolver | None) -> ShapeReport:
     from torch_lsp.shapes.interpret import Engine
+    from torch_lsp.shapes.limits import Superseded
     from torch_lsp.shapes.report import ShapeReport
 
     engine = Engine(analysis, resolver or _default_resolver)
@@ -108,6 +109,11 @@ def _shape_report(analysis: "Analysis", resolver: ImportResolver | None) -> Shap
     if analysis.uses_torch:
         try:
             engine.run()
+        except Superseded:
+            # Its frames hold reference cycles: broken now, the memory is free at once instead
+            # of at the next full collection, which a storm of edits keeps postponing.
+            engine.release()
+            raise
         except RecursionError:
             engine.exhausted = True  # expressions nested thousands deep: keep what was found
         except Exception:  # noqa: BLE001 - a bug here must not take the other diagnostics down
