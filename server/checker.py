@@ -110,7 +110,9 @@ def _check(source: str, path: str | None, settings: Settings, shapes: bool,
         and settings.is_selected(code, analysis.path),
         severity_of=settings.severity_of,
     )
-    return CheckResult(analysis, findings)
+    # In position order, as `add_shape_findings` gives them: a version shows the same list
+    # whichever way it was checked (in one step, or in two).
+    return CheckResult(analysis, sorted(findings, key=lambda f: f.sort_key))
 
 
 def _needs(code: str, what: str) -> bool:
