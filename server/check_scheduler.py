@@ -344,7 +344,7 @@ class CheckScheduler:
         self._first_passes.pop(key, None)
         if future.cancelled() or future.exception() is not None or future.result() is None:
             return
-        if self.server.documents.get(document.uri) is document:
+        if not self._superseded(document):
             self._start_complete_pass(document, generation, future.result())
 
     def _start_complete_pass(self, document: OpenDocument, generation: int,
@@ -438,7 +438,7 @@ class CheckScheduler:
                shapes: bool = True) -> CheckedVersion | None:
         """Runs on the analysis thread.  `shapes=False` leaves out the rules that need the
         shape pass; `first_pass` is such a check of this version, completed here."""
-        if self.server.documents.get(document.uri) is not document:
+        if self._superseded(document):
             return None  # edited or closed while this check waited for the thread
         if is_too_large(document.text):
             return CheckedVersion(document.version, generation, None, [too_large_diagnostic(document.text)])
@@ -480,7 +480,7 @@ class CheckScheduler:
 
     def _superseded(self, document: OpenDocument) -> bool:
         """Whether `document` (this version) is no longer the open document of its uri: its
-        check is published to no one.  Read on the analysis thread: a dict lookup, safe
+        check is published to no one.  Also read on the analysis thread: a dict lookup, safe
         against the event loop's edits under the GIL."""
         return self.server.documents.get(document.uri) is not document
 
