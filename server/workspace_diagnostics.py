@@ -27,6 +27,7 @@ from lsprotocol import types as lsp
 from torch_lsp.checker import check_source
 from torch_lsp.files import UnreadableFile, python_files, read_python_source
 from torch_lsp.protocol import is_too_large, to_diagnostic, too_large_diagnostic
+from torch_lsp.shapes import release_shapes
 
 if TYPE_CHECKING:
     from torch_lsp.lsp import TorchLanguageServer
@@ -136,7 +137,9 @@ class WorkspaceDiagnostics:
         settings, _ = self.server.settings.settings_for(path, generation)
         result = check_source(text, path, settings)
         encoding = self.server.encoding
-        return [to_diagnostic(finding, result.analysis.lines, encoding, uri) for finding in result.findings]
+        diagnostics = [to_diagnostic(finding, result.analysis.lines, encoding, uri) for finding in result.findings]
+        release_shapes(result.analysis)  # freed now, not at the next full collection
+        return diagnostics
 
     def tell_capped(self) -> None:
         if self.told_capped:

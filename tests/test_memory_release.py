@@ -14,7 +14,8 @@ from torch_lsp.documents import CheckCache, CheckedVersion, release_versions
 from torch_lsp.shapes import infer_shapes, release_shapes
 
 REPO = Path(__file__).resolve().parent.parent
-SOURCES = sorted((REPO / "examples").glob("*.py")) + sorted((REPO / "tests" / "shapes" / "models").glob("*.py"))
+SOURCES = (sorted((REPO / "examples").glob("*.py")) + sorted((REPO / "tests" / "shapes" / "models").glob("*.py"))
+           + sorted((REPO / "tests" / "shapes" / "fixtures").glob("*.py")))
 
 
 @pytest.fixture
@@ -43,6 +44,20 @@ def test_a_released_version_is_freed_without_the_garbage_collector(path, collect
 
     assert analysis() is None, "the Analysis is still alive: a reference cycle holds it"
     assert tree() is None, "the syntax tree is still alive"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_a_released_version_leaves_nothing_for_the_garbage_collector(path, collector_off):
+    """Not only the analysis: every object of the check.  The server freezes each check's
+    objects (`CheckScheduler._check`), so a cycle left here (a layer's origin holding its
+    call site, whose environment holds the layer's output; `self.dataset = self`) would be
+    kept until the next idle collection: about 2 MB per check of 2,000 lines, and the
+    allocator's arenas pinned long after (226 MiB with 20 documents open, 108 without)."""
+    result = checked_with_shapes(path)
+    release_shapes(result.analysis)
+    del result
+
+    assert gc.collect() == 0
 
 
 def test_a_report_still_being_read_is_left_intact(collector_off):

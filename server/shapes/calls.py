@@ -474,10 +474,10 @@ class CallSite:
         return self.frame.scope.source_origin(self.node)
 
     def layer_origin(self, layer: Layer) -> Origin:
-        return self.frame.scope.origin((CallSite._layer_text, self, layer), self.node.lineno)
-
-    def _layer_text(self, layer: Layer) -> str:
-        return f"{self.callee}: {layer.kind.describe(layer)}"
+        # The callee's text now, not the call site: the site holds its environment, whose
+        # values would hold this origin, a cycle that outlives the version it was made for
+        # (`Engine.release` frees the rest by reference counting).
+        return self.frame.scope.origin((_layer_text, self.callee, layer), self.node.lineno)
 
     def fail(self, message: str, kind: str = "shape") -> None:
         self.frame.fail(self.node, message, kind)
@@ -559,3 +559,7 @@ def sequence_builtin(name: str, args: list[Value], frame: Frame) -> Value:
             return ListValue([TupleValue(tuple(c[i] for c in columns)) for i in range(length)])  # type: ignore[index]
         return ListValue([], exact=False, element=TupleValue(tuple(frame.element_of(a) for a in args)))
     return UNKNOWN
+
+
+def _layer_text(callee: str, layer: Layer) -> str:
+    return f"{callee}: {layer.kind.describe(layer)}"

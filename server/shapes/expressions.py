@@ -484,7 +484,9 @@ class ExpressionRules:
         return ListValue([], exact=False, element=join_all(values), kind="list")
 
     def _lambda(self, node: ast.Lambda, env) -> Value:
-        return FunctionRef(node, self.scope, None, None, closure=env)
+        made = FunctionRef(node, self.scope, None, None, closure=env)
+        self.engine.lambdas.append(made)
+        return made
 
     def _named_expr(self, node: ast.NamedExpr, env) -> Value:
         value = self.eval(node.value, env)

@@ -98,6 +98,9 @@ class Engine:
         self.foreign: dict[str, ModuleScope | None] = {}
         self.frames: dict[Any, Frame] = {}
         self.frames_by_function: dict[ast.AST, list[Frame]] = {}
+        # Lambdas made, each holding the environment it was made in (which holds it): cut
+        # at `release`.
+        self.lambdas: list[FunctionRef] = []
         self.active: set[Any] = set()
         self.instances: dict[Any, Instance] = {}
         self.standalone_instances: dict[ast.ClassDef, Instance] = {}
@@ -185,6 +188,10 @@ class Engine:
         for frames in self.frames_by_function.values():
             for frame in frames:
                 frame.__dict__.clear()
+        for made in self.lambdas:
+            made.closure = None
+        for instance in self.instances.values():
+            instance.attrs.clear()  # `self.dataset = self`, `self.act = self.relu`
         for scope in (self.main, *(s for s in self.foreign.values() if s is not None)):
             scope.__dict__.clear()
         self.__dict__.clear()
