@@ -212,6 +212,7 @@ def einsum(spec: str, operands: Sequence[Tensor], origin: Origin | None) -> Tens
     if len(terms) != len(operands):
         return UNKNOWN_TENSOR
     sizes: dict[str, list[Dim | None]] = {}
+    owners: dict[str, list[Tensor]] = {}  # the operand each of `sizes` came from
     ellipsis: Tensor | None = None
     for term, operand in zip(terms, operands):
         letters = term.replace("...", "")
@@ -223,7 +224,11 @@ def einsum(spec: str, operands: Sequence[Tensor], origin: Origin | None) -> Tens
             if middle < 0:
                 return UNKNOWN_TENSOR
             part = Tensor(operand.dims[len(before):len(before) + middle])
-            ellipsis = part if ellipsis is None else broadcast([ellipsis, part])
+            try:
+                ellipsis = part if ellipsis is None else broadcast([ellipsis, part])
+            except ShapeError:
+                raise ShapeError(f"the `...` dims of {describe(operand)} do not broadcast with the other "
+                                 f"operands' ({ellipsis.render()})") from None
             dims = operand.dims[:len(before)] + operand.dims[len(before) + middle:]
         else:
             if operand.rank is not None and operand.rank != len(letters):
@@ -235,6 +240,8 @@ def einsum(spec: str, operands: Sequence[Tensor], origin: Origin | None) -> Tens
                 dims = (None,) * (len(letters) - len(operand.dims)) + operand.dims
         for letter, dim in zip(letters, dims):
             sizes.setdefault(letter, []).append(dim)
+            owners.setdefault(letter, []).append(operand)
+            _check_einsum_letter(letter, sizes[letter], owners[letter])
     if "->" not in spec:
         counts = {c: inputs.count(c) for c in set(inputs) if c.isalpha()}
         output = ("..." if "..." in inputs else "") + "".join(sorted(c for c, n in counts.items() if n == 1))
@@ -249,6 +256,19 @@ def einsum(spec: str, operands: Sequence[Tensor], origin: Origin | None) -> Tens
     for letter in tail:
         result.append(_einsum_size(sizes.get(letter, [None])))
     return Tensor(tuple(result), False, None, origin)
+
+
+def _check_einsum_letter(letter: str, sizes: list[Dim | None], owners: list[Tensor]) -> None:
+    """A subscript's sizes must agree, a size 1 broadcasting (as in torch): two known sizes
+    other than 1 that differ raise; symbolic sizes are never judged (`n` may be 1)."""
+    size = concrete(sizes[-1])
+    if size is None or size == 1:
+        return
+    for earlier, owner in zip(sizes[:-1], owners[:-1]):
+        value = concrete(earlier)
+        if value is not None and value != 1 and value != size:
+            where = "the same operand" if owner is owners[-1] else describe(owner)
+            raise ShapeError(f"subscript `{letter}` is {value} in {where} and {size} in {describe(owners[-1])}")
 
 
 def _einsum_size(candidates: list[Dim | None]) -> Dim | None:

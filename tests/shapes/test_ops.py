@@ -90,6 +90,18 @@ class TestMatmul:
         assert shape(ops.einsum("ij,jk", [t(3, 4), t(4, 5)], None)) == [3, 5]
         assert shape(ops.einsum("...ij,...jk->...ik", [t(9, 3, 4), t(9, 4, 5)], None)) == [9, 3, 5]
 
+    def test_einsum_subscripts_must_agree(self):
+        """As torch: a subscript's known sizes must match, a size 1 broadcasts, a symbolic size
+        (which may be 1) is never judged."""
+        with pytest.raises(ShapeError, match="subscript `d` is 64 .* and 32"):
+            ops.einsum("bhqd,bhkd->bhqk", [t(2, 8, 16, 64), t(2, 8, 16, 32)], None)
+        with pytest.raises(ShapeError, match="subscript `i` is 3 in the same operand and 2"):
+            ops.einsum("ii->i", [t(3, 2)], None)
+        with pytest.raises(ShapeError, match="`...` dims"):
+            ops.einsum("...ij,...jk->...ik", [t(9, 3, 4), t(7, 4, 5)], None)
+        assert shape(ops.einsum("bd,nd->bn", [t(3, 1), t(4, 5)], None)) == [3, 4]
+        assert shape(ops.einsum("bd,nd->bn", [t(3, "d"), t(4, 5)], None)) == [3, 4]
+
 
 class TestViews:
     def test_view_with_wildcard(self):

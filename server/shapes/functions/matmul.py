@@ -93,7 +93,8 @@ def _einsum(call: Call) -> Value:
         return UNKNOWN
     try:
         return ops.einsum(spec.value, operands, call.origin())  # type: ignore[arg-type]
-    except ShapeError:
+    except ShapeError as error:
+        call.fail(f"`{call.site.callee}(\"{spec.value}\", ...)`: {error}")
         return UNKNOWN
 
 
