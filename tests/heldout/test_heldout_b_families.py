@@ -19,7 +19,7 @@ FAMILIES = ("performance", "compile", "api", "shapes", "clean_b")
 FILES = sorted(p for family in FAMILIES for p in (HERE / family).glob("*.py"))
 
 
-def _score(path: Path) -> tuple[set, set]:
+def score_file(path: Path) -> tuple[set, set]:
     """(missed (line, code), false (line, code)) of one file, at a fixed target version:
     the TL7xx advice would otherwise follow whatever torch sits above the checkout."""
     settings = replace(Settings(), torch_version=FIXTURE_TORCH_VERSION)
@@ -42,6 +42,6 @@ def test_file_scores_perfectly(path: Path):
         assert not expects and not cleans, "a clean script carries no markers"
     else:
         assert expects and cleans, "a marked file has expect lines and near misses"
-    missed, false = _score(path)
+    missed, false = score_file(path)
     assert sorted(false) == [], "false findings (line, code)"
     assert sorted(missed) == [], "missed findings (line, code)"

@@ -14,9 +14,9 @@ from tests.rules.markers import read_markers
 from tests.shapes.conftest import require_torch
 
 TESTS = Path(__file__).resolve().parents[1]
-# The rule fixtures and the held-out files (tests/heldout/shapes) keep the same contract.
+# The rule fixtures and the held-out files (tests/heldout/shapes, shapes_c) keep the same contract.
 FIXTURES = ([TESTS / "rules" / "fixtures" / f"{code}.py" for code in ("TL501", "TL503")]
-            + sorted((TESTS / "heldout" / "shapes").glob("*.py")))
+            + sorted(p for family in ("shapes", "shapes_c") for p in (TESTS / "heldout" / family).glob("*.py")))
 
 
 def cases(fixture: Path) -> list[tuple[str, set[int], set[int]]]:
@@ -34,11 +34,18 @@ def cases(fixture: Path) -> list[tuple[str, set[int], set[int]]]:
 
 
 def _lines_of_classes_it_uses(tree: ast.Module, function: ast.FunctionDef) -> set[int]:
-    used = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
+    """Lines of the classes the case names, and of the classes those name (a U-Net's blocks)."""
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    used: set[str] = set()
+    pending = [function]
+    while pending:
+        for name in {n.id for n in ast.walk(pending.pop()) if isinstance(n, ast.Name)}:
+            if name in classes and name not in used:
+                used.add(name)
+                pending.append(classes[name])
     lines: set[int] = set()
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name in used:
-            lines.update(range(node.lineno, node.end_lineno + 1))
+    for name in used:
+        lines.update(range(classes[name].lineno, classes[name].end_lineno + 1))
     return lines
 
 

@@ -1,0 +1,37 @@
+"""Held-out-style marked files of the third batch: shape rules (TL501/TL503) on real-looking
+models (configured CNNs, attention heads, U-Net skips, recurrent nets, products and pooling
+arithmetic, sizes only known at run time), TL601 on compiled modules and functions and their
+look-alikes, and clean training scripts (speech, recommendation, GNN, detection fine-tuning).
+Scored as test_heldout_b_families scores its files: by (file, line, code), recall and
+precision both 1.0. The shape files' markers are also checked against torch itself
+(tests/shapes/test_definite_errors_runtime.py)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.heldout.test_heldout_b_families import score_file
+from tests.rules.markers import read_markers
+
+HERE = Path(__file__).parent
+MARKED = ("shapes_c",)
+CLEAN = ("clean_c",)
+FILES = sorted(p for family in MARKED + CLEAN for p in (HERE / family).glob("*.py"))
+
+
+def test_there_are_files_in_every_family():
+    for family in MARKED + CLEAN:
+        assert list((HERE / family).glob("*.py")), family
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_file_scores_perfectly(path: Path):
+    expects, cleans = read_markers(path)
+    if path.parent.name in CLEAN:
+        assert not expects and not cleans, "a clean script carries no markers"
+    else:
+        assert expects and cleans, "a marked file has expect lines and near misses"
+    missed, false = score_file(path)
+    assert sorted(false) == [], "false findings (line, code)"
+    assert sorted(missed) == [], "missed findings (line, code)"
