@@ -196,3 +196,53 @@ def _inside(name: str, line: int) -> bool:
     tree = ast.parse(FIXTURE.read_text(encoding="utf-8"))
     node = next(n for n in tree.body if getattr(n, "name", None) == name)
     return node.lineno <= line <= node.end_lineno
+
+
+HELPERS = textwrap.dedent("""\
+    import torch
+
+
+    def scale_of(y):
+        return y.abs().max().item()
+
+
+    def normalized(y):
+        return y / scale_of(y)
+
+
+    @torch.compile
+    def step(x):
+        y = torch.relu(x)
+        return normalized(y) + 1
+
+
+    @torch.compiler.disable
+    def report(y):
+        print("mean", y.mean().item())
+
+
+    @torch.compile
+    def logged(x):
+        y = torch.tanh(x)
+        report(y)
+        return y * 2
+""")
+
+
+def test_helpers_called_from_compiled_code_break_where_reported(tmp_path):
+    """Dynamo inlines the plain functions compiled code calls (transitively): a break in one is
+    a break of the compiled graph. A `torch.compiler.disable` helper is not traced: Dynamo
+    breaks at its call (line 26), the break its author asked for, which is not reported."""
+    require_torch()
+    path = tmp_path / "helpers.py"
+    path.write_text(HELPERS, encoding="utf-8")
+    reported = {f.line for f in _findings(HELPERS, str(path))}
+    assert reported == {5}
+    spec = importlib.util.spec_from_file_location("tl601_helpers", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+        assert _break_lines_in(module.step._torchdynamo_orig_callable, path) == {5}
+        assert _break_lines_in(module.logged._torchdynamo_orig_callable, path) == {26}
+    finally:
+        sys.modules.pop("tl601_helpers", None)

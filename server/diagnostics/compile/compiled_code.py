@@ -4,7 +4,8 @@ A function is compiled when it is decorated with `torch.compile` (bare or called
 imported name), when `f = torch.compile(f)` names it, or when it is the `forward` of a local
 `nn.Module` class whose instance this file passes to `torch.compile` (`torch.compile(Net())`,
 `model = Net(); torch.compile(model)`, `model.compile()`).  Dynamo inlines the methods
-`forward` calls on `self`, so those are compiled too, transitively.  Anything not followed
+`forward` calls on `self` and the plain functions of this file that compiled code calls by
+name, so those are compiled too, transitively.  Anything not followed
 (an imported model class, a module built by a factory) is not compiled code here: rules
 stay silent about it.
 """
@@ -53,6 +54,16 @@ def compiled_functions(analysis: "Analysis") -> list[CompiledFunction]:
 
 def _find_compiled(analysis: "Analysis") -> Iterator[CompiledFunction]:
     seen: set[ast.AST] = set()
+    found: list[CompiledFunction] = []
+    for compiled in _compiled_entries(analysis, seen):
+        found.append(compiled)
+        yield compiled
+    yield from _called_helpers(analysis, found, seen)
+
+
+def _compiled_entries(analysis: "Analysis", seen: set[ast.AST]) -> Iterator[CompiledFunction]:
+    """The functions `torch.compile` reaches directly: decorated, passed, or a compiled module's
+    `forward` and the methods it calls on `self`."""
     for function in analysis.functions:
         node = function.node
         if not isinstance(node, FunctionNodes):
@@ -67,6 +78,29 @@ def _find_compiled(analysis: "Analysis") -> Iterator[CompiledFunction]:
             if compiled.node not in seen and not _never_traced(analysis, compiled.node):
                 seen.add(compiled.node)
                 yield compiled
+
+
+def _called_helpers(analysis: "Analysis", compiled: list[CompiledFunction],
+                    seen: set[ast.AST]) -> Iterator[CompiledFunction]:
+    """Plain functions of this file that compiled code calls by name (`entropy_of(logits)` in a
+    compiled step): Dynamo inlines them, so what breaks there breaks the caller's graph.
+    Transitively, each once, with the `fullgraph` of the first compiled caller that reaches it."""
+    frontier = list(compiled)
+    for _ in range(_MAX_CALL_DEPTH):
+        next_frontier = []
+        for caller in frontier:
+            for node in traced_nodes(caller.node, analysis):
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                    continue
+                helper = _local_function(analysis, node.func)
+                if helper is None or helper in seen or _never_traced(analysis, helper):
+                    continue
+                seen.add(helper)
+                label = f"`{helper.name}` (called from compiled {caller.label.split(' (called', 1)[0]})"
+                found = CompiledFunction(helper, caller.compile_site, caller.fullgraph, label)
+                next_frontier.append(found)
+                yield found
+        frontier = next_frontier
 
 
 def _is_compile(analysis: "Analysis", node: ast.AST) -> bool:
