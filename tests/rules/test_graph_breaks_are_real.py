@@ -246,3 +246,49 @@ def test_helpers_called_from_compiled_code_break_where_reported(tmp_path):
         assert _break_lines_in(module.logged._torchdynamo_orig_callable, path) == {26}
     finally:
         sys.modules.pop("tl601_helpers", None)
+
+
+PASSED_TENSORS = textwrap.dedent("""\
+    import torch
+
+
+    def keep_positive(y):
+        keep = y > 0
+        return y[keep]
+
+
+    def shifted(y, margin):
+        if margin > 0:
+            return y + margin
+        return y
+
+
+    def clipped(y, limit):
+        if limit > 0:
+            return y.clamp(max=limit)
+        return y
+
+
+    @torch.compile
+    def step(x):
+        y = torch.tanh(x)
+        out = keep_positive(y).sum() + shifted(y, 0.5) + shifted(y, y.mean())
+        return out + clipped(y, 2.0) + clipped(y, 3)
+""")
+
+
+def test_parameters_every_caller_passes_a_tensor_are_tensors(tmp_path):
+    """An unannotated parameter is a tensor when every call in the file passes one: the mask
+    read in `keep_positive` is reported; `margin` is a tensor at one call, where the `if` on
+    it breaks (reported); `limit` is a number at every call, so its `if` is traced."""
+    require_torch()
+    path = tmp_path / "passed.py"
+    path.write_text(PASSED_TENSORS, encoding="utf-8")
+    assert {f.line for f in _findings(PASSED_TENSORS, str(path))} == {6, 10}
+    spec = importlib.util.spec_from_file_location("tl601_passed", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+        assert _break_lines_in(module.step._torchdynamo_orig_callable, path) == {6, 10}
+    finally:
+        sys.modules.pop("tl601_passed", None)

@@ -4,7 +4,8 @@ The shape pass knows layer outputs and torch factories (`self.proj(x)`, `torch.z
 but an unannotated parameter is an opaque symbol there, which it treats as a size.  Inside
 compiled code the rest follows the value: a parameter annotated `torch.Tensor`, a `torch.*`
 op that returns a tensor, a tensor method on a tensor, arithmetic or a comparison with a tensor
-operand, a name whose reaching assignment is one of these, and reductions (`.sum()`, `.any()`,
+operand, a name whose reaching assignment is one of these, a parameter every call of its function in
+this file passes a tensor for, and reductions (`.sum()`, `.any()`,
 `.max()`) whose receiver only a tensor (or an ndarray, which Dynamo traces as one) has.
 Unknown is not a tensor: TL601 stays silent on it (`if n > 2` on a config int).
 """
@@ -13,9 +14,10 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from torch_lsp.fact_cache import FactKey
 from torch_lsp.roles import reaching_assignment
 from torch_lsp.shapes.values import Tensor
-from torch_lsp.syntax_nodes import call_name
+from torch_lsp.syntax_nodes import call_name, has_star_args
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -87,7 +89,46 @@ def _name_is_tensor(analysis: "Analysis", report: "ShapeReport", name: ast.Name,
     for param in args.posonlyargs + args.args + args.kwonlyargs:
         if param.arg == name.id and param.annotation is not None:
             return analysis.qualname(param.annotation) in TENSOR_ANNOTATIONS
-    return False
+    return _every_caller_passes_a_tensor(analysis, report, function, name.id, depth)
+
+
+def _every_caller_passes_a_tensor(analysis: "Analysis", report: "ShapeReport", function, param: str,
+                                  depth: int) -> bool:
+    """`def _keep(self, boxes, scores)` called only as `self._keep(boxes, torch.where(...))`: the
+    parameter holds what every call of this file passes.  Only for a function the file calls
+    by name and never hands elsewhere (a callback may be called with anything), whose name no
+    other function shares, and with an argument at every call (not a default, not `*args`)."""
+    if len(analysis.function_named(function.name)) != 1 or function.name in _referenced_uncalled(analysis):
+        return False
+    sites = analysis.callers(function)
+    if not sites:
+        return False
+    for site in sites:
+        if has_star_args(site):
+            return False
+        passed = analysis.argument_for(site, function, param)
+        if passed is None or not is_tensor(analysis, report, passed, depth):
+            return False
+    return True
+
+
+_UNCALLED: FactKey[frozenset[str]] = FactKey("names of functions or methods used other than by a call")
+
+
+def _referenced_uncalled(analysis: "Analysis") -> frozenset[str]:
+    """Names read other than as the callee of a call (`map(self._keep, ...)`, `hooks.append(f)`)."""
+    def collect() -> frozenset[str]:
+        callees = {id(call.func) for call in analysis.calls}
+        found = set()
+        for node in ast.walk(analysis.tree):
+            if id(node) in callees:
+                continue
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                found.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                found.add(node.attr)
+        return frozenset(found)
+    return analysis.facts.get_or_compute(_UNCALLED, collect)
 
 
 def _call_is_tensor(analysis: "Analysis", report: "ShapeReport", call: ast.Call, depth: int) -> bool:
