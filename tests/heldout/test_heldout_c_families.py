@@ -15,7 +15,7 @@ from tests.heldout.test_heldout_b_families import score_file
 from tests.rules.markers import read_markers
 
 HERE = Path(__file__).parent
-MARKED = ("shapes_c",)
+MARKED = ("shapes_c", "compile_c")
 CLEAN = ("clean_c",)
 FILES = sorted(p for family in MARKED + CLEAN for p in (HERE / family).glob("*.py"))
 
