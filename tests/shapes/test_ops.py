@@ -210,3 +210,28 @@ def test_batched_products_of_unknown_operands_keep_their_rank():
     report = infer_shapes(analyze(source, "ops.py"))
     shapes = {b.name: b.tensor.render() for b in report.bindings}
     assert shapes == {"x": "[?, ?, ?]", "y": "[?, ?, ?]"}
+
+
+def _shapes_and_errors(source: str) -> tuple[dict[str, str], list[str]]:
+    from torch_lsp.analysis import analyze
+    from torch_lsp.shapes import infer_shapes
+
+    report = infer_shapes(analyze(source, "ops.py"))
+    return {b.name: b.tensor.render() for b in report.bindings}, [m.message for m in report.mismatches]
+
+
+def test_recurrent_initial_state_must_match():
+    """torch checks `h_0` (and `c_0`) exactly: `num_layers * num_directions` first."""
+    _, errors = _shapes_and_errors(
+        "import torch\nfrom torch import nn\n"
+        "rnn = nn.LSTM(64, 128, num_layers=2, batch_first=True, bidirectional=True)\n"
+        "x = torch.randn(4, 15, 64)\n"
+        "bad = rnn(x, (torch.zeros(2, 4, 128), torch.zeros(2, 4, 128)))\n"
+        "good = rnn(x, (torch.zeros(4, 4, 128), torch.zeros(4, 4, 128)))\n"
+        "gru = nn.GRU(64, 32)\n"
+        "ok = gru(torch.randn(10, 4, 64), torch.zeros(1, 4, 32))\n"
+        "wide = gru(torch.randn(10, 4, 64), hx=torch.zeros(1, 4, 64))\n"
+        "proj = nn.LSTM(8, 16, proj_size=4)(torch.randn(3, 2, 8), (torch.zeros(1, 2, 4), torch.zeros(1, 2, 16)))\n")
+    assert len(errors) == 2
+    assert "initial state of [4, 4, 128]" in errors[0] and "[2, 4, 128]" in errors[0]
+    assert "initial state of [1, 4, 32]" in errors[1] and "[1, 4, 64]" in errors[1]

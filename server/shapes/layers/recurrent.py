@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from torch_lsp.shapes.dims import Dim
 from torch_lsp.shapes.layers.kinds import (
-    REQUIRED, LayerKind, Site, dim_param, flag, input_tensor, register, text, wrong_last_dim,
+    REQUIRED, LayerKind, Site, dim_param, flag, input_tensor, mismatch, register, text, wrong_last_dim,
 )
-from torch_lsp.shapes.ops import ONE
+from torch_lsp.shapes.ops import ONE, surely_differ
 from torch_lsp.shapes.values import UNKNOWN, Layer, Tensor, TupleValue, Value
 
 
@@ -47,8 +47,24 @@ def _rnn_kind(name: str, gates: int) -> LayerKind:
             output = Tensor((batch, time, features) if batch_first else (time, batch, features), False, x.dtype, origin)
             h = Tensor((state_count, batch, out_size), False, x.dtype, origin)
             c = Tensor((state_count, batch, hidden), False, x.dtype, origin)
+        if _wrong_initial_state(site, layer, args[1] if len(args) > 1 else kwargs.get("hx"), h, c):
+            return UNKNOWN
         state: Value = TupleValue((h, c)) if name == "LSTM" else h
         return TupleValue((output, state))
+
+    def _wrong_initial_state(site: Site, layer: Layer, given: Value | None, h: Tensor, c: Tensor) -> bool:
+        """Report an initial state of another shape than the state the layer returns (torch
+        checks it exactly: `num_layers * num_directions` first, a bidirectional layer's two)."""
+        if given is None:
+            return False
+        pairs = [(given, h)] if name != "LSTM" else (
+            list(zip(given.items, (h, c))) if isinstance(given, TupleValue) and len(given.items) == 2 else [])
+        for state, expected in pairs:
+            if isinstance(state, Tensor) and state.rank == expected.rank and any(
+                    surely_differ(a, b) for a, b in zip(state.dims, expected.dims)):
+                mismatch(site, layer, f"an initial state of {expected.render()}", state)
+                return True
+        return False
 
     def count(layer: Layer) -> Dim | None:
         input_size, hidden = dim_param(layer, "input_size"), dim_param(layer, "hidden_size")
