@@ -182,6 +182,8 @@ def mm(a: Tensor, b: Tensor, origin: Origin | None) -> Tensor:
 
 
 def bmm(a: Tensor, b: Tensor, origin: Origin | None) -> Tensor:
+    if a.rank not in (3, None) or b.rank not in (3, None):
+        raise ShapeError("rank")  # torch: "batch1 must be a 3D tensor"
     if a.rank != 3 or b.rank != 3:
         return Tensor((None, None, None), False, _product_dtype(a, b), origin) if (a.rank in (3, None) and b.rank in (3, None)) \
             else UNKNOWN_TENSOR

@@ -220,6 +220,12 @@ def _shapes_and_errors(source: str) -> tuple[dict[str, str], list[str]]:
     return {b.name: b.tensor.render() for b in report.bindings}, [m.message for m in report.mismatches]
 
 
+def test_bmm_of_a_matrix_is_an_error():
+    _, errors = _shapes_and_errors("import torch\nw = torch.randn(4, 15)\ny = torch.bmm(w, torch.randn(4, 15, 256))\n"
+                                   "z = torch.bmm(w.unsqueeze(1), torch.randn(4, 15, 256))\n")
+    assert len(errors) == 1 and "takes two 3-D batches of matrices" in errors[0] and "[4, 15]" in errors[0]
+
+
 def test_recurrent_initial_state_must_match():
     """torch checks `h_0` (and `c_0`) exactly: `num_layers * num_directions` first."""
     _, errors = _shapes_and_errors(

@@ -39,6 +39,9 @@ def matmul_of(call: Call, a: Tensor, b: Tensor, kind: str) -> Value:
     except ShapeError as error:
         if str(error) == "batch":
             call.fail(f"`{call.site.callee}` multiplies batches of different sizes: {describe(a)} and {describe(b)}")
+        elif str(error) == "rank":
+            call.fail(f"`{call.site.callee}` takes two 3-D batches of matrices, but it is given {describe(a)} "
+                      f"and {describe(b)}")
         else:
             inner_a = a.dims[-1]
             inner_b = b.dims[-2] if len(b.dims) >= 2 else b.dims[-1]
