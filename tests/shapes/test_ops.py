@@ -220,6 +220,20 @@ def _shapes_and_errors(source: str) -> tuple[dict[str, str], list[str]]:
     return {b.name: b.tensor.render() for b in report.bindings}, [m.message for m in report.mismatches]
 
 
+def test_unfold_cuts_patches_as_torch_does():
+    """`F.unfold` is im2col: sizes checked against torch 2.13 (`[4, 192, 16]`, `[4, 27, 1024]`,
+    `[4, 24, 128]`, `[27, 48]`)."""
+    shapes, errors = _shapes_and_errors(
+        "import torch\nimport torch.nn.functional as F\n"
+        "x = torch.randn(4, 3, 32, 32)\n"
+        "a = F.unfold(x, kernel_size=8, stride=8)\n"
+        "b = F.unfold(x, 3, padding=1)\n"
+        "c = F.unfold(x, (2, 4), stride=(2, 4))\n"
+        "d = F.unfold(torch.randn(3, 10, 12), kernel_size=3, dilation=2)\n")
+    assert (shapes["a"], shapes["b"], shapes["c"], shapes["d"]) == ("[4, 192, 16]", "[4, 27, 1024]", "[4, 24, 128]", "[27, 48]")
+    assert errors == []
+
+
 def test_bmm_of_a_matrix_is_an_error():
     _, errors = _shapes_and_errors("import torch\nw = torch.randn(4, 15)\ny = torch.bmm(w, torch.randn(4, 15, 256))\n"
                                    "z = torch.bmm(w.unsqueeze(1), torch.randn(4, 15, 256))\n")

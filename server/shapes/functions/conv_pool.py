@@ -150,3 +150,23 @@ function("avg_pool3d", within=(TORCH, FUNCTIONAL))(_f_pool(3, average=True))
 function("adaptive_avg_pool1d", "adaptive_max_pool1d", within=(FUNCTIONAL,))(_f_adaptive(1))
 function("adaptive_avg_pool2d", "adaptive_max_pool2d", within=(FUNCTIONAL,))(_f_adaptive(2))
 function("adaptive_avg_pool3d", "adaptive_max_pool3d", within=(FUNCTIONAL,))(_f_adaptive(3))
+
+
+@function("unfold", within=(FUNCTIONAL,))
+def _f_unfold(call: Call) -> Value:
+    """`F.unfold` (im2col): [B, C, H, W] -> [B, C*kh*kw, L], L the number of sliding blocks
+    (each spatial size as a convolution's output); unbatched [C, H, W] -> [C*kh*kw, L]."""
+    x = call.arg(0, "input")
+    if not isinstance(x, Tensor) or x.rank not in (3, 4) or call.arg(1, "kernel_size") is None:
+        return UNKNOWN
+    kernel = _spatial_arg(call, 1, "kernel_size", 2, ONE)
+    dilation = _spatial_arg(call, 2, "dilation", 2, ONE)
+    padding = _spatial_arg(call, 3, "padding", 2, Dim())
+    stride = _spatial_arg(call, 4, "stride", 2, ONE)
+    if any(not isinstance(p, tuple) for p in (kernel, dilation, padding, stride)):
+        return UNKNOWN
+    channels, sizes = x.dims[-3], x.dims[-2:]
+    blocks = [conv_output(s, k, st, p, d) for s, k, st, p, d in zip(sizes, kernel, stride, padding, dilation)]
+    count = blocks[0] * blocks[1] if None not in blocks else None
+    features = channels * kernel[0] * kernel[1] if channels is not None else None
+    return Tensor(x.dims[:-3] + (features, count), False, x.dtype, call.origin())
