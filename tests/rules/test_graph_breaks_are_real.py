@@ -292,3 +292,50 @@ def test_parameters_every_caller_passes_a_tensor_are_tensors(tmp_path):
         assert _break_lines_in(module.step._torchdynamo_orig_callable, path) == {6, 10}
     finally:
         sys.modules.pop("tl601_passed", None)
+
+
+TOLIST_CAPTURED = textwrap.dedent("""\
+    import torch
+    import torch._dynamo.config
+
+    torch._dynamo.config.capture_scalar_outputs = True
+
+
+    @torch.compile
+    def ids(x):
+        y = torch.relu(x)
+        return y, torch.bucketize(y, torch.linspace(0, 1, 4)).tolist()
+
+
+    @torch.compile
+    def values(x):
+        y = torch.relu(x).float()
+        return y, y.tolist()
+
+
+    @torch.compile
+    def flags(x):
+        y = torch.relu(x).float()
+        return y, (y > 0).tolist()
+""")
+
+
+def test_tolist_of_integers_is_captured_with_scalars(tmp_path):
+    """With scalars captured, an integer tensor's `.tolist()` is traced (as `.item()` is); a
+    float or bool tensor's still breaks (reported where the dtype is known: `.float()`, a comparison)."""
+    require_torch()
+    import torch._dynamo
+
+    path = tmp_path / "tolist.py"
+    path.write_text(TOLIST_CAPTURED, encoding="utf-8")
+    assert {f.line for f in _findings(TOLIST_CAPTURED, str(path))} == {16, 22}
+    spec = importlib.util.spec_from_file_location("tl601_tolist", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+        breaks = {name: _break_lines_in(getattr(module, name)._torchdynamo_orig_callable, path)
+                  for name in ("ids", "values", "flags")}
+        assert breaks == {"ids": set(), "values": {16}, "flags": {22}}
+    finally:
+        torch._dynamo.config.capture_scalar_outputs = False
+        sys.modules.pop("tl601_tolist", None)

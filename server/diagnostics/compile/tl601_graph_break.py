@@ -5,7 +5,9 @@ two tensor ops), and the rule reports only that:
 
 - `.item()`, and `float()` / `int()` / `bool()` of a tensor: a break unless
   `capture_scalar_outputs` is on; `fullgraph=True` captures them too (no break, no error).
-- `.tolist()`: a break in every configuration (an error under `fullgraph=True` for floats).
+- `.tolist()`: a break, and an error under `fullgraph=True`, for float and bool tensors in every
+  configuration; an integer tensor's is captured like `.item()` (`capture_scalar_outputs`,
+  `fullgraph=True`), so there the rule reports it only on a tensor known to be float or bool.
 - `print(...)`: a break (an error under `fullgraph=True`) unless print is made a
   `reorderable_logging_functions` entry.
 - `if` / `while` / `x if c else y` / `not` on a tensor value: a break, an error under
@@ -138,7 +140,8 @@ def _call_break(analysis: Analysis, report: "ShapeReport", call: ast.Call, where
     if method and name == "item" and not call.args and not scalars_captured and qualname is None:
         return (f"`.item()` {where} copies the value to Python: a graph break. Keep it a tensor, set "
                 f"`torch._dynamo.config.{_CAPTURE_SCALARS} = True`, {_MOVE_OUT}.")
-    if method and name == "tolist" and not call.args and qualname is None:
+    if method and name == "tolist" and not call.args and qualname is None \
+            and not (scalars_captured and not _surely_not_integer(analysis, report, call.func.value)):
         return (f"`.tolist()` {where} turns the tensor into a Python list: a graph break. Keep the values "
                 f"in a tensor, {_MOVE_OUT}.")
     if isinstance(call.func, ast.Name) and name in TO_PYTHON_SCALAR and _builtin(analysis, name) \
@@ -158,6 +161,15 @@ def _call_break(analysis: Analysis, report: "ShapeReport", call: ast.Call, where
         return (f"`{qualname}` on a tensor {where} converts it to a Python float: a graph break. "
                 f"Use `torch.{qualname[5:]}` (or the tensor method) instead.")
     return None
+
+
+def _surely_not_integer(analysis: Analysis, report: "ShapeReport", node: ast.AST) -> bool:
+    """A float or bool tensor (a mask among them): its `.tolist()` breaks even where scalars are
+    captured (an integer tensor's is then captured, as `.item()` is)."""
+    value = report.value_of(node)
+    if isinstance(value, Tensor) and not value.claimed and value.dtype in ("float", "bool"):
+        return True
+    return _is_mask(analysis, report, node)
 
 
 def _branch_message(node: ast.AST, where: str) -> str:
