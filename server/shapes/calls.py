@@ -223,11 +223,13 @@ class CallRules:
                 return NONE
             if name == "register_parameter" and isinstance(receiver, Instance) and len(args) == 2:
                 return NONE
+            if name in LAYER_MUTATORS and isinstance(receiver, Layer) and isinstance(site.node.func, ast.Attribute):
+                self.forget(site.node.func.value, site.env)  # `net.append(nn.Linear(4, 2))`
             return UNKNOWN
         if isinstance(receiver, ListValue):
             return self._list_method(receiver, name, args)
         if isinstance(receiver, DictValue):
-            return self._dict_method(receiver, name, args)
+            return self._dict_method(receiver, name, args, kwargs)
         if isinstance(receiver, SuperValue):
             return NONE if name == "__init__" else UNKNOWN
         return UNKNOWN
@@ -286,7 +288,7 @@ class CallRules:
             return Int(None)
         return UNKNOWN
 
-    def _dict_method(self, target: DictValue, name: str, args: list[Value]) -> Value:
+    def _dict_method(self, target: DictValue, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
         if name == "items" and target.exact:
             return ListValue([TupleValue((Str(k), v)) for k, v in target.items.items()])
         if name == "values" and target.exact:
@@ -297,8 +299,49 @@ class CallRules:
             if args[0].value in target.items:
                 return target.items[args[0].value]
             return args[1] if len(args) > 1 and target.exact else UNKNOWN
-        if name == "update" or name == "setdefault" or name == "pop":
+        if name in ("update", "setdefault", "pop", "popitem", "clear"):
+            return self._mutate_dict(target, name, args, kwargs)
+        return UNKNOWN
+
+    def _mutate_dict(self, target: DictValue, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """`config.update(hidden=64)`, `config.pop("dropout")`: the keys it changes take their new
+        values where the call surely runs; where it may not (a branch, a loop) or what it
+        changes is not known, those keys (all of them for an unknown `update`) are forgotten."""
+        exact = self.inexact_depth == 0
+        if name == "update":
+            source = args[0] if args else DictValue({})
+            if len(args) > 1 or not isinstance(source, DictValue) or not source.exact:
+                target.items.clear()  # any key may change
+                target.exact = False
+                return NONE
+            for key, value in [*source.items.items(), *kwargs.items()]:
+                if exact:
+                    target.items[key] = value
+                else:
+                    target.items.pop(key, None)
+                    target.exact = False
+            return NONE
+        if name == "setdefault":
+            key = args[0] if args else None
+            if not isinstance(key, Str):
+                target.items.clear()
+                target.exact = False
+                return UNKNOWN
+            if key.value in target.items:
+                return target.items[key.value]
+            if exact and target.exact:
+                target.items[key.value] = args[1] if len(args) > 1 else NONE
+                return target.items[key.value]
             target.exact = False
+            return UNKNOWN
+        if name == "pop" and args and isinstance(args[0], Str):
+            if exact and args[0].value in target.items:
+                return target.items.pop(args[0].value)
+            target.items.pop(args[0].value, None)
+            target.exact = False
+            return UNKNOWN
+        target.items.clear()  # `clear()`, `popitem()`, a `pop` of an unknown key
+        target.exact = exact and name == "clear"
         return UNKNOWN
 
     # -- torch and builtins --------------------------------------------------------------
@@ -438,6 +481,10 @@ _CALLEE_HANDLERS = {
 
 
 # ---------------------------------------------------------------- call site
+# Methods that change a `Sequential` (or any container module) in place.
+LAYER_MUTATORS = {"append", "extend", "insert", "pop"}
+
+
 class CallSite:
     """The interpreter's side of one call, as layer and op rules see it."""
 

@@ -312,7 +312,39 @@ class Frame(ExpressionRules, CallRules):
         for target in stmt.targets:
             if isinstance(target, ast.Name):
                 env.pop(target.id, None)
+            elif isinstance(target, ast.Subscript):
+                self._delete_item(target, env)
         return env
+
+    def _delete_item(self, target: ast.Subscript, env) -> None:
+        """`del net[-1]`, `del config["dropout"]`, `del items[0]`: the container changes."""
+        container = self.eval(target.value, env)
+        if isinstance(container, DictValue):
+            key = self.eval(target.slice, env)
+            if isinstance(key, Str):
+                container.items.pop(key.value, None)
+            else:
+                container.items.clear()
+            container.exact = container.exact and isinstance(key, Str) and self.inexact_depth == 0
+        elif isinstance(container, ListValue):
+            container.mark_inexact()
+        elif isinstance(container, Layer):
+            self.forget(target.value, env)
+
+    def forget(self, node: ast.AST, env) -> None:
+        """A module changed in place in a way not modelled (`net[-1] = nn.Linear(32, 4)`,
+        `net.append(...)` on a `Sequential`): the name or `self.` attribute that holds it no
+        longer holds what was known.  (Attributes of other objects changed this way are
+        volatile from the start: `assigned_foreign_attributes`.)"""
+        if isinstance(node, ast.Name):
+            env[node.id] = UNKNOWN
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id == self.self_name and self.self_name is not None:
+            env[f"{self.self_name}.{node.attr}"] = UNKNOWN
+            instance = self.self_value
+            if isinstance(instance, Instance) and (self.is_init or _called_from_init(self)):
+                instance.attrs[node.attr] = UNKNOWN
+                instance.changes += 1
 
     def _assert(self, stmt: ast.Assert, env):
         self.eval(stmt.test, env)
@@ -464,6 +496,9 @@ class Frame(ExpressionRules, CallRules):
 
     def _assign_item(self, target: ast.Subscript, value: Value, env) -> None:
         container = self.eval(target.value, env)
+        if isinstance(container, Layer):
+            self.forget(target.value, env)  # `net[-1] = nn.Linear(32, 4)`
+            return
         key = self.eval(target.slice, env)
         if isinstance(container, DictValue):
             if isinstance(key, Str) and self.inexact_depth == 0:

@@ -150,8 +150,9 @@ def statements_of(function: ast.AST):
 
 
 def assigned_foreign_attributes(analysis: "Analysis") -> set[str]:
-    """Attributes assigned on objects other than `self` (`model.fc = nn.Linear(...)`): their
-    values depend on which object, so instance reads of these names are not trusted."""
+    """Attributes assigned on objects other than `self` (`model.fc = nn.Linear(...)`), or
+    whose items are (`model.classifier[-1] = ...`): their values depend on which object, so
+    instance reads of these names are not trusted."""
     names = set()
     for stmt in analysis.statements:
         kind = stmt.__class__
@@ -162,6 +163,8 @@ def assigned_foreign_attributes(analysis: "Analysis") -> set[str]:
         else:
             continue
         for target in targets:
+            if target.__class__ is ast.Subscript and target.value.__class__ is ast.Attribute:
+                target = target.value  # `model.classifier[-1] = nn.Linear(...)` changes `classifier`
             if target.__class__ is ast.Attribute and not (target.value.__class__ is ast.Name
                                                           and target.value.id in ("self", "cls")):
                 names.add(target.attr)

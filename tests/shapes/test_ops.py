@@ -255,3 +255,27 @@ def test_recurrent_initial_state_must_match():
     assert len(errors) == 2
     assert "initial state of [4, 4, 128]" in errors[0] and "[2, 4, 128]" in errors[0]
     assert "initial state of [1, 4, 32]" in errors[1] and "[1, 4, 64]" in errors[1]
+
+
+def test_containers_changed_in_place_are_not_read_stale():
+    """`config.update(...)`, `config["k"] = v`, `del`, `net[-1] = ...`, `net.append(...)`: what
+    was known before the change is never used after it (the update is applied where it is sure)."""
+    shapes, errors = _shapes_and_errors(
+        "import torch\nfrom torch import nn\n"
+        "config = {'in_dim': 32, 'hidden': 64, 'drop': 0.1}\n"
+        "config.update(in_dim=16)\n"
+        "config['hidden'] = 8\n"
+        "a = nn.Linear(config['in_dim'], config['hidden'])(torch.randn(2, 16))\n"
+        "config.update(other)\n"
+        "b = nn.Linear(config['in_dim'], 4)(torch.randn(2, 16))\n"
+        "net = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 10))\n"
+        "net[-1] = nn.Linear(32, 4)\n"
+        "c = net(torch.randn(3, 16)) + torch.zeros(3, 4)\n"
+        "seq = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 10))\n"
+        "seq.append(nn.Linear(10, 2))\n"
+        "d = seq(torch.randn(3, 16)) + torch.zeros(3, 2)\n"
+        "del seq[-1]\n"
+        "e = seq(torch.randn(3, 16))\n")
+    assert errors == []
+    assert shapes["a"] == "[2, 8]"
+    assert "c" not in shapes and "d" not in shapes and "e" not in shapes  # unknown, not [3, 10]
