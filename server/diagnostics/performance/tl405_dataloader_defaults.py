@@ -29,7 +29,9 @@ class DataLoaderDefaults(Rule):
     main process (a replay buffer, a generator handed in by the model: workers would see a
     stale copy), the loader is only read through `next(iter(loader))` (or its dunder spelling
     `loader.__iter__().__next__()`, or an `iter(loader)` advanced by `next()` outside any
-    loop, a notebook showing a batch), its `collate_fn` is
+    loop, a notebook showing a batch; besides reads that only look at it, `len(loader)` or a
+    cell displaying it, and not counting reads after a later cell builds the loader anew or
+    a function's parameter of the same name), its `collate_fn` is
     a closure or lambda, or what a factory of the file returns as one (spawned workers cannot
     pickle it), or the file is a test or a helper of a test suite. The dataset class is
     looked up in the file and in the workspace file its import names; a dataset a function

@@ -25,7 +25,9 @@ class HardcodedDevice(Rule):
     not count, and a call under a
     CUDA test (`if device.type == "cuda":`, `if torch.cuda.is_available():`, `if args.cuda:`,
     `if cuda:` with `cuda = torch.cuda.is_available()`) is the device variable in disguise:
-    not flagged. The fix of `.cuda(<index variable>)` is unsafe (the index may differ from
+    not flagged. Nor is `f(..., device="cuda")` when another call of the same function of
+    the file passes `device="cpu"`: the routine is run on each device in turn. The fix of
+    `.cuda(<index variable>)` is unsafe (the index may differ from
     the device variable's).
 
     ## Why is this bad
@@ -77,7 +79,8 @@ class HardcodedDevice(Rule):
                     yield self._report(method_span(call), f"`.to({ast.unparse(target)})`", device, defined, "to")
             else:
                 kw = keyword(call, "device")
-                if kw is not None and _is_cuda_string(kw.value) and not under_cuda_guard(analysis, call):
+                if kw is not None and _is_cuda_string(kw.value) and not under_cuda_guard(analysis, call) \
+                        and not _run_on_each_device(analysis, call):
                     span = (kw.lineno, kw.col_offset, kw.end_lineno, kw.end_col_offset)
                     yield self._report(span, f"`device={ast.unparse(kw.value)}`", device, defined, "keyword")
 
@@ -106,6 +109,20 @@ def _device_in(analysis: Analysis, devices: dict[FunctionInfo, ast.Assign], func
     if defined is not None and defined.targets[0].id != device:
         defined = None  # a parameter of the function is the device variable here
     return device, defined
+
+
+def _run_on_each_device(analysis: Analysis, call: ast.Call) -> bool:
+    """`time_preds(model, device="cuda")` where another call of the same function of this file
+    passes `device="cpu"`: the same routine is run on each device in turn (a CPU/GPU timing
+    comparison), so the literal is the point, not a device variable ignored."""
+    if not (isinstance(call.func, ast.Name) and analysis.function_named(call.func.id)):
+        return False
+    for other in analysis.call_sites.get(call.func.id, ()):
+        kw = keyword(other, "device") if isinstance(other.func, ast.Name) else None
+        if kw is not None and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str) \
+                and not _is_cuda_string(kw.value):
+            return True
+    return False
 
 
 def _hardcoded_cuda_call(analysis: Analysis, call: ast.Call) -> bool:
