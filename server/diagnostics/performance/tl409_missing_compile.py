@@ -11,7 +11,7 @@ from torch_lsp.roles import MODEL_WRAPPERS
 from torch_lsp.shapes import infer_shapes
 from torch_lsp.shapes.parameters import module_parameters
 from torch_lsp.shapes.values import Instance, Layer
-from torch_lsp.syntax_nodes import call_name
+from torch_lsp.syntax_nodes import call_name, keyword
 
 
 @register
@@ -23,7 +23,10 @@ class MissingCompile(Rule):
     (`for _ in range(10)`, a demo the compile warm-up would not pay back), nor for a model
     built from `nn.LSTM`/`nn.GRU`/`nn.RNN` (Dynamo graph-breaks at them, so compiling
     captures little), nor for a model whose parameters are all known and number at most a
-    thousand (a `nn.Linear(1, 1)` fitted to a few points: nothing to compile). Off by default:
+    thousand (a `nn.Linear(1, 1)` fitted to a few points: nothing to compile), nor for a model
+    an accelerate `Accelerator` prepares (`accelerator.prepare(model, ...)` compiles it when
+    the launch asks, `accelerate launch --dynamo_backend inductor` or the config file, which
+    the script cannot show; unless it sets `dynamo_backend="no"` itself). Off by default:
     enable it with `extend-select = ["TL409"]`.
 
     ## Why is this bad
@@ -67,10 +70,29 @@ class MissingCompile(Rule):
                     break  # Dynamo graph-breaks at nn.LSTM/GRU/RNN: compile would capture little
                 if model and _tiny_model(analysis, call):
                     break  # `nn.Linear(1, 1)` fitted to a few points: nothing to compile
+                if model and _compiled_at_launch(analysis, model):
+                    return  # accelerate compiles in `prepare` when the launch configuration asks
                 if model:
                     yield self.finding(call, f"`{model}` is trained without `torch.compile`. Try "
                                              f"`{model} = torch.compile({model})` for faster steps.")
                     return
+
+
+def _compiled_at_launch(analysis: Analysis, model: str) -> bool:
+    """`accelerator.prepare(model, ...)` of an accelerate `Accelerator`: `prepare` compiles the
+    model when the launch asks for it (`accelerate launch --dynamo_backend inductor`, the
+    config file, a `TorchDynamoPlugin`), which the file cannot show; not when the script
+    turns Dynamo off itself (`Accelerator(dynamo_backend="no")`)."""
+    accelerators = analysis.calls_to("accelerate.Accelerator")
+    if not accelerators or all(_dynamo_turned_off(call) for call in accelerators):
+        return False
+    return any(isinstance(arg, ast.Name) and arg.id == model
+               for call in analysis.iter_calls("prepare", "prepare_model") for arg in call.args)
+
+
+def _dynamo_turned_off(accelerator: ast.Call) -> bool:
+    backend = keyword(accelerator, "dynamo_backend")
+    return backend is not None and isinstance(backend.value, ast.Constant) and str(backend.value.value).lower() == "no"
 
 
 FEW_STEPS = 100
