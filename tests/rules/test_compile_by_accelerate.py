@@ -1,8 +1,8 @@
-"""TL409 (missing-compile) and accelerate: a script whose model goes through
-`accelerator.prepare(...)` is compiled, or not, by the launch configuration
-(`accelerate launch --dynamo_backend inductor`, the config file, a `TorchDynamoPlugin`):
-the file cannot show it, so the rule stays silent, unless the script turns Dynamo off
-itself (`Accelerator(dynamo_backend="no")`). Checked with the real CLI."""
+"""TL409 (missing-compile) and accelerate: a script whose `Accelerator` is built to compile
+(`dynamo_backend="inductor"`, `dynamo_plugin=TorchDynamoPlugin(...)`) has its model
+compiled by `accelerator.prepare(model)` with no `torch.compile` call in the file, so the
+rule stays silent; an `Accelerator` left at its defaults, or set to `dynamo_backend="no"`,
+compiles nothing the file shows, and the hint stands. Checked with the real CLI."""
 from __future__ import annotations
 
 import json
@@ -14,6 +14,7 @@ from tests.test_cli import write
 TRAIN = """\
 import torch
 from accelerate import Accelerator
+from accelerate.utils import TorchDynamoPlugin
 
 accelerator = Accelerator({options})
 model = torch.nn.Sequential(torch.nn.Linear(512, 2048), torch.nn.GELU(), torch.nn.Linear(2048, 10))
@@ -35,21 +36,24 @@ def _tl409_lines(tmp_path, cli) -> list[int]:
     return [item["line"] for item in json.loads(completed.stdout) if item["code"] == "TL409"]
 
 
-@pytest.mark.parametrize("options", ["", 'mixed_precision="bf16"', 'dynamo_backend="inductor"'])
-def test_a_model_prepared_by_accelerate_is_compiled_at_launch(tmp_path, cli, options):
+@pytest.mark.parametrize("options", [
+    'dynamo_backend="inductor"',
+    'mixed_precision="bf16", dynamo_plugin=TorchDynamoPlugin(backend="inductor", use_regional_compilation=True)',
+])
+def test_a_model_prepared_by_a_compiling_accelerator_is_compiled(tmp_path, cli, options):
     write(tmp_path, {"train.py": TRAIN.format(options=options)})
     assert _tl409_lines(tmp_path, cli) == []
 
 
-@pytest.mark.parametrize("options", ['dynamo_backend="no"', 'dynamo_backend="NO"'])
-def test_dynamo_turned_off_in_the_script_is_flagged(tmp_path, cli, options):
+@pytest.mark.parametrize("options", ["", 'mixed_precision="bf16"', 'dynamo_backend="no"', 'dynamo_backend="NO"'])
+def test_an_accelerator_that_compiles_nothing_is_flagged(tmp_path, cli, options):
     write(tmp_path, {"train.py": TRAIN.format(options=options)})
-    assert _tl409_lines(tmp_path, cli) == [11]
+    assert _tl409_lines(tmp_path, cli) == [12]
 
 
-def test_without_prepare_the_script_compiles_nothing(tmp_path, cli):
-    """An Accelerator used only for its device: the model never reaches `prepare`."""
-    write(tmp_path, {"train.py": TRAIN.format(options="").replace(
+def test_a_model_kept_out_of_prepare_is_flagged(tmp_path, cli):
+    """An Accelerator built to compile, used only for its device: the model never reaches `prepare`."""
+    write(tmp_path, {"train.py": TRAIN.format(options='dynamo_backend="inductor"').replace(
         "model, optimizer, loader = accelerator.prepare(model, optimizer, loader)",
         "model = model.to(accelerator.device)")})
-    assert _tl409_lines(tmp_path, cli) == [11]
+    assert _tl409_lines(tmp_path, cli) == [12]
