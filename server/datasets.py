@@ -197,6 +197,13 @@ def _dataset_values(analysis: "Analysis", expr: ast.AST | None, at: ast.AST, dep
     before = getattr(at, "lineno", None)
     bound = [(stmt, value) for stmt, value in _assignments(function, expr.id)
              if before is None or stmt.lineno <= before]
+    from torch_lsp.roles import reaching_assignment
+
+    reaching = reaching_assignment(analysis, expr)
+    if reaching is not None and any(stmt is reaching.statement for stmt, _ in bound):
+        # The binding that surely ran last (in the use's own block): a binding in another
+        # branch of an `if` (`ds = load_dataset(...)` there, `TensorDataset` here) never reaches it.
+        bound = [(stmt, value) for stmt, value in bound if stmt is reaching.statement]
     if not bound and expr.id not in function.params and not function.is_module:
         # A free name (`train_dataset` of the enclosing scope, a notebook's earlier cell):
         # every value the enclosing scope binds to it, wherever it does.
