@@ -31,7 +31,8 @@ class MissingEvalMode(Rule):
     of the project whose layers have no train/eval behaviour (no dropout, no batch norm,
     checked through its submodule classes, also in imported workspace files: `eval()`
     changes nothing) or built in place from such torch layers (`probe = nn.Linear(d, k)`),
-    and a model loaded with `from_pretrained()` (which returns it in eval mode). A parameter
+    a model loaded with `from_pretrained()` (which returns it in eval mode), and a "model" fed
+    NumPy arrays (`isp_model.forward(img.copy(), hq)`: no torch module). A parameter
     named like a class (`Generator`) is the class handed in: calling it builds a model. A
     model passed by callers that all ran a function of the file leaving it in eval mode
     first (`evaluate(loader, model)` then `predict(text, model)`) counts as in eval mode.
