@@ -19,7 +19,8 @@ class MissingCompile(Rule):
     """
     ## What it does
     Flags a file that trains a model (backward and optimizer steps in a loop) without ever
-    calling `torch.compile`. Not in test files, nor for a loop of a literal few steps
+    calling `torch.compile`, naming the first model the loop runs with autograd on (a target
+    network or frozen teacher it only runs under `no_grad` is not trained). Not in test files, nor for a loop of a literal few steps
     (`for _ in range(10)`, a demo the compile warm-up would not pay back), nor for a model
     built from `nn.LSTM`/`nn.GRU`/`nn.RNN` (Dynamo graph-breaks at them, so compiling
     captures little), nor for a model whose parameters are all known and number at most a
@@ -65,6 +66,8 @@ class MissingCompile(Rule):
             roles = analysis.roles_for(loop.function)
             for call in loop.calls:
                 model = roles.model_name(call)
+                if model and _only_run_without_grad(analysis, roles, loop, model):
+                    continue  # a target network or frozen teacher: the loop does not train it
                 if model and _runs_recurrent_layers(analysis, loop.function, model, call):
                     break  # Dynamo graph-breaks at nn.LSTM/GRU/RNN: compile would capture little
                 if model and _tiny_model(analysis, call):
@@ -75,6 +78,12 @@ class MissingCompile(Rule):
                     yield self.finding(call, f"`{model}` is trained without `torch.compile`. Try "
                                              f"`{model} = torch.compile({model})` for faster steps.")
                     return
+
+
+def _only_run_without_grad(analysis: Analysis, roles, loop, model: str) -> bool:
+    """Every call of `model` in the loop runs with autograd off: a DQN/SAC target network
+    (soft-updated from the trained one) or a frozen teacher, which the loop does not train."""
+    return all(analysis.context(c).grad_disabled for c in loop.calls if roles.model_name(c) == model)
 
 
 def _compiled_by_accelerate(analysis: Analysis, model: str) -> bool:
