@@ -50,3 +50,67 @@ def test_a_loop_that_runs_its_only_model_without_grad_is_silent(tmp_path, cli):
     write(tmp_path, {"train.py": DQN.replace("    old_val = q_network(obs).gather(1, actions).squeeze()\n", "")
                      .replace("F.mse_loss(td_target, old_val)", "update(td_target)")})
     assert _tl409(tmp_path, cli) == []
+
+
+MODEL = """\
+from torch import nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.convs = nn.Sequential(nn.Conv1d(dim, dim, 5, padding=2), nn.ReLU())
+        self.{layer}
+
+
+class Seq2Mel(nn.Module):
+    def __init__(self, dim=512):
+        super().__init__()
+        self.embedding = nn.Embedding(148, dim)
+        self.encoder = Encoder(dim)
+        self.project = nn.Linear(dim, 80)
+"""
+
+TRAIN = """\
+import torch
+import torch.nn.functional as F
+from model import Seq2Mel
+
+
+def load_model():
+    model = Seq2Mel().cuda()
+    return model
+
+
+def load_checkpoint(path, model, optimizer):
+    state = torch.load(path, weights_only=True)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    return model, optimizer, state["iteration"]
+
+
+def train(loader, checkpoint):
+    model = load_model()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    if checkpoint is not None:
+        model, optimizer, iteration = load_checkpoint(checkpoint, model, optimizer)
+    for epoch in range(500):
+        for text, mel in loader:
+            loss = F.mse_loss(model(text.cuda()), mel.cuda())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+"""
+
+
+def test_a_model_a_project_file_builds_from_an_lstm_is_not_flagged(tmp_path, cli):
+    """Tacotron 2's train.py: `load_model()` builds `Tacotron2` of model.py, whose encoder
+    holds an `nn.LSTM`; Dynamo graph-breaks there, so compiling would capture little."""
+    write(tmp_path, {"model.py": MODEL.format(layer="lstm = nn.LSTM(dim, dim // 2, batch_first=True, bidirectional=True)"),
+                     "train.py": TRAIN})
+    assert _tl409(tmp_path, cli) == []
+
+
+def test_a_model_a_project_file_builds_from_convolutions_is_flagged(tmp_path, cli):
+    write(tmp_path, {"model.py": MODEL.format(layer="out = nn.Conv1d(dim, dim, 1)"), "train.py": TRAIN})
+    assert [line for line, _ in _tl409(tmp_path, cli)] == [25]
