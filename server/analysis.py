@@ -824,9 +824,21 @@ def evaluation_model_calls(analysis: Analysis) -> Iterator[tuple[FunctionInfo, a
             model = roles.model_name(call)
             if model and model not in seen and not is_pytest_test(analysis, function, model):
                 seen.add(model)
-                if _iterated_submodule(roles, model, call):
+                if _iterated_submodule(roles, model, call) or _fed_host_arrays(analysis, call):
                     continue
                 yield function, call, model
+
+
+def _fed_host_arrays(analysis: Analysis, call: ast.Call) -> bool:
+    """`isp_model.forward(img.copy(), hq)`, `model(np.stack(frames))`: the first input is a NumPy
+    array (`.copy()` is no tensor method), so what runs is no torch module: an ISP simulator,
+    a scikit-learn estimator."""
+    first = call.args[0] if call.args else None
+    if not isinstance(first, ast.Call):
+        return False
+    if isinstance(first.func, ast.Attribute) and first.func.attr == "copy" and not first.args:
+        return True
+    return (analysis.call_qualname(first) or "").startswith("numpy.")
 
 
 def name_says_evaluation(analysis: Analysis, function: FunctionInfo, model: str) -> bool:

@@ -10,8 +10,9 @@ through these states (the key of a check is uri, version and settings generation
       debouncing --- next edit cancels,        |
           |          restarts the delay        |
           |   (none after an edit when the     |
-          |    document's last check was       |
-          |    quicker than the delay; while   |
+          |    document's last parse + facts   |
+          |    were quicker than the delay;    |
+          |    while                           |
           |    a check runs, its end instead)  |
           v                                    v
       first pass  (every rule but the shape rules, on the analysis thread)
@@ -119,7 +120,9 @@ class CheckScheduler:
         self._first_passes: dict[tuple, asyncio.Future] = {}
         self._complete_passes: dict[tuple, asyncio.Future] = {}
         self._background_tasks: set[asyncio.Task] = set()
-        self._check_seconds: dict[str, float] = {}  # per document: how long its last first pass took
+        # Per document: how long its last first pass took to parse and build facts, the part of
+        # a check that runs to its end even when an edit makes it stale.
+        self._unstoppable_seconds: dict[str, float] = {}
         # Per document: the parse of a version whose complete pass was stopped (typed past), which
         # no kept version holds: the next check of the document parses its edit from there.
         self._typed_past: dict[str, ParsedVersion] = {}
@@ -143,14 +146,15 @@ class CheckScheduler:
 
     def check_after_edit(self, uri: str) -> None:
         """Check and publish an edited document (push clients only): at once when its last
-        first pass (the part of a check that a further edit cannot stop) was quicker than the
-        debounce delay, else after the delay, a further edit restarting it; either way, not
+        parse and facts (the part of a check that a further edit cannot stop: the rules and
+        the shape pass of a stale version stop) were quicker than the debounce delay, else
+        after the delay, a further edit restarting it; either way, not
         before the checks running now are over, so that the edits made meanwhile are checked
         once, at their newest version."""
         if not INCREMENTAL:
             self.check_soon(uri, CHANGE_DEBOUNCE_S)
             return
-        fast = self._check_seconds.get(uri, float("inf")) <= CHANGE_DEBOUNCE_S
+        fast = self._unstoppable_seconds.get(uri, float("inf")) <= CHANGE_DEBOUNCE_S
         self.check_soon(uri, 0 if fast else CHANGE_DEBOUNCE_S, after_running=True)
 
     def cancel(self, uri: str) -> None:
@@ -162,7 +166,7 @@ class CheckScheduler:
         """The document was closed: no check of it is published, and its versions are released
         (the errors its calls proved in other open files go with them)."""
         self.cancel(uri)
-        self._check_seconds.pop(uri, None)
+        self._unstoppable_seconds.pop(uri, None)
         self._typed_past.pop(uri, None)
         latest = self.versions.latest(uri)
         self._release_later(self.versions.forget(uri))
@@ -442,7 +446,6 @@ class CheckScheduler:
             return None  # edited or closed while this check waited for the thread
         if is_too_large(document.text):
             return CheckedVersion(document.version, generation, None, [too_large_diagnostic(document.text)])
-        started = time.perf_counter()
         settings, problems = self.server.settings.settings_for(document.path, generation)
         # The shape pass of a version the user has typed past stops (no result): the newest
         # version's check, queued behind it on this thread, starts that much sooner.
@@ -472,9 +475,7 @@ class CheckScheduler:
             imports = first_pass.imported_modules
         else:
             imports = imported_modules(result.analysis.statements)
-            # The part of a check that runs even when an edit makes it stale (a stale
-            # version's complete pass is not started): what the debounce weighs.
-            self._check_seconds[document.uri] = time.perf_counter() - started
+            self._unstoppable_seconds[document.uri] = result.analysed_in  # what the debounce weighs
         return CheckedVersion(document.version, generation, result, diagnostics, problems,
                               imported_modules=imports, proofs=proofs)
 

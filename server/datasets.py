@@ -10,7 +10,8 @@ answers, for one `DataLoader(...)` call:
   the model): workers would iterate stale forked copies.
   The dataset class is looked up in the file, then in the workspace file its import names
   (beside the importer, in its parent folders, or a `src/` folder there).
-- `read_once`: the loader is only ever read through `next(iter(loader))` (or its dunder spelling).
+- `read_once`: the loader is only ever read through `next(iter(loader))` (or its dunder spelling),
+  besides reads that only look at it (`len(loader)`, a notebook cell displaying it).
 - `batches_reach_gpu`: a batch the loader yields is moved to an accelerator and fed to a model
   (None when the loader is not iterated where it is built: the caller decides from the file).
 """
@@ -56,18 +57,68 @@ def _holds_data_in_memory(analysis: "Analysis", value: ast.AST | None) -> bool:
 
 
 def read_once(analysis: "Analysis", loader: ast.Call) -> bool:
-    """`next(iter(DataLoader(...)))`, or a loader name only read that way (also spelled
-    `loader.__iter__().__next__()`)."""
+    """`next(iter(DataLoader(...)))`, or a loader name never iterated past a batch: each read
+    of this binding takes one batch (`next(iter(loader))`, also spelled
+    `loader.__iter__().__next__()`) or only looks at the loader (`len(loader)`, its `.dataset`,
+    a notebook cell displaying it, an f-string)."""
     if _read_by_one_next(analysis, loader):
         return True
     name = _assigned_name(analysis, loader)
     if name is None:
         return False
     function = analysis.context(loader).function
+    uses = _reads_of_binding(analysis, function, name, analysis.statement_of(loader))
+    return bool(uses) and all(_read_by_one_next(analysis, n) or _iterator_advanced_once(analysis, function, n)
+                              or _only_looks_at(analysis, n) for n in uses)
+
+
+def _reads_of_binding(analysis: "Analysis", function: "FunctionInfo", name: str, binding: ast.stmt) -> list[ast.Name]:
+    """The reads of `name` that may see the value `binding` gives it: not those in a nested
+    function where `name` is local (a parameter of the same name), nor those after a later
+    unconditional rebinding in the function's own body (a notebook cell that builds the
+    loader anew)."""
     # The index's names spelled so, not a walk of the function (at module level, the file).
-    uses = [n for n in syntax_index(analysis).names_in(name, function.node) if isinstance(n.ctx, ast.Load)]
-    return bool(uses) and all(_read_by_one_next(analysis, n)
-                              or _iterator_advanced_once(analysis, function, n) for n in uses)
+    reads = [n for n in syntax_index(analysis).names_in(name, function.node) if isinstance(n.ctx, ast.Load)]
+    body = function.node.body
+    start = _body_index(analysis, function, binding)
+    rebound = [index for index, stmt in enumerate(body) if start is not None and index > start
+               and isinstance(stmt, ast.Assign) and any(_value_for(t, stmt.value, name) for t in stmt.targets)]
+    kept = []
+    for read in reads:
+        inner = analysis.context(read).function
+        if inner.node is not function.node and (name in inner.params or _assignments(inner, name)):
+            continue
+        at = _body_index(analysis, function, read)
+        if rebound and at is not None and any(index < at for index in rebound):
+            continue
+        kept.append(read)
+    return kept
+
+
+def _body_index(analysis: "Analysis", function: "FunctionInfo", node: ast.AST | None) -> int | None:
+    """The place in the function's own body of the statement that holds `node`."""
+    while node is not None:
+        parent = analysis.parents.get(node)
+        if parent is function.node or (parent is None and function.is_module):
+            return next((i for i, stmt in enumerate(function.node.body) if stmt is node), None)
+        node = parent
+    return None
+
+
+def _only_looks_at(analysis: "Analysis", name: ast.Name) -> bool:
+    """`len(loader)`, `loader.dataset`, `loader.batch_size`, the loader shown in an f-string or
+    by a statement that is only the name (or a tuple of names: a notebook cell's display)."""
+    parent = analysis.parents.get(name)
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "len":
+        return True
+    if isinstance(parent, ast.Attribute) and parent.attr in ("dataset", "batch_size"):
+        return True
+    if isinstance(parent, ast.FormattedValue) or (
+            isinstance(parent, ast.Tuple) and isinstance(analysis.parents.get(parent), ast.FormattedValue)):
+        return True
+    if isinstance(parent, ast.Tuple):
+        parent = analysis.parents.get(parent)
+    return isinstance(parent, ast.Expr)
 
 
 def _iterator_advanced_once(analysis: "Analysis", function: "FunctionInfo", use: ast.Name) -> bool:
@@ -146,6 +197,13 @@ def _dataset_values(analysis: "Analysis", expr: ast.AST | None, at: ast.AST, dep
     before = getattr(at, "lineno", None)
     bound = [(stmt, value) for stmt, value in _assignments(function, expr.id)
              if before is None or stmt.lineno <= before]
+    from torch_lsp.roles import reaching_assignment
+
+    reaching = reaching_assignment(analysis, expr)
+    if reaching is not None and any(stmt is reaching.statement for stmt, _ in bound):
+        # The binding that surely ran last (in the use's own block): a binding in another
+        # branch of an `if` (`ds = load_dataset(...)` there, `TensorDataset` here) never reaches it.
+        bound = [(stmt, value) for stmt, value in bound if stmt is reaching.statement]
     if not bound and expr.id not in function.params and not function.is_module:
         # A free name (`train_dataset` of the enclosing scope, a notebook's earlier cell):
         # every value the enclosing scope binds to it, wherever it does.

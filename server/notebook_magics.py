@@ -17,6 +17,10 @@ A line counts as IPython's only where a statement starts: not inside brackets, a
 string or a backslash continuation (`x = (a\\n % b)` is Python).  A masked line that
 ends with a backslash continues the IPython command (`out = !python demo.py \\`), so
 the lines it continues are masked with it.
+
+A cell whose lines are all indented (code pasted from inside a block) runs in IPython,
+which strips the first line's indentation from every line; where that first line is a
+comment, it becomes an `if 1:` header of the same length, the cell's code its body.
 """
 from __future__ import annotations
 
@@ -34,6 +38,9 @@ ASSIGNED_MAGIC = re.compile(r"[\w.\s,()\[\]*]+=\s*[!%]")
 CELL_MAGIC = re.compile(r"%%(\w+)")
 # A line that starts with %, ! or ?, an assignment from ! or %, or a ? before a line's end.
 MAYBE_IPYTHON = re.compile(r"^[ \t]*[%!?]|=[ \t]*[!%]|\?[ \t]*(?:#.*)?$", re.MULTILINE)
+# A cell whose first line that is not blank is indented and only a comment (or a masked magic).
+LEADING_INDENT = re.compile(r"\A(?:[ \t]*\r?\n)*([ \t]+#)")
+BLOCK_HEADER = "if 1:"
 # What the statement scanner stops at; everything else is skipped in one step.
 _TOKEN_CHARS = re.compile(r"[\"'#()\[\]{}\\]")
 
@@ -41,6 +48,29 @@ _TOKEN_CHARS = re.compile(r"[\"'#()\[\]{}\\]")
 @functools.lru_cache(maxsize=512)  # the server joins every cell again on each keystroke in one
 def mask_magics(source: str) -> str:
     """`source` with IPython's lines masked: the same lines, each of the same length."""
+    return _open_leading_indent(_masked_lines(source))
+
+
+def _open_leading_indent(source: str) -> str:
+    """A cell whose every line is indented (pasted code) runs in IPython, which strips the
+    first line's indentation from each line.  Columns must stay, so when that first line
+    is a comment it becomes an `if 1:` header of the same length and the indented lines
+    its body; only for a cell that does not parse as it is and parses so."""
+    match = LEADING_INDENT.match(source)
+    if match is None or _parses(source):
+        return source
+    start = match.start(1)
+    end = source.find("\n", start)
+    end = len(source) if end < 0 else end
+    width = len(source[start:end].rstrip("\r"))
+    if width < len(BLOCK_HEADER):
+        return source  # ` # x`: no room for the header
+    header = BLOCK_HEADER if width == len(BLOCK_HEADER) else BLOCK_HEADER + "#"
+    opened = source[:start] + header + source[start + len(header):]
+    return opened if _parses(opened) else source
+
+
+def _masked_lines(source: str) -> str:
     if not MAYBE_IPYTHON.search(source):
         return source  # most cells: nothing that could be IPython's
     pieces = split_keeping_breaks(source)

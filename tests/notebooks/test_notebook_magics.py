@@ -82,3 +82,15 @@ def test_a_block_of_only_magics_keeps_a_statement_and_the_cell_parses():
     assert [len(line) for line in masked.split("\n")] == [len(line) for line in source.split("\n")]
     program = notebook_program([(11, source)])
     assert program.cells_of(program.source) == [source]
+
+
+def test_a_cell_indented_whole_opens_a_block_on_its_first_comment():
+    # IPython strips a cell's leading indentation; the first line, a comment, becomes the
+    # header of a block of the same length, so every other position stays.
+    source = "  # pasted from a loop body\n  x = torch.zeros(3)\n  y = x + 1\n"
+    masked = mask_magics(source)
+    assert masked == "if 1:#sted from a loop body\n  x = torch.zeros(3)\n  y = x + 1\n"
+    assert [len(line) for line in masked.split("\n")] == [len(line) for line in source.split("\n")]
+    assert mask_magics(" # only the comment is indented\nx = 1\n") == " # only the comment is indented\nx = 1\n"
+    program = notebook_program([(3, source)])
+    assert program.cells_of(program.source) == [source]

@@ -88,6 +88,17 @@ def test_a_continued_shell_command_is_not_a_syntax_error(tmp_path, cli):
     assert "syntax" not in completed.stdout.lower()
 
 
+def test_a_cell_pasted_with_its_indentation_runs_as_ipython_runs_it(tmp_path, cli):
+    # IPython strips the first line's indentation from every line of a cell: no syntax error,
+    # and the cell's code is checked at its own columns.
+    cells = [code_cell("import torch.nn as nn"),
+             code_cell(" # Wrap the model for two GPUs\n model = nn.DataParallel(nn.Linear(2, 2))\n model")]
+    (tmp_path / "a.ipynb").write_text(notebook_text(cells), encoding="utf-8")
+    completed = cli("check", "a.ipynb", cwd=tmp_path)
+    assert completed.stdout.startswith("a.ipynb:cell 2:2:10: TL406 "), completed.stdout + completed.stderr
+    assert "syntax" not in completed.stdout.lower()
+
+
 def test_an_invalid_notebook_is_an_error_never_no_problems(tmp_path, cli):
     (tmp_path / "clean.py").write_text("x = 1\n")
     (tmp_path / "broken.ipynb").write_text('{"cells": [\n<<<<<<< HEAD\n', encoding="utf-8")

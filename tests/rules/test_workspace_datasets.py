@@ -74,3 +74,42 @@ def test_in_memory_dataset_reached_through_a_module_is_not_flagged(tmp_path, cli
         "train.py": TRAIN.format(on_disk='on_disk = DataLoader(expert.FramesOnDisk(["a.png"]), batch_size=8)'),
     })
     assert _tl405_lines(tmp_path, cli) == [11]  # the frames read from disk, not the expert trajectories
+
+
+COLLATE = """\
+import torch
+
+
+def create_collate_fn():
+    def collate_fn(batch):
+        return {"input_ids": torch.tensor([item["input_ids"] for item in batch])}
+
+    return collate_fn
+
+
+def stack_batch(batch):
+    return torch.stack(batch)
+
+
+def create_stacker():
+    return stack_batch
+"""
+
+PACKED = """\
+from torch.utils.data import DataLoader
+
+from utils import create_collate_fn, create_stacker
+
+
+def loaders(dataset):
+    packed = DataLoader(dataset, batch_size=1, collate_fn=create_collate_fn())
+    stacked = DataLoader(dataset, batch_size=1, collate_fn=create_stacker())
+    return packed, stacked
+"""
+
+
+def test_collate_closure_from_an_imported_factory_is_not_flagged(tmp_path, cli):
+    """`collate_fn=create_collate_fn()` of a workspace module that returns a nested function:
+    spawned workers cannot pickle it, so `num_workers` is no drop-in (accelerate's examples)."""
+    write(tmp_path, {"utils.py": COLLATE, "train.py": PACKED})
+    assert _tl405_lines(tmp_path, cli) == [8]  # the module-level stacker pickles by name

@@ -12,6 +12,7 @@ from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.datasets import batches_reach_gpu, dataset_without_loading_work, read_once
 from torch_lsp.syntax_index import syntax_index
 from torch_lsp.syntax_nodes import argument, has_star_args, keyword
+from torch_lsp.workspace_files import workspace_analysis
 
 
 @register
@@ -29,8 +30,11 @@ class DataLoaderDefaults(Rule):
     main process (a replay buffer, a generator handed in by the model: workers would see a
     stale copy), the loader is only read through `next(iter(loader))` (or its dunder spelling
     `loader.__iter__().__next__()`, or an `iter(loader)` advanced by `next()` outside any
-    loop, a notebook showing a batch), its `collate_fn` is
-    a closure or lambda, or what a factory of the file returns as one (spawned workers cannot
+    loop, a notebook showing a batch; besides reads that only look at it, `len(loader)` or a
+    cell displaying it, and not counting reads after a later cell builds the loader anew or
+    a function's parameter of the same name), its `collate_fn` is
+    a closure or lambda, or what a factory returns as one (`collate_fn=create_collate_fn()`,
+    the factory of the file or of the workspace file its import names: spawned workers cannot
     pickle it), or the file is a test or a helper of a test suite. The dataset class is
     looked up in the file and in the workspace file its import names; a dataset a function
     reads from its enclosing scope (a notebook's earlier cell) is followed there.
@@ -92,8 +96,8 @@ class DataLoaderDefaults(Rule):
             value = keyword(call, name)
             if value is None:
                 continue
-            if isinstance(value.value, ast.Lambda):
-                return True
+            if isinstance(value.value, ast.Lambda) or _returns_closure(analysis, value.value):
+                return True  # `collate_fn=make_collate(pad)` hands out a nested function inline
             if isinstance(value.value, ast.Name):
                 function = analysis.context(call).function
                 if not function.is_module and any(  # a def nested in the function (a module-level one is no closure)
@@ -114,11 +118,12 @@ class DataLoaderDefaults(Rule):
 
 
 def _returns_closure(analysis: Analysis, value: ast.AST | None) -> bool:
-    """`make_collate(pad)` where the file's `make_collate` returns a function it defines
-    inside itself, or a lambda: a local object that spawned workers cannot unpickle."""
+    """`make_collate(pad)` where `make_collate`, of the file or of the workspace file its import
+    names, returns a function it defines inside itself, or a lambda: a local object that
+    spawned workers cannot unpickle."""
     if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
         return False
-    for factory in analysis.function_named(value.func.id):
+    for factory in _factories(analysis, value.func.id):
         nested = {n.name for n in ast.walk(factory.node)
                   if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not factory.node}
         for node in ast.walk(factory.node):
@@ -126,3 +131,17 @@ def _returns_closure(analysis: Analysis, value: ast.AST | None) -> bool:
                     isinstance(node.value, ast.Name) and node.value.id in nested)):
                 return True
     return False
+
+
+def _factories(analysis: Analysis, name: str) -> list:
+    """The functions `name` calls: the file's own, else those of the workspace module that
+    `from utils import create_collate_fn` names."""
+    local = analysis.function_named(name)
+    if local:
+        return local
+    qualname = analysis.imports.get(name)
+    if qualname is None or "." not in qualname:
+        return []
+    module, _, function = qualname.rpartition(".")
+    other = workspace_analysis(module, analysis.path)
+    return other.function_named(function) if other is not None else []

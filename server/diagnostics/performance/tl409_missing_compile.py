@@ -11,7 +11,7 @@ from torch_lsp.roles import MODEL_WRAPPERS
 from torch_lsp.shapes import infer_shapes
 from torch_lsp.shapes.parameters import module_parameters
 from torch_lsp.shapes.values import Instance, Layer
-from torch_lsp.syntax_nodes import call_name
+from torch_lsp.syntax_nodes import call_name, keyword
 
 
 @register
@@ -23,9 +23,11 @@ class MissingCompile(Rule):
     (`for _ in range(10)`, a demo the compile warm-up would not pay back), nor for a model
     built from `nn.LSTM`/`nn.GRU`/`nn.RNN` (Dynamo graph-breaks at them, so compiling
     captures little), nor for a model whose parameters are all known and number at most a
-    thousand (a `nn.Linear(1, 1)` fitted to a few points: nothing to compile). A model run
-    under `torch.no_grad()` in the loop (a frozen backbone feeding a trained head) is not the
-    one trained. Off by default:
+    thousand (a `nn.Linear(1, 1)` fitted to a few points: nothing to compile), nor for a model
+    prepared by an accelerate `Accelerator` built to compile (`dynamo_backend="inductor"`,
+    `dynamo_plugin=TorchDynamoPlugin(...)`: `prepare` compiles it). A model run under
+    `torch.no_grad()` in the loop (a frozen backbone feeding a trained head) is not the one
+    trained. Off by default:
     enable it with `extend-select = ["TL409"]`.
 
     ## Why is this bad
@@ -71,10 +73,34 @@ class MissingCompile(Rule):
                     break  # Dynamo graph-breaks at nn.LSTM/GRU/RNN: compile would capture little
                 if model and _tiny_model(analysis, call):
                     break  # `nn.Linear(1, 1)` fitted to a few points: nothing to compile
+                if model and _compiled_by_accelerate(analysis, model):
+                    return  # the script's `Accelerator` compiles the model in `prepare`
                 if model:
                     yield self.finding(call, f"`{model}` is trained without `torch.compile`. Try "
                                              f"`{model} = torch.compile({model})` for faster steps.")
                     return
+
+
+def _compiled_by_accelerate(analysis: Analysis, model: str) -> bool:
+    """`accelerator.prepare(model, ...)` of an `Accelerator` the script sets up to compile
+    (`dynamo_backend="inductor"`, `dynamo_plugin=TorchDynamoPlugin(...)`): `prepare`
+    compiles the model, with no `torch.compile` call in the file."""
+    if not any(_asks_for_dynamo(call) for call in analysis.calls_to("accelerate.Accelerator")):
+        return False
+    return any(isinstance(arg, ast.Name) and arg.id == model
+               for call in analysis.iter_calls("prepare", "prepare_model") for arg in call.args)
+
+
+def _asks_for_dynamo(accelerator: ast.Call) -> bool:
+    """`Accelerator(dynamo_backend=...)` other than "no", or `Accelerator(dynamo_plugin=...)`."""
+    for name in ("dynamo_backend", "dynamo_plugin"):
+        option = keyword(accelerator, name)
+        if option is None:
+            continue
+        value = option.value
+        if not (isinstance(value, ast.Constant) and (value.value is None or str(value.value).lower() == "no")):
+            return True
+    return False
 
 
 FEW_STEPS = 100

@@ -31,7 +31,8 @@ class MissingEvalMode(Rule):
     of the project whose layers have no train/eval behaviour (no dropout, no batch norm,
     checked through its submodule classes, also in imported workspace files: `eval()`
     changes nothing) or built in place from such torch layers (`probe = nn.Linear(d, k)`),
-    a model loaded with `from_pretrained()` (which returns it in eval mode), and a function
+    a model loaded with `from_pretrained()` (which returns it in eval mode), a "model" fed
+    NumPy arrays (`isp_model.forward(img.copy(), hq)`: no torch module), and a function
     under `no_grad` (not named for evaluation) whose result every caller hands to a function
     of the file that trains (`bank = init_memory(loader, model)`, then `train(..., bank)`):
     it computes what the training consumes, in the training's mode on purpose. A parameter

@@ -25,8 +25,11 @@ class HardcodedDevice(Rule):
     not count, and a call under a
     CUDA test (`if device.type == "cuda":`, `if torch.cuda.is_available():`, `if args.cuda:`,
     `if cuda:` with `cuda = torch.cuda.is_available()`) is the device variable in disguise:
-    not flagged. The fix of `.cuda(<index variable>)` is unsafe (the index may differ from
-    the device variable's).
+    not flagged. Nor is `f(..., device="cuda")` when another call of the same function of
+    the file passes `device="cpu"`: the routine is run on each device in turn. The fix of
+    `.cuda(<index variable>)` is unsafe (the index may differ from
+    the device variable's), and so is any fix in a function the module calls before it
+    assigns its device variable (`.to(device)` there would raise `NameError`).
 
     ## Why is this bad
     The file already decides where tensors live; a hardcoded `"cuda"` ignores that choice,
@@ -65,21 +68,26 @@ class HardcodedDevice(Rule):
             device, defined = device_in[function]
             if device is None or analysis.call_qualname(call) == "torch.device":
                 continue
+            # A function the module runs before it assigns the device: `.to(device)` would raise NameError.
+            early = _runs_before_device(analysis, function, defined)
             if name == "cuda" and isinstance(call.func, ast.Attribute) and analysis.qualname(call.func) is None:
                 if _hardcoded_cuda_call(analysis, call) and not under_cuda_guard(analysis, call):
                     shown = f"`.{ast.unparse(call)[len(ast.unparse(call.func.value)) + 1:]}`"
                     # `.cuda(args.gpu)`: the index may not be the device variable's: offered, not safe.
-                    safety = "safe" if _constant_index(call) else "unsafe"
+                    safety = "safe" if _constant_index(call) and not early else "unsafe"
                     yield self._report(method_span(call), shown, device, defined, "cuda", safety)
             elif name == "to" and isinstance(call.func, ast.Attribute):
                 target = call.args[0] if call.args else getattr(keyword(call, "device"), "value", None)
                 if _is_cuda_string(target) and not under_cuda_guard(analysis, call):
-                    yield self._report(method_span(call), f"`.to({ast.unparse(target)})`", device, defined, "to")
+                    yield self._report(method_span(call), f"`.to({ast.unparse(target)})`", device, defined, "to",
+                                       "unsafe" if early else "safe")
             else:
                 kw = keyword(call, "device")
-                if kw is not None and _is_cuda_string(kw.value) and not under_cuda_guard(analysis, call):
+                if kw is not None and _is_cuda_string(kw.value) and not under_cuda_guard(analysis, call) \
+                        and not _run_on_each_device(analysis, call):
                     span = (kw.lineno, kw.col_offset, kw.end_lineno, kw.end_col_offset)
-                    yield self._report(span, f"`device={ast.unparse(kw.value)}`", device, defined, "keyword")
+                    yield self._report(span, f"`device={ast.unparse(kw.value)}`", device, defined, "keyword",
+                                       "unsafe" if early else "safe")
 
     def _report(self, span, what: str, device: str, defined: ast.AST | None, form: str,
                 safety: str = "safe") -> Finding:
@@ -106,6 +114,30 @@ def _device_in(analysis: Analysis, devices: dict[FunctionInfo, ast.Assign], func
     if defined is not None and defined.targets[0].id != device:
         defined = None  # a parameter of the function is the device variable here
     return device, defined
+
+
+def _run_on_each_device(analysis: Analysis, call: ast.Call) -> bool:
+    """`time_preds(model, device="cuda")` where another call of the same function of this file
+    passes `device="cpu"`: the same routine is run on each device in turn (a CPU/GPU timing
+    comparison), so the literal is the point, not a device variable ignored."""
+    if not (isinstance(call.func, ast.Name) and analysis.function_named(call.func.id)):
+        return False
+    for other in analysis.call_sites.get(call.func.id, ()):
+        kw = keyword(other, "device") if isinstance(other.func, ast.Name) else None
+        if kw is not None and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str) \
+                and not _is_cuda_string(kw.value):
+            return True
+    return False
+
+
+def _runs_before_device(analysis: Analysis, function: FunctionInfo, defined: ast.Assign | None) -> bool:
+    """`function` uses the module's device variable, and a module-level statement calls it before
+    the module assigns that variable (`model = load_model(...)` above `device = ...` in the
+    `__main__` block): there the variable does not exist yet."""
+    if defined is None or function.is_module or analysis.context(defined).function is not analysis.module_scope:
+        return False
+    return any(analysis.context(site).function is analysis.module_scope and site.lineno < defined.lineno
+               for site in analysis.callers(function))
 
 
 def _hardcoded_cuda_call(analysis: Analysis, call: ast.Call) -> bool:
