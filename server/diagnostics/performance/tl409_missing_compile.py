@@ -20,14 +20,16 @@ class MissingCompile(Rule):
     """
     ## What it does
     Flags a file that trains a model (backward and optimizer steps in a loop) without ever
-    calling `torch.compile`, naming the first model the loop runs with autograd on (a target
-    network or frozen teacher it only runs under `no_grad` is not trained). Not in test files, nor for a loop of a literal few steps
+    calling `torch.compile`. Not in test files, nor for a loop of a literal few steps
     (`for _ in range(10)`, a demo the compile warm-up would not pay back), nor for a model
     built from `nn.LSTM`/`nn.GRU`/`nn.RNN`, by a class or factory of this file or of a project
-    file it imports (Dynamo graph-breaks at them, so compiling captures little), nor for a model whose parameters are all known and number at most a
-    thousand (a `nn.Linear(1, 1)` fitted to a few points: nothing to compile), nor for a model
-    prepared by an accelerate `Accelerator` built to compile (`dynamo_backend="inductor"`,
-    `dynamo_plugin=TorchDynamoPlugin(...)`: `prepare` compiles it). Off by default:
+    file it imports (Dynamo graph-breaks at them, so compiling captures little), nor for a
+    model whose parameters are all known and number at most a thousand (a `nn.Linear(1, 1)`
+    fitted to a few points: nothing to compile), nor for a model prepared by an accelerate
+    `Accelerator` built to compile (`dynamo_backend="inductor"`,
+    `dynamo_plugin=TorchDynamoPlugin(...)`: `prepare` compiles it). A model run under
+    `torch.no_grad()` in the loop (a frozen backbone feeding a trained head, a DQN/SAC target
+    network) is not the one trained. Off by default:
     enable it with `extend-select = ["TL409"]`.
 
     ## Why is this bad
@@ -66,9 +68,9 @@ class MissingCompile(Rule):
                 continue  # `for _ in range(10)`: the compile warm-up would not be paid back
             roles = analysis.roles_for(loop.function)
             for call in loop.calls:
+                if analysis.context(call).grad_disabled:
+                    continue  # a frozen backbone run under `no_grad` is not the model trained
                 model = roles.model_name(call)
-                if model and _only_run_without_grad(analysis, roles, loop, model):
-                    continue  # a target network or frozen teacher: the loop does not train it
                 if model and _runs_recurrent_layers(analysis, loop.function, model, call):
                     break  # Dynamo graph-breaks at nn.LSTM/GRU/RNN: compile would capture little
                 if model and _tiny_model(analysis, call):
@@ -79,12 +81,6 @@ class MissingCompile(Rule):
                     yield self.finding(call, f"`{model}` is trained without `torch.compile`. Try "
                                              f"`{model} = torch.compile({model})` for faster steps.")
                     return
-
-
-def _only_run_without_grad(analysis: Analysis, roles, loop, model: str) -> bool:
-    """Every call of `model` in the loop runs with autograd off: a DQN/SAC target network
-    (soft-updated from the trained one) or a frozen teacher, which the loop does not train."""
-    return all(analysis.context(c).grad_disabled for c in loop.calls if roles.model_name(c) == model)
 
 
 def _compiled_by_accelerate(analysis: Analysis, model: str) -> bool:
