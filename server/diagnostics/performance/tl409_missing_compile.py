@@ -12,6 +12,7 @@ from torch_lsp.shapes import infer_shapes
 from torch_lsp.shapes.parameters import module_parameters
 from torch_lsp.shapes.values import Instance, Layer
 from torch_lsp.syntax_nodes import call_name, keyword
+from torch_lsp.workspace_files import project_definition
 
 
 @register
@@ -21,11 +22,14 @@ class MissingCompile(Rule):
     Flags a file that trains a model (backward and optimizer steps in a loop) without ever
     calling `torch.compile`. Not in test files, nor for a loop of a literal few steps
     (`for _ in range(10)`, a demo the compile warm-up would not pay back), nor for a model
-    built from `nn.LSTM`/`nn.GRU`/`nn.RNN` (Dynamo graph-breaks at them, so compiling
-    captures little), nor for a model whose parameters are all known and number at most a
-    thousand (a `nn.Linear(1, 1)` fitted to a few points: nothing to compile), nor for a model
-    prepared by an accelerate `Accelerator` built to compile (`dynamo_backend="inductor"`,
-    `dynamo_plugin=TorchDynamoPlugin(...)`: `prepare` compiles it). Off by default:
+    built from `nn.LSTM`/`nn.GRU`/`nn.RNN`, by a class or factory of this file or of a project
+    file it imports (Dynamo graph-breaks at them, so compiling captures little), nor for a
+    model whose parameters are all known and number at most a thousand (a `nn.Linear(1, 1)`
+    fitted to a few points: nothing to compile), nor for a model prepared by an accelerate
+    `Accelerator` built to compile (`dynamo_backend="inductor"`,
+    `dynamo_plugin=TorchDynamoPlugin(...)`: `prepare` compiles it). A model run under
+    `torch.no_grad()` in the loop (a frozen backbone feeding a trained head, a DQN/SAC target
+    network) is not the one trained. Off by default:
     enable it with `extend-select = ["TL409"]`.
 
     ## Why is this bad
@@ -64,6 +68,8 @@ class MissingCompile(Rule):
                 continue  # `for _ in range(10)`: the compile warm-up would not be paid back
             roles = analysis.roles_for(loop.function)
             for call in loop.calls:
+                if analysis.context(call).grad_disabled:
+                    continue  # a frozen backbone run under `no_grad` is not the model trained
                 model = roles.model_name(call)
                 if model and _runs_recurrent_layers(analysis, loop.function, model, call):
                     break  # Dynamo graph-breaks at nn.LSTM/GRU/RNN: compile would capture little
@@ -112,18 +118,31 @@ def _tiny_model(analysis: Analysis, call: ast.Call) -> bool:
     count = module_parameters(module)
     known = count.as_int() if count is not None else None
     return known is not None and 0 < known <= TINY_MODEL
+
+
 _RECURRENT_LAYERS = {"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"}
 
 
 def _runs_recurrent_layers(analysis: Analysis, function, model: str, at: ast.AST) -> bool:
-    """The model is a class of this file that builds `nn.LSTM`/`nn.GRU`/`nn.RNN`, or is
-    built from such modules (`Seq2Seq(encoder, decoder)` with `encoder = Encoder(...)`)."""
-    for built in _built_from(analysis, function, model, at, hops=3):
-        parts = [built] + [part for a in built.args if isinstance(a, ast.Name)
-                           for part in _built_from(analysis, analysis.context(built).function, a.id, built, hops=2)]
+    """The model is built from `nn.LSTM`/`nn.GRU`/`nn.RNN`: by a class (of this file or a
+    project file it imports, through the classes it builds) or a factory function that
+    makes one (`model = load_model(hparams)`), by the construction that reaches `at` or by
+    any other binding of the name in the function, or from such modules
+    (`Seq2Seq(encoder, decoder)` with `encoder = Encoder(...)`)."""
+    for value in _bindings(analysis, function, model, at, hops=3):
+        parts = [value] + [part for a in value.args if isinstance(a, ast.Name)
+                           for part in _built_from(analysis, analysis.context(value).function, a.id, value, hops=2)]
         if any(_builds_recurrent_layer(analysis, part) for part in parts):
             return True
     return False
+
+
+def _bindings(analysis: Analysis, function, name: str, at: ast.AST, hops: int) -> list[ast.Call]:
+    """The calls `name` was built by as seen at `at`, and those of its other bindings in the
+    function (`model = load_model()`, then in a branch `model = apply_gradient_allreduce(model)`)."""
+    return _built_from(analysis, function, name, at, hops) + [
+        a.value for a in analysis.roles_for(function).assignments.get(name, ())
+        if not a.unpacked and isinstance(a.value, ast.Call)]
 
 
 def _built_from(analysis: Analysis, function, name: str, at: ast.AST, hops: int) -> list[ast.Call]:
@@ -138,25 +157,55 @@ def _built_from(analysis: Analysis, function, name: str, at: ast.AST, hops: int)
             if isinstance(passed, ast.Name):
                 found += _built_from(analysis, analysis.context(site).function, passed.id, site, hops - 1)
         return found
-    built = construction_of(analysis, function, name, at, unwrap=tuple(MODEL_WRAPPERS))
-    while isinstance(built, ast.Call) and isinstance(built.func, ast.Attribute) and built.func.attr in (
-            "to", "cuda", "cpu", "float", "double", "half"):
-        built = built.func.value
+    built = _unmoved(construction_of(analysis, function, name, at, unwrap=tuple(MODEL_WRAPPERS)))
     if isinstance(built, ast.Name):
         return _built_from(analysis, analysis.context(built).function, built.id, built, hops - 1)
     return [built] if isinstance(built, ast.Call) else []
 
 
-def _builds_recurrent_layer(analysis: Analysis, value: ast.AST | None) -> bool:
+def _unmoved(value: ast.AST | None) -> ast.AST | None:
+    """`Net().cuda()`, `model.to(device).half()`: what was moved or cast."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in (
+            "to", "cuda", "cpu", "float", "double", "half"):
+        value = value.func.value
+    return value
+
+
+# Classes and factory functions followed from the model's construction to its layers.
+_DEFINITION_DEPTH = 3
+
+
+def _builds_recurrent_layer(analysis: Analysis, value: ast.AST | None, depth: int = 0) -> bool:
+    """`nn.LSTM(...)`, or a call of a class or function of the project that builds one:
+    anywhere in the class (its constructor builds its layers), or in what the function
+    returns."""
+    value = _unmoved(value)
     if not isinstance(value, ast.Call):
         return False
     if analysis.call_qualname(value) in _RECURRENT_LAYERS:
         return True
-    if not isinstance(value.func, ast.Name):
+    found = project_definition(analysis, value.func) if depth < _DEFINITION_DEPTH else None
+    if found is None:
         return False
-    classes = [n for n in analysis.tree.body if isinstance(n, ast.ClassDef) and n.name == value.func.id]
-    return any(analysis.call_qualname(c) in _RECURRENT_LAYERS
-               for cls in classes for c in ast.walk(cls) if isinstance(c, ast.Call))
+    where, definition = found
+    if isinstance(definition, ast.ClassDef):
+        return any(_builds_recurrent_layer(where, call, depth + 1)
+                   for call in ast.walk(definition) if isinstance(call, ast.Call))
+    return any(_builds_recurrent_layer(where, returned, depth + 1)
+               for function in where.function_named(definition.name) if function.node is definition
+               for returned in _returned_values(where, function))
+
+
+def _returned_values(analysis: Analysis, function) -> list[ast.AST]:
+    """What the function returns, a returned name followed to its construction."""
+    values = []
+    for stmt in function.statements:
+        if isinstance(stmt, ast.Return) and stmt.value is not None:
+            if isinstance(stmt.value, ast.Name):
+                values += _bindings(analysis, function, stmt.value.id, stmt, hops=2)
+            else:
+                values.append(stmt.value)
+    return values
 
 
 def _few_steps(loop) -> bool:
