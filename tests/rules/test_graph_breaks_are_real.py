@@ -198,6 +198,22 @@ def _inside(name: str, line: int) -> bool:
     return node.lineno <= line <= node.end_lineno
 
 
+
+def _reported_and_broken(tmp_path, name: str, source: str, functions: tuple[str, ...]) -> tuple[set, dict]:
+    """(TL601 lines, {compiled function: the lines where Dynamo breaks}) of a generated file."""
+    require_torch()
+    path = tmp_path / f"{name}.py"
+    path.write_text(source, encoding="utf-8")
+    reported = {f.line for f in _findings(source, str(path))}
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+        return reported, {f: _break_lines_in(getattr(module, f)._torchdynamo_orig_callable, path) for f in functions}
+    finally:
+        sys.modules.pop(name, None)
+
+
 HELPERS = textwrap.dedent("""\
     import torch
 
@@ -233,19 +249,9 @@ def test_helpers_called_from_compiled_code_break_where_reported(tmp_path):
     """Dynamo inlines the plain functions compiled code calls (transitively): a break in one is
     a break of the compiled graph. A `torch.compiler.disable` helper is not traced: Dynamo
     breaks at its call (line 26), the break its author asked for, which is not reported."""
-    require_torch()
-    path = tmp_path / "helpers.py"
-    path.write_text(HELPERS, encoding="utf-8")
-    reported = {f.line for f in _findings(HELPERS, str(path))}
+    reported, breaks = _reported_and_broken(tmp_path, "tl601_helpers", HELPERS, ("step", "logged"))
     assert reported == {5}
-    spec = importlib.util.spec_from_file_location("tl601_helpers", path)
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-        assert _break_lines_in(module.step._torchdynamo_orig_callable, path) == {5}
-        assert _break_lines_in(module.logged._torchdynamo_orig_callable, path) == {26}
-    finally:
-        sys.modules.pop("tl601_helpers", None)
+    assert breaks == {"step": {5}, "logged": {26}}
 
 
 PASSED_TENSORS = textwrap.dedent("""\
@@ -281,17 +287,9 @@ def test_parameters_every_caller_passes_a_tensor_are_tensors(tmp_path):
     """An unannotated parameter is a tensor when every call in the file passes one: the mask
     read in `keep_positive` is reported; `margin` is a tensor at one call, where the `if` on
     it breaks (reported); `limit` is a number at every call, so its `if` is traced."""
-    require_torch()
-    path = tmp_path / "passed.py"
-    path.write_text(PASSED_TENSORS, encoding="utf-8")
-    assert {f.line for f in _findings(PASSED_TENSORS, str(path))} == {6, 10}
-    spec = importlib.util.spec_from_file_location("tl601_passed", path)
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-        assert _break_lines_in(module.step._torchdynamo_orig_callable, path) == {6, 10}
-    finally:
-        sys.modules.pop("tl601_passed", None)
+    reported, breaks = _reported_and_broken(tmp_path, "tl601_passed", PASSED_TENSORS, ("step",))
+    assert reported == {6, 10}
+    assert breaks == {"step": {6, 10}}
 
 
 TOLIST_CAPTURED = textwrap.dedent("""\
@@ -326,16 +324,9 @@ def test_tolist_of_integers_is_captured_with_scalars(tmp_path):
     require_torch()
     import torch._dynamo
 
-    path = tmp_path / "tolist.py"
-    path.write_text(TOLIST_CAPTURED, encoding="utf-8")
-    assert {f.line for f in _findings(TOLIST_CAPTURED, str(path))} == {16, 22}
-    spec = importlib.util.spec_from_file_location("tl601_tolist", path)
-    module = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(module)
-        breaks = {name: _break_lines_in(getattr(module, name)._torchdynamo_orig_callable, path)
-                  for name in ("ids", "values", "flags")}
-        assert breaks == {"ids": set(), "values": {16}, "flags": {22}}
+        reported, breaks = _reported_and_broken(tmp_path, "tl601_tolist", TOLIST_CAPTURED, ("ids", "values", "flags"))
     finally:
         torch._dynamo.config.capture_scalar_outputs = False
-        sys.modules.pop("tl601_tolist", None)
+    assert reported == {16, 22}
+    assert breaks == {"ids": set(), "values": {16}, "flags": {22}}
