@@ -262,3 +262,22 @@ def test_a_state_dict_load_beside_a_module_save_keeps_the_weights_only_advice():
 """
     messages = {f.line: f.message for f in findings(source, "TL705")}
     assert "pickled module" in messages[8] and "Pass `weights_only=True`" in messages[11]
+
+
+# ----------------------------------------------------------------- TL103: a forward whose output is discarded
+LAZY_INIT = """
+    import torch
+
+    def build(make_net, batch, features):
+        net = make_net()
+        HOOK
+        with torch.no_grad():
+            net(batch)
+        return torch.optim.Adam(net.parameters())
+"""
+
+
+def test_a_discarded_forward_evaluates_nothing_unless_hooks_collect_features():
+    assert findings(LAZY_INIT.replace("HOOK", "pass"), "TL103") == []
+    hooked = LAZY_INIT.replace("HOOK", "net.fc.register_forward_hook(lambda m, i, o: features.append(o))")
+    assert [f.line for f in findings(hooked, "TL103")] == [8]
