@@ -1,8 +1,8 @@
 """Which model classes behave the same in train and eval mode.
 
 `model.eval()` only changes layers that read `self.training`: dropout, batch norm and
-the layers built on them.  A model made only of `Linear`, `LSTMCell`, activations and
-the like computes the same thing in both modes, so a missing `eval()` changes nothing
+the layers built on them.  A model made only of `Linear`, `LSTMCell`, activations, instance
+norm without running stats and the like computes the same thing in both modes, so a missing `eval()` changes nothing
 (TL103 stays silent) — and inserting one into a function that goes on to train would be
 a change waiting to bite.
 
@@ -40,6 +40,8 @@ _MODE_INDEPENDENT_LAYERS = {
 } | {name for name in ACTIVATION_MODULES if "Dropout" not in name}
 _CONTAINERS = {"Sequential", "ModuleList", "ModuleDict"}
 _RECURRENT = {"RNN", "LSTM", "GRU"}  # mode-dependent only with `dropout=`
+# Mode-dependent only with `track_running_stats=True` (eval then normalises with running averages).
+_INSTANCE_NORMS = {"InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"}
 # Calls that move or cast a model and return it: what it is stays what it was built as.
 _MOVES = ("to", "cuda", "cpu", "double", "float", "half", "train")
 _FREE_TORCH_NAMESPACES = ("torch.nn.init.", "torch.nn.utils.", "torch.distributions.")
@@ -180,6 +182,8 @@ def _named_call_is_mode_independent(analysis: "Analysis", call: ast.Call, qualna
         layer = qualname.rsplit(".", 1)[1]
         if layer in _RECURRENT:
             return not any(kw.arg == "dropout" for kw in call.keywords) and len(call.args) < 6
+        if layer in _INSTANCE_NORMS:
+            return _keeps_no_running_stats(call)
         if any(word in layer for word in _MODE_DEPENDENT_WORDS):
             return False
         return layer in _MODE_INDEPENDENT_LAYERS or layer.endswith("Loss")
@@ -190,6 +194,19 @@ def _named_call_is_mode_independent(analysis: "Analysis", call: ast.Call, qualna
         return True
     found = _definition(analysis, call.func)
     return found is not None and mode_independent(found[0], found[1], depth + 1)
+
+
+def _keeps_no_running_stats(call: ast.Call) -> bool:
+    """`nn.InstanceNorm2d(c)` or `nn.InstanceNorm2d(c, affine=True, track_running_stats=False)`:
+    it normalises with the statistics of each input in both modes.  An argument we cannot read
+    (`track_running_stats=flag`, positional or `**kwargs`) is not proven."""
+    if len(call.args) > 4:
+        return False
+    for kw in call.keywords:
+        if kw.arg is None or (kw.arg == "track_running_stats"
+                              and not (isinstance(kw.value, ast.Constant) and kw.value.value is False)):
+            return False
+    return True
 
 
 def _definition(analysis: "Analysis", func: ast.AST) -> "tuple[Analysis, ast.AST] | None":
