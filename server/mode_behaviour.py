@@ -3,8 +3,8 @@
 `model.eval()` only changes layers that read `self.training`: dropout, batch norm and
 the layers built on them.  A model made only of `Linear`, `LSTMCell`, activations, instance
 norm without running stats and the like computes the same thing in both modes, so a
-missing `eval()` changes nothing (TL103 stays silent) — and inserting one into a function that goes on to train would be
-a change waiting to bite.
+missing `eval()` changes nothing (TL103 stays silent) — and inserting one into a function
+that goes on to train would be a change waiting to bite.
 
 `mode_independent(analysis, cls)` proves it or answers False: every call in the class
 (its constructor and its methods) must be a known mode-independent layer, a torch
