@@ -901,8 +901,12 @@ def eval_switch_before(analysis: Analysis, function: FunctionInfo, call: ast.Cal
 def in_eval_mode(analysis: Analysis, function: FunctionInfo, call: ast.Call, model: str,
                  _outer: frozenset = frozenset()) -> bool:
     """`model` is switched to eval in this function, at module level, or by every caller
-    (also a caller that passes its own parameter on and is itself called only that way)."""
+    (also a caller that passes its own parameter on and is itself called only that way), or a
+    function of the file called on it earlier here left it in eval mode (`test(encoder, data)`
+    ending each epoch, then a last pass over the data under `no_grad`)."""
     if analysis.switched(function, model, "eval") or analysis.switched(function, model, "train"):
+        return True
+    if _mode_left_before(analysis, function, call, model) == "eval":
         return True
     if model not in function.params and analysis.switched(analysis.module_scope, model, "eval"):
         return True
