@@ -7,7 +7,7 @@ from typing import Iterator
 from torch_lsp.analysis import Analysis, construction_of
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.roles import MODEL_WRAPPERS
+from torch_lsp.roles import MODEL_WRAPPERS, reaching_assignment
 from torch_lsp.shapes import infer_shapes
 from torch_lsp.shapes.parameters import module_parameters
 from torch_lsp.shapes.values import Instance, Layer
@@ -21,7 +21,8 @@ class MissingCompile(Rule):
     Flags a file that trains a model (backward and optimizer steps in a loop) without ever
     calling `torch.compile`. Not in test files, nor for a loop of a literal few steps
     (`for _ in range(10)`, a demo the compile warm-up would not pay back), nor for a model
-    built from `nn.LSTM`/`nn.GRU`/`nn.RNN` (Dynamo graph-breaks at them, so compiling
+    built from `nn.LSTM`/`nn.GRU`/`nn.RNN`, also through the classes of the file it builds,
+    or picked from a dict of such classes (Dynamo graph-breaks at them, so compiling
     captures little), nor for a model whose parameters are all known and number at most a
     thousand (a `nn.Linear(1, 1)` fitted to a few points: nothing to compile), nor for a model
     prepared by an accelerate `Accelerator` built to compile (`dynamo_backend="inductor"`,
@@ -147,16 +148,33 @@ def _built_from(analysis: Analysis, function, name: str, at: ast.AST, hops: int)
     return [built] if isinstance(built, ast.Call) else []
 
 
-def _builds_recurrent_layer(analysis: Analysis, value: ast.AST | None) -> bool:
-    if not isinstance(value, ast.Call):
+def _builds_recurrent_layer(analysis: Analysis, value: ast.AST | None, depth: int = 0) -> bool:
+    """`nn.LSTM(...)`, or a class of the file that builds one, also through the classes it
+    builds (`GeniePathLayer` building `Depth` building `nn.LSTM`), or a class picked from a
+    dict of such classes (`{'GeniePath': GeniePath, ...}[args.model](...)`)."""
+    if not isinstance(value, ast.Call) or depth > 3:
         return False
     if analysis.call_qualname(value) in _RECURRENT_LAYERS:
         return True
-    if not isinstance(value.func, ast.Name):
-        return False
-    classes = [n for n in analysis.tree.body if isinstance(n, ast.ClassDef) and n.name == value.func.id]
-    return any(analysis.call_qualname(c) in _RECURRENT_LAYERS
-               for cls in classes for c in ast.walk(cls) if isinstance(c, ast.Call))
+    names = _class_names_called(analysis, value.func)
+    return bool(names) and all(
+        any(_builds_recurrent_layer(analysis, c, depth + 1)
+            for cls in analysis.tree.body if isinstance(cls, ast.ClassDef) and cls.name == name
+            for c in ast.walk(cls) if isinstance(c, ast.Call))
+        for name in names)
+
+
+def _class_names_called(analysis: Analysis, func: ast.AST) -> list[str]:
+    """`Net` for `Net(...)`; every value of the dict literal for `models[key](...)`."""
+    if isinstance(func, ast.Name):
+        return [func.id]
+    if not (isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name)):
+        return []
+    assignment = reaching_assignment(analysis, func.value)
+    table = assignment.value if assignment is not None else None
+    if not isinstance(table, ast.Dict) or not all(isinstance(v, ast.Name) for v in table.values):
+        return []
+    return [v.id for v in table.values]
 
 
 def _few_steps(loop) -> bool:
