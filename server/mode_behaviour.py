@@ -44,6 +44,12 @@ _RECURRENT = {"RNN", "LSTM", "GRU"}  # mode-dependent only with `dropout=`
 _INSTANCE_NORMS = {"InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"}
 # Calls that move or cast a model and return it: what it is stays what it was built as.
 _MOVES = ("to", "cuda", "cpu", "double", "float", "half", "train")
+# Layers of libraries built on PyTorch whose source (the class and its bases) never reads
+# `self.training` and takes no sub-module that could (torch_geometric 2.x message passing).
+_MODE_INDEPENDENT_LIBRARY_LAYERS = {
+    f"torch_geometric.nn{package}.{layer}" for package in ("", ".conv")
+    for layer in ("GCNConv", "SAGEConv", "GraphConv", "ChebConv")
+}
 _FREE_TORCH_NAMESPACES = ("torch.nn.init.", "torch.nn.utils.", "torch.distributions.")
 _MAX_DEPTH = 6
 
@@ -174,7 +180,7 @@ def _call_is_mode_independent(analysis: "Analysis", call: ast.Call, depth: int) 
 
 
 def _named_call_is_mode_independent(analysis: "Analysis", call: ast.Call, qualname: str, depth: int) -> bool:
-    if qualname.startswith(_FREE_TORCH_NAMESPACES):
+    if qualname.startswith(_FREE_TORCH_NAMESPACES) or qualname in _MODE_INDEPENDENT_LIBRARY_LAYERS:
         return True
     if qualname.startswith("torch.nn.functional."):
         return "dropout" not in qualname
