@@ -12,8 +12,8 @@ through these states (the key of a check is uri, version and settings generation
           |   (none after an edit when the     |
           |    document's last parse + facts   |
           |    were quicker than the delay;    |
-          |    while                           |
-          |    a check runs, its end instead)  |
+          |    while a check runs, its end     |
+          |    instead)                        |
           v                                    v
       first pass  (every rule but the shape rules, on the analysis thread)
           |    \\

@@ -29,7 +29,10 @@ class TorchLoadUnsafe(Rule):
     used as a module (`decoder = checkpoint["decoder"]; decoder.eval()`), or a load that is
     returned or bound to a model name sits in a file that `torch.save`s whole models, the
     finding says so instead: 2.6 and later refuse such a file by default, so the advice is a
-    `state_dict()` or `weights_only=False` for a trusted file, and no fix is offered.  Not
+    `state_dict()` or `weights_only=False` for a trusted file, and no fix is offered.  So
+    too for a load read for other entries (`checkpoint["optimizer"]`) of a checkpoint dict
+    the file saves with its arguments or config in it (`{..., "args": args}`, where `args` is
+    read by attribute, `args.output_dir`: an object, not a plain dict).  Not
     flagged: a load in a branch on the caller's own `weights_only` (`if not weights_only:`),
     or in an `except TypeError:` fallback for a PyTorch whose `torch.load` lacks the keyword,
     nor one reading an `io.BytesIO` in a function that also `torch.save`s into one (a
@@ -76,6 +79,10 @@ class TorchLoadUnsafe(Rule):
             if module_use is not None:
                 yield self._whole_module(call, name, module_use)
                 continue
+            settings = _saved_settings_read(analysis, call)
+            if settings is not None:
+                yield self._saved_settings(call, name, settings)
+                continue
             title = None if passes_pickle_module(call) else "Add `weights_only=True`"
             if safe_default:
                 message = (f"`{name}(...)` without `weights_only`: {version_text(version)} loads only weights by "
@@ -101,6 +108,18 @@ class TorchLoadUnsafe(Rule):
                    "`weights_only=False` for a file you trust.")
         finding = self.finding(call, message, None)
         finding.related.append(Related.at(evidence, "a module is what it loads"))
+        return finding
+
+
+    def _saved_settings(self, call: ast.Call, name: str, entry: tuple[ast.Constant, ast.Name]) -> Finding:
+        key, value = entry
+        message = (f"`{name}(...)` reads a checkpoint this file saves with `{key.value!r}: {value.id}` in it: "
+                   f"parsed arguments or a config object (`argparse.Namespace`, a config node), which PyTorch "
+                   f"{SAFE_DEFAULT_FROM} and later refuse by default (`weights_only=True`), while older versions "
+                   "unpickle anything, which can run code. Save plain values instead (`vars(args)`, the config as "
+                   "a dict), or pass `weights_only=False` for a file you trust.")
+        finding = self.finding(call, message, None)
+        finding.related.append(Related.at(key, f"`{value.id}` is saved with the weights here"))
         return finding
 
 
@@ -138,6 +157,88 @@ def _is_bytes_buffer(analysis: "Analysis", value: ast.AST | None, at: ast.AST) -
     bound = analysis.roles_for(at).assignments.get(value.id, ())
     return bool(bound) and all(isinstance(a.value, ast.Call) and analysis.call_qualname(a.value) == "io.BytesIO"
                                for a in bound)
+
+
+# What a training script saves beside the weights under these names is its parsed arguments or
+# its config (`argparse.Namespace`, a yacs `CfgNode`): objects `weights_only=True` refuses.
+_SETTINGS_NAMES = {"args", "opt", "opts", "config", "cfg", "hparams"}
+# Entries every kind of checkpoint has: reading them says nothing about which file is loaded.
+_WEIGHT_KEYS = {"model", "state_dict", "model_state_dict", "net", "weights", "module"}
+
+
+def _saved_settings_read(analysis: "Analysis", call: ast.Call) -> tuple[ast.Constant, ast.Name] | None:
+    """The `'args': args` entry of a checkpoint dict the file saves (`torch.save(state, path)`,
+    or a saving helper such as `save_on_master({...}, path)`), when what this load returns
+    is read for another entry of that dict than the weights (`checkpoint["optimizer"]`,
+    `"epoch" in checkpoint`): the load reads that kind of checkpoint.  None otherwise."""
+    holder = analysis.parents.get(call)
+    if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)):
+        return None
+    read = _keys_read(analysis.context(call).function.node, holder) - _WEIGHT_KEYS
+    if not read:
+        return None
+    for saved, saving in _saved_dicts(analysis):
+        keys = {k.value for k in saved.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+        if not read & keys:
+            continue
+        scope = analysis.context(saving).function.node
+        for key, value in zip(saved.keys, saved.values):
+            if isinstance(key, ast.Constant) and isinstance(value, ast.Name) and value.id in _SETTINGS_NAMES \
+                    and _used_as_object(scope, value.id):
+                return key, value
+    return None
+
+
+# What a plain dict answers to: `config.get("lr")` does not show an object with attributes.
+_DICT_METHODS = {"get", "items", "keys", "values", "copy", "update", "pop", "setdefault"}
+
+
+def _used_as_object(scope: ast.AST, name: str) -> bool:
+    """`args.output_dir`, `config.MODEL.RESUME`: read by attribute, so an object (a
+    `Namespace`, a config node), not a plain dict `weights_only=True` would load
+    (`config = {k: globals()[k] for k in keys}` is never so read)."""
+    return any(isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name
+               and node.attr not in _DICT_METHODS for node in ast.walk(scope))
+
+
+def _keys_read(scope: ast.AST, binding: ast.Assign) -> set[str]:
+    """String keys read in `scope` from the name `binding` binds, after it and before the next
+    binding of that name: `name["optimizer"]`, `"epoch" in name`."""
+    name = binding.targets[0].id
+    rebound = [n.lineno for n in ast.walk(scope) if isinstance(n, ast.Assign) and n.lineno > binding.lineno
+               and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
+    until = min(rebound, default=float("inf"))
+    found = set()
+    for node in ast.walk(scope):
+        if not binding.end_lineno < getattr(node, "lineno", 0) < until:
+            continue
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name \
+                and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            found.add(node.slice.value)
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
+                and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str) \
+                and isinstance(node.comparators[0], ast.Name) and node.comparators[0].id == name:
+            found.add(node.left.value)
+    return found
+
+
+def _saved_dicts(analysis: "Analysis") -> list[tuple[ast.Dict, ast.Call]]:
+    """(dict literal, the call saving it): what the file hands to `torch.save` or to a saving
+    helper (a call whose name has `save` in it) as the first argument, directly or through a
+    name bound to one in the same function."""
+    from torch_lsp.syntax_nodes import call_name
+
+    found = []
+    for call in analysis.calls:
+        if not call.args or not (analysis.call_qualname(call) == "torch.save" or "save" in (call_name(call) or "")):
+            continue
+        first = call.args[0]
+        if isinstance(first, ast.Dict):
+            found.append((first, call))
+        elif isinstance(first, ast.Name):
+            found += [(a.value, call) for a in analysis.roles_for(call).assignments.get(first.id, ())
+                      if isinstance(a.value, ast.Dict)]
+    return found
 
 
 # Methods only a module has: calling one on what `torch.load` returned shows a pickled module.

@@ -106,15 +106,19 @@ def _rsqrt(analysis: "Analysis") -> Iterator[NumericRewrite]:
         if _is_one(parent.left):
             better = _called(analysis, call, name)
             edits = [(span_of(parent), better)]
-        else:
-            gap_start = (parent.left.end_lineno, parent.left.end_col_offset, call.lineno, call.col_offset)
-            gap = _text(analysis, gap_start)
-            if gap.count("/") != 1:
-                continue
-            edits = [(gap_start, gap.replace("/", "*")), (span_of(call.func), name)]
-            better = f"{segment(analysis, parent.left)} * {_called(analysis, call, name)}"
+            yield NumericRewrite(parent, "1 / torch.sqrt(b)", "torch.rsqrt(b)", "runs a square root and a division",
+                                 "computes the same in one kernel", _plan(better, name, edits, package, call))
+            continue
+        gap_start = (parent.left.end_lineno, parent.left.end_col_offset, call.lineno, call.col_offset)
+        gap = _text(analysis, gap_start)
+        if gap.count("/") != 1:
+            continue
+        edits = [(gap_start, gap.replace("/", "*")), (span_of(call.func), name)]
+        better = f"{segment(analysis, parent.left)} * {_called(analysis, call, name)}"
+        # Still two kernels (`rsqrt`, then the product): what it saves is the division.
         yield NumericRewrite(parent, "a / torch.sqrt(b)", "a * torch.rsqrt(b)", "runs a square root and a division",
-                             "computes the same in one kernel", _plan(better, name, edits, package, call))
+                             "computes the same with a multiplication in place of the slower division",
+                             _plan(better, name, edits, package, call))
 
 
 def _text(analysis: "Analysis", span: tuple[int, int, int, int]) -> str:
@@ -142,7 +146,8 @@ class Numerics(Rule):
     `1 + x` rounds a small `x` away before the logarithm sees it (and `exp(x) - 1`
     cancels the same digits); summing `exp(x)` overflows to `inf` for logits above about
     88 in float32, where `logsumexp` subtracts the maximum first; dividing by a square
-    root takes two kernels where `rsqrt` takes one.
+    root costs a division where `a * rsqrt(b)` multiplies, and `1 / sqrt(b)` takes two kernels
+    where `rsqrt` takes one.
 
     ## Example
     ```python

@@ -78,7 +78,7 @@ def _feeds_finiteness_guard(analysis: Analysis, call: ast.Call, loop: ast.AST) -
         return False
 
     def leaves(if_stmt: ast.If) -> bool:
-        return bool(if_stmt.body) and _leaves(if_stmt.body[-1])
+        return bool(if_stmt.body) and _leaves(if_stmt.body[-1], if_stmt)
 
     stmt = analysis.statement_of(call)
     if isinstance(stmt, ast.If) and leaves(stmt) and guards(stmt.test, call):
@@ -99,16 +99,36 @@ def in_branch_that_leaves(analysis: Analysis, node: ast.AST, loop: ast.AST) -> b
     for if_stmt, in_body in analysis.context(node).guards:
         inside = loop.lineno < if_stmt.lineno <= (loop.end_lineno or loop.lineno)
         branch = if_stmt.body if in_body else if_stmt.orelse
-        if inside and branch and _leaves(branch[-1]):
+        if inside and branch and _leaves(branch[-1], if_stmt, in_body):
             return True
     return False
 
 
-def _leaves(stmt: ast.stmt) -> bool:
+def _leaves(stmt: ast.stmt, if_stmt: ast.If | None = None, in_body: bool = True) -> bool:
+    """`raise`, `return`, `break`, `sys.exit(...)`, or, as the last statement of a branch of
+    `if_stmt`, an `assert` that cannot hold there (`if not math.isfinite(v): ...; assert
+    math.isfinite(v)`, `assert False`): it raises whenever the branch runs."""
     if isinstance(stmt, (ast.Raise, ast.Return, ast.Break)):
         return True
+    if isinstance(stmt, ast.Assert):
+        return _always_fails(stmt.test, if_stmt, in_body)
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
         and call_name(stmt.value) in ("exit", "_exit", "quit")
+
+
+def _always_fails(asserted: ast.AST, if_stmt: ast.If | None, in_body: bool) -> bool:
+    """The asserted condition is false wherever the branch runs: a false constant, or the
+    negation of what the `if` found (its test in the `else`, `X` under `if not X:`)."""
+    if isinstance(asserted, ast.Constant) and not asserted.value:
+        return True
+    if if_stmt is None:
+        return False
+    test = if_stmt.test
+    negated = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
+    ruled_out = test if not in_body else negated
+    if in_body and negated is None and isinstance(asserted, ast.UnaryOp) and isinstance(asserted.op, ast.Not):
+        asserted, ruled_out = asserted.operand, test  # `if X: ...; assert not X`
+    return ruled_out is not None and ast.dump(asserted) == ast.dump(ruled_out)
 
 
 def _tests_modulo(test: ast.AST) -> bool:
@@ -140,7 +160,8 @@ class SyncInTrainingLoop(Rule):
     Flags `.item()`, `.cpu()`, `.numpy()` and `.tolist()` on a tensor in every iteration of
     a training loop (not under a periodic `if step % N == 0:`, alone or or-ed with one-off
     tests such as `step == 0`, nor in a branch that leaves the loop, nor the value a NaN check
-    that stops training reads (`if not math.isfinite(loss_value): sys.exit(1)`), nor after an
+    that stops training reads (`if not math.isfinite(loss_value): sys.exit(1)`, or an `assert
+    math.isfinite(loss_value)` there), nor after an
     explicit `torch.cuda.synchronize()` earlier in the same iteration, where the host already
     waits, nor on a tensor a factory made on the host, `torch.randint(0, 5, (1,)).item()`),
     in code that runs on a GPU (moved there by the code, or by

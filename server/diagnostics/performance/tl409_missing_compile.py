@@ -26,7 +26,9 @@ class MissingCompile(Rule):
     captures little), nor for a model whose parameters are all known and number at most a
     thousand (a `nn.Linear(1, 1)` fitted to a few points: nothing to compile), nor for a model
     prepared by an accelerate `Accelerator` built to compile (`dynamo_backend="inductor"`,
-    `dynamo_plugin=TorchDynamoPlugin(...)`: `prepare` compiles it). Off by default:
+    `dynamo_plugin=TorchDynamoPlugin(...)`: `prepare` compiles it). A model run under
+    `torch.no_grad()` in the loop (a frozen backbone feeding a trained head) is not the one
+    trained. Off by default:
     enable it with `extend-select = ["TL409"]`.
 
     ## Why is this bad
@@ -65,6 +67,8 @@ class MissingCompile(Rule):
                 continue  # `for _ in range(10)`: the compile warm-up would not be paid back
             roles = analysis.roles_for(loop.function)
             for call in loop.calls:
+                if analysis.context(call).grad_disabled:
+                    continue  # a frozen backbone run under `no_grad` is not the model trained
                 model = roles.model_name(call)
                 if model and _runs_recurrent_layers(analysis, loop.function, model, call):
                     break  # Dynamo graph-breaks at nn.LSTM/GRU/RNN: compile would capture little

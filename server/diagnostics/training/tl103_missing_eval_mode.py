@@ -31,8 +31,11 @@ class MissingEvalMode(Rule):
     of the project whose layers have no train/eval behaviour (no dropout, no batch norm,
     checked through its submodule classes, also in imported workspace files: `eval()`
     changes nothing) or built in place from such torch layers (`probe = nn.Linear(d, k)`),
-    a model loaded with `from_pretrained()` (which returns it in eval mode), and a "model" fed
-    NumPy arrays (`isp_model.forward(img.copy(), hq)`: no torch module). A parameter
+    a model loaded with `from_pretrained()` (which returns it in eval mode), a "model" fed
+    NumPy arrays (`isp_model.forward(img.copy(), hq)`: no torch module), and a function
+    under `no_grad` (not named for evaluation) whose result every caller hands to a function
+    of the file that trains (`bank = init_memory(loader, model)`, then `train(..., bank)`):
+    it computes what the training consumes, in the training's mode on purpose. A parameter
     named like a class (`Generator`) is the class handed in: calling it builds a model. A
     model passed by callers that all ran a function of the file leaving it in eval mode
     first (`evaluate(loader, model)` then `predict(text, model)`) counts as in eval mode, and
@@ -76,13 +79,16 @@ class MissingEvalMode(Rule):
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         for function, call, model in evaluation_model_calls(analysis):
-            evaluation = (
-                analysis.context(call).grad_disabled
-                or name_says_evaluation(analysis, function, model)
+            named_or_switched = (
+                name_says_evaluation(analysis, function, model)
                 or eval_switch_before(analysis, function, call) not in (None, model)
             )
-            if not evaluation or in_eval_mode(analysis, function, call, model):
+            if not (named_or_switched or analysis.context(call).grad_disabled):
                 continue
+            if in_eval_mode(analysis, function, call, model):
+                continue
+            if not named_or_switched and _feeds_training(analysis, function):
+                continue  # a no-grad pass computing what training consumes, in training's mode
             built = construction_of(analysis, function, model, call, unwrap=tuple(MODEL_WRAPPERS))
             if built is not None and _loaded_pretrained(built) or named_model_is_mode_independent(
                     analysis, function, model, call):
@@ -119,6 +125,33 @@ class MissingEvalMode(Rule):
             if finding.fix is not None:
                 finding.fix = FixInfo(finding.fix.title, "unsafe")
             yield finding
+
+
+def _feeds_training(analysis: Analysis, function) -> bool:
+    """Every call of the function binds its result to names that a later call in the caller
+    hands to a function of the file that trains (`bank = init_memory(loader, model)`, then
+    `train(loader, model, optimizer, bank)`): the no-grad pass computes what the training
+    consumes (a memory bank, pseudo-labels), in the mode the training runs in on purpose."""
+    sites = analysis.callers(function)
+    if function.is_module or not sites:
+        return False
+    trainers = {id(loop.function) for loop in analysis.training_loops if loop.function is not function}
+    for site in sites:
+        stmt = analysis.statement_of(site)
+        if not (isinstance(stmt, ast.Assign) and stmt.value is site):
+            return False
+        names = {n.id for target in stmt.targets for n in ast.walk(target) if isinstance(n, ast.Name)}
+        after = (site.lineno, site.col_offset)
+        if not any((call.lineno, call.col_offset) > after and _passes_any(call, names)
+                   and any(id(f) in trainers for f in analysis.function_named(call_name(call) or ""))
+                   for call in analysis.context(site).function.calls):
+            return False
+    return True
+
+
+def _passes_any(call: ast.Call, names: set[str]) -> bool:
+    passed = list(call.args) + [k.value for k in call.keywords]
+    return any(isinstance(arg, ast.Name) and arg.id in names for arg in passed)
 
 
 def _goes_on_to_train(analysis: Analysis, function, model: str) -> bool:
