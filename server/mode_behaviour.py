@@ -24,7 +24,7 @@ from torch_lsp.analysis import construction_of
 from torch_lsp.fact_cache import FactKey
 from torch_lsp.roles import ACTIVATION_MODULES, MODEL_WRAPPERS, MODULE_BASES
 from torch_lsp.syntax_nodes import walk_nodes
-from torch_lsp.workspace_files import workspace_analysis
+from torch_lsp.workspace_files import project_definition
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis, FunctionInfo
@@ -97,7 +97,7 @@ def constructed_model_is_mode_independent(analysis: "Analysis", value: ast.AST) 
         return False
     if (analysis.qualname(value.func) or "").startswith("torch.nn."):
         return _built_layer_is_mode_independent(analysis, value)
-    found = _definition(analysis, value.func)
+    found = project_definition(analysis, value.func)
     if found is None or not isinstance(found[1], ast.ClassDef):
         return False
     owner, cls = found
@@ -160,7 +160,7 @@ def _module_base(analysis: "Analysis", base: ast.AST, depth: int) -> bool:
     qualname = analysis.qualname(base) or ""
     if qualname in MODULE_BASES and "Lightning" not in qualname:
         return True
-    found = _definition(analysis, base)
+    found = project_definition(analysis, base)
     return found is not None and isinstance(found[1], ast.ClassDef) and mode_independent(found[0], found[1], depth + 1)
 
 
@@ -174,7 +174,7 @@ def _call_is_mode_independent(analysis: "Analysis", call: ast.Call, depth: int) 
     if isinstance(func, ast.Name):
         if func.id in dir(builtins):
             return True
-        found = _definition(analysis, func)
+        found = project_definition(analysis, func)
         return found is not None and mode_independent(found[0], found[1], depth + 1)
     return False
 
@@ -198,7 +198,7 @@ def _named_call_is_mode_independent(analysis: "Analysis", call: ast.Call, qualna
         return not qualname.startswith("torch.nn.")  # tensor functions; other nn classes: unknown
     if root in sys.stdlib_module_names or root in ("numpy", "math"):
         return True
-    found = _definition(analysis, call.func)
+    found = project_definition(analysis, call.func)
     return found is not None and mode_independent(found[0], found[1], depth + 1)
 
 
@@ -214,28 +214,3 @@ def _keeps_no_running_stats(call: ast.Call) -> bool:
             return False
     return True
 
-
-def _definition(analysis: "Analysis", func: ast.AST) -> "tuple[Analysis, ast.AST] | None":
-    """The top-level class or function a name refers to: in this file, or imported from a
-    workspace file."""
-    if isinstance(func, ast.Name) and func.id not in analysis.imports:
-        return _top_level(analysis, func.id)
-    qualname = analysis.qualname(func)
-    if not qualname or "." not in qualname:
-        return None
-    module, name = qualname.rsplit(".", 1)
-    from torch_lsp.analysis import is_torch_ecosystem_module
-
-    if is_torch_ecosystem_module(module):
-        return None
-    other = workspace_analysis(module, analysis.path)
-    return _top_level(other, name) if other is not None else None
-
-
-def _top_level(analysis: "Analysis", name: str) -> "tuple[Analysis, ast.AST] | None":
-    if analysis.tree is None:
-        return None
-    for node in analysis.tree.body:
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.name == name:
-            return analysis, node
-    return None

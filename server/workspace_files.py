@@ -8,6 +8,7 @@ already being analysed on this thread answers None, so files importing each othe
 """
 from __future__ import annotations
 
+import ast
 import os
 import threading
 from typing import TYPE_CHECKING
@@ -69,3 +70,29 @@ def workspace_analysis(module: str, importer_path: str | None) -> "Analysis | No
         return _PROJECT_FILES.analysis_of(module, importer_path)
     finally:
         busy.discard(key)
+
+
+def project_definition(analysis: "Analysis", func: ast.AST) -> "tuple[Analysis, ast.AST] | None":
+    """The top-level class or function a name refers to, with the analysis of its file: in
+    this file, or imported from a workspace file (`from model import Tacotron2`)."""
+    if isinstance(func, ast.Name) and func.id not in analysis.imports:
+        return _top_level(analysis, func.id)
+    qualname = analysis.qualname(func)
+    if not qualname or "." not in qualname:
+        return None
+    module, name = qualname.rsplit(".", 1)
+    from torch_lsp.analysis import is_torch_ecosystem_module
+
+    if is_torch_ecosystem_module(module):
+        return None
+    other = workspace_analysis(module, analysis.path)
+    return _top_level(other, name) if other is not None else None
+
+
+def _top_level(analysis: "Analysis", name: str) -> "tuple[Analysis, ast.AST] | None":
+    if analysis.tree is None:
+        return None
+    for node in analysis.tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.name == name:
+            return analysis, node
+    return None

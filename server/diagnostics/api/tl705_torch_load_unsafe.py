@@ -248,13 +248,16 @@ _MODULE_METHODS = {"eval", "train", "parameters", "named_parameters", "modules",
 
 def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:
     """Where what this `torch.load` returns is used as a module: called, or given a module
-    method, itself, an entry of it (`decoder = checkpoint["decoder"]`) or a rebinding of that
-    (`decoder = decoder.to(device)`); or, for a load returned or bound to a model name, a
+    method (also after a move, `vocoder.cuda().eval()`), itself, an entry of it
+    (`decoder = checkpoint["decoder"]`, `vocoder = torch.load(path)["model"]`) or a
+    rebinding of that (`decoder = decoder.to(device)`); or, for a load returned or bound to a model name, a
     `torch.save` of a model object in the file (it pickles whole modules).  None when
     nothing says so."""
     from torch_lsp.syntax_nodes import call_name
 
     holder = analysis.parents.get(call)
+    if isinstance(holder, ast.Subscript) and holder.value is call:  # `torch.load(path)["model"]`
+        holder = analysis.parents.get(holder)
     handed_on = isinstance(holder, ast.Return) or (
         isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)
         and analysis.roles_for(call).is_model(holder.targets[0].id))
@@ -283,7 +286,10 @@ def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:
             continue
         if isinstance(node.func, ast.Name) and node.func.id in names:
             return node  # `out = model(x)`: what was loaded is run
-        if isinstance(node.func, ast.Attribute) and call_name(node) in _MODULE_METHODS \
-                and isinstance(node.func.value, ast.Name) and node.func.value.id in names:
-            return node
+        if isinstance(node.func, ast.Attribute) and call_name(node) in _MODULE_METHODS:
+            target = node.func.value
+            while isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute):
+                target = target.func.value  # `vocoder.cuda().eval()`: the method of what was moved
+            if isinstance(target, ast.Name) and target.id in names:
+                return node
     return None

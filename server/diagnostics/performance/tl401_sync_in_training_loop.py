@@ -40,17 +40,42 @@ def _guarded_by_modulo(analysis: Analysis, node: ast.AST) -> bool:
 
 def _after_explicit_synchronize(analysis: Analysis, call: ast.Call, loop) -> bool:
     """`torch.cuda.synchronize()` as a statement of the loop's own body (run on every
-    iteration) before the statement holding `call`: the host already waits for the GPU
-    there, so the sync costs nothing more (the stall is the explicit one, chosen on purpose)."""
+    iteration), or of an `if` there that only asks whether the code runs on CUDA
+    (`if device_type == "cuda":`), before the statement holding `call`: the host already
+    waits for the GPU there, so the sync costs nothing more (the stall is the explicit one,
+    chosen on purpose, as when each step is timed)."""
     stmt = _body_statement(analysis, call, loop.node)
     if stmt is None:
         return False
     for earlier in loop.node.body:
         if earlier is stmt:
             return False
-        if isinstance(earlier, ast.Expr) and isinstance(earlier.value, ast.Call) \
-                and analysis.call_qualname(earlier.value) == "torch.cuda.synchronize":
+        if _synchronizes(analysis, earlier) or (isinstance(earlier, ast.If) and _asks_for_cuda(analysis, earlier.test)
+                                                and any(_synchronizes(analysis, s) for s in earlier.body)):
             return True
+    return False
+
+
+def _synchronizes(analysis: Analysis, stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+        and analysis.call_qualname(stmt.value) == "torch.cuda.synchronize"
+
+
+def _asks_for_cuda(analysis: Analysis, test: ast.AST) -> bool:
+    """`device_type == "cuda"`, `device.type == "cuda"`, `"cuda" in device`,
+    `str(device).startswith("cuda")`, `torch.cuda.is_available()`: true wherever the GPU
+    this rule is about is used (a negated or combined test is not)."""
+    def is_cuda(node: ast.AST) -> bool:
+        return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("cuda")
+
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        if isinstance(test.ops[0], ast.Eq):
+            return is_cuda(test.left) or is_cuda(test.comparators[0])
+        return isinstance(test.ops[0], ast.In) and is_cuda(test.left)
+    if isinstance(test, ast.Call):
+        if analysis.call_qualname(test) == "torch.cuda.is_available":
+            return True
+        return call_name(test) == "startswith" and len(test.args) == 1 and is_cuda(test.args[0])
     return False
 
 
@@ -161,8 +186,9 @@ class SyncInTrainingLoop(Rule):
     a training loop (not under a periodic `if step % N == 0:`, alone or or-ed with one-off
     tests such as `step == 0`, nor in a branch that leaves the loop, nor the value a NaN check
     that stops training reads (`if not math.isfinite(loss_value): sys.exit(1)`, or an `assert
-    math.isfinite(loss_value)` there), nor after an
-    explicit `torch.cuda.synchronize()` earlier in the same iteration, where the host already
+    math.isfinite(loss_value)` there), nor after an explicit `torch.cuda.synchronize()`
+    earlier in the same iteration (alone, or under a test that the code runs on CUDA,
+    `if device_type == "cuda":`), where the host already
     waits, nor on a tensor a factory made on the host, `torch.randint(0, 5, (1,)).item()`),
     in code that runs on a GPU (moved there by the code, or by
     `fabric.setup`/`accelerator.prepare`); not in test files. A loop whose backward or

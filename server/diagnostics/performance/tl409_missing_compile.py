@@ -12,6 +12,7 @@ from torch_lsp.shapes import infer_shapes
 from torch_lsp.shapes.parameters import module_parameters
 from torch_lsp.shapes.values import Instance, Layer
 from torch_lsp.syntax_nodes import call_name, keyword
+from torch_lsp.workspace_files import project_definition
 
 
 @register
@@ -21,14 +22,14 @@ class MissingCompile(Rule):
     Flags a file that trains a model (backward and optimizer steps in a loop) without ever
     calling `torch.compile`. Not in test files, nor for a loop of a literal few steps
     (`for _ in range(10)`, a demo the compile warm-up would not pay back), nor for a model
-    built from `nn.LSTM`/`nn.GRU`/`nn.RNN`, also through the classes of the file it builds,
-    or picked from a dict of such classes (Dynamo graph-breaks at them, so compiling
-    captures little), nor for a model whose parameters are all known and number at most a
-    thousand (a `nn.Linear(1, 1)` fitted to a few points: nothing to compile), nor for a model
-    prepared by an accelerate `Accelerator` built to compile (`dynamo_backend="inductor"`,
+    built from `nn.LSTM`/`nn.GRU`/`nn.RNN`, by a class or factory of this file or of a project
+    file it imports, or picked from a dict of such classes (Dynamo graph-breaks at them, so
+    compiling captures little), nor for a model whose parameters are all known and number at
+    most a thousand (a `nn.Linear(1, 1)` fitted to a few points: nothing to compile), nor for
+    a model prepared by an accelerate `Accelerator` built to compile (`dynamo_backend="inductor"`,
     `dynamo_plugin=TorchDynamoPlugin(...)`: `prepare` compiles it). A model run under
-    `torch.no_grad()` in the loop (a frozen backbone feeding a trained head) is not the one
-    trained. Off by default:
+    `torch.no_grad()` in the loop (a frozen backbone feeding a trained head, a DQN/SAC target
+    network) is not the one trained. Off by default:
     enable it with `extend-select = ["TL409"]`.
 
     ## Why is this bad
@@ -117,18 +118,31 @@ def _tiny_model(analysis: Analysis, call: ast.Call) -> bool:
     count = module_parameters(module)
     known = count.as_int() if count is not None else None
     return known is not None and 0 < known <= TINY_MODEL
+
+
 _RECURRENT_LAYERS = {"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"}
 
 
 def _runs_recurrent_layers(analysis: Analysis, function, model: str, at: ast.AST) -> bool:
-    """The model is a class of this file that builds `nn.LSTM`/`nn.GRU`/`nn.RNN`, or is
-    built from such modules (`Seq2Seq(encoder, decoder)` with `encoder = Encoder(...)`)."""
-    for built in _built_from(analysis, function, model, at, hops=3):
-        parts = [built] + [part for a in built.args if isinstance(a, ast.Name)
-                           for part in _built_from(analysis, analysis.context(built).function, a.id, built, hops=2)]
+    """The model is built from `nn.LSTM`/`nn.GRU`/`nn.RNN`: by a class (of this file or a
+    project file it imports, through the classes it builds) or a factory function that
+    makes one (`model = load_model(hparams)`), by the construction that reaches `at` or by
+    any other binding of the name in the function, or from such modules
+    (`Seq2Seq(encoder, decoder)` with `encoder = Encoder(...)`)."""
+    for value in _bindings(analysis, function, model, at, hops=3):
+        parts = [value] + [part for a in value.args if isinstance(a, ast.Name)
+                           for part in _built_from(analysis, analysis.context(value).function, a.id, value, hops=2)]
         if any(_builds_recurrent_layer(analysis, part) for part in parts):
             return True
     return False
+
+
+def _bindings(analysis: Analysis, function, name: str, at: ast.AST, hops: int) -> list[ast.Call]:
+    """The calls `name` was built by as seen at `at`, and those of its other bindings in the
+    function (`model = load_model()`, then in a branch `model = apply_gradient_allreduce(model)`)."""
+    return _built_from(analysis, function, name, at, hops) + [
+        a.value for a in analysis.roles_for(function).assignments.get(name, ())
+        if not a.unpacked and isinstance(a.value, ast.Call)]
 
 
 def _built_from(analysis: Analysis, function, name: str, at: ast.AST, hops: int) -> list[ast.Call]:
@@ -143,42 +157,77 @@ def _built_from(analysis: Analysis, function, name: str, at: ast.AST, hops: int)
             if isinstance(passed, ast.Name):
                 found += _built_from(analysis, analysis.context(site).function, passed.id, site, hops - 1)
         return found
-    built = construction_of(analysis, function, name, at, unwrap=tuple(MODEL_WRAPPERS))
-    while isinstance(built, ast.Call) and isinstance(built.func, ast.Attribute) and built.func.attr in (
-            "to", "cuda", "cpu", "float", "double", "half"):
-        built = built.func.value
+    built = _unmoved(construction_of(analysis, function, name, at, unwrap=tuple(MODEL_WRAPPERS)))
     if isinstance(built, ast.Name):
         return _built_from(analysis, analysis.context(built).function, built.id, built, hops - 1)
     return [built] if isinstance(built, ast.Call) else []
 
 
+def _unmoved(value: ast.AST | None) -> ast.AST | None:
+    """`Net().cuda()`, `model.to(device).half()`: what was moved or cast."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in (
+            "to", "cuda", "cpu", "float", "double", "half"):
+        value = value.func.value
+    return value
+
+
+# Classes and factory functions followed from the model's construction to its layers.
+_DEFINITION_DEPTH = 3
+
+
 def _builds_recurrent_layer(analysis: Analysis, value: ast.AST | None, depth: int = 0) -> bool:
-    """`nn.LSTM(...)`, or a class of the file that builds one, also through the classes it
-    builds (`GeniePathLayer` building `Depth` building `nn.LSTM`), or a class picked from a
-    dict of such classes (`{'GeniePath': GeniePath, ...}[args.model](...)`)."""
-    if not isinstance(value, ast.Call) or depth > 3:
+    """`nn.LSTM(...)`, or a call of a class or function of the project that builds one:
+    anywhere in the class (its constructor builds its layers), or in what the function
+    returns; for a class picked from a dict of classes, every class the dict offers."""
+    value = _unmoved(value)
+    if not isinstance(value, ast.Call):
         return False
     if analysis.call_qualname(value) in _RECURRENT_LAYERS:
         return True
-    names = _class_names_called(analysis, value.func)
-    return bool(names) and all(
-        any(_builds_recurrent_layer(analysis, c, depth + 1)
-            for cls in analysis.tree.body if isinstance(cls, ast.ClassDef) and cls.name == name
-            for c in ast.walk(cls) if isinstance(c, ast.Call))
-        for name in names)
+    if depth >= _DEFINITION_DEPTH:
+        return False
+    picked = _picked_from_table(analysis, value.func)
+    if picked:
+        return all(_definition_builds_recurrent(analysis, func, depth) for func in picked)
+    return _definition_builds_recurrent(analysis, value.func, depth)
 
 
-def _class_names_called(analysis: Analysis, func: ast.AST) -> list[str]:
-    """`Net` for `Net(...)`; every value of the dict literal for `models[key](...)`."""
-    if isinstance(func, ast.Name):
-        return [func.id]
+def _picked_from_table(analysis: Analysis, func: ast.AST) -> list[ast.Name]:
+    """`variants[args.model](...)` with `variants = {'GeniePath': GeniePath, ...}`: every class
+    the dict offers (empty when `func` is no such pick)."""
     if not (isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name)):
         return []
     assignment = reaching_assignment(analysis, func.value)
     table = assignment.value if assignment is not None else None
     if not isinstance(table, ast.Dict) or not all(isinstance(v, ast.Name) for v in table.values):
         return []
-    return [v.id for v in table.values]
+    return list(table.values)
+
+
+def _definition_builds_recurrent(analysis: Analysis, func: ast.AST, depth: int) -> bool:
+    """The project class or function `func` names builds a recurrent layer."""
+    found = project_definition(analysis, func)
+    if found is None:
+        return False
+    where, definition = found
+    if isinstance(definition, ast.ClassDef):
+        return any(_builds_recurrent_layer(where, call, depth + 1)
+                   for call in ast.walk(definition) if isinstance(call, ast.Call))
+    return any(_builds_recurrent_layer(where, returned, depth + 1)
+               for function in where.function_named(definition.name) if function.node is definition
+               for returned in _returned_values(where, function))
+
+
+def _returned_values(analysis: Analysis, function) -> list[ast.AST]:
+    """What the function returns, a returned name followed to its construction."""
+    values = []
+    for stmt in function.statements:
+        if isinstance(stmt, ast.Return) and stmt.value is not None:
+            if isinstance(stmt.value, ast.Name):
+                values += _bindings(analysis, function, stmt.value.id, stmt, hops=2)
+            else:
+                values.append(stmt.value)
+    return values
 
 
 def _few_steps(loop) -> bool:
