@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.fact_cache import FactCache, FactKey
 from torch_lsp.incremental_parse import ParsedVersion, reparse_edit
+from torch_lsp.notebooks import shown_as_cell_output
 from torch_lsp.parsing import SyntaxIssue, parse_source
 from torch_lsp.roles import ScopeRoles, compute_roles
 from torch_lsp.statement_facts import StatementFacts
@@ -34,6 +35,7 @@ from torch_lsp.statement_walk import (
     BLOCK_FIELDS, FUNCTION_NODES, LOOP_NODES, TRY_NODES, WalkParts, walk_parts,
 )
 from torch_lsp.statement_walk import position as _position
+from torch_lsp.syntax_index import syntax_index
 from torch_lsp.syntax_nodes import accumulation, argument, call_name, keyword, walk_nodes
 from torch_lsp.text import LineIndex
 
@@ -823,10 +825,46 @@ def evaluation_model_calls(analysis: Analysis) -> Iterator[tuple[FunctionInfo, a
         for call in function.calls:
             model = roles.model_name(call)
             if model and model not in seen and not is_pytest_test(analysis, function, model):
+                if _output_discarded(analysis, function, call):
+                    continue  # evaluates nothing: a later run of the model in the function may
                 seen.add(model)
                 if _iterated_submodule(roles, model, call) or _fed_host_arrays(analysis, call):
                     continue
                 yield function, call, model
+
+
+def _output_discarded(analysis: Analysis, function: FunctionInfo, call: ast.Call) -> bool:
+    """`model(batch)` as a statement, or bound to names nothing reads: a forward whose output
+    nobody looks at evaluates nothing (a dry run that initialises lazy layers before the
+    optimizer is built, a warm-up).  Not where the file registers forward hooks (the run feeds
+    features to them) or IPython displays the value (a notebook cell's last expression)."""
+    statement = analysis.statement_of(call)
+    if isinstance(statement, ast.Expr) and statement.value is call:
+        if shown_as_cell_output(analysis, statement):
+            return False
+    elif isinstance(statement, ast.Assign) and statement.value is call:
+        names = [target.id for target in statement.targets if isinstance(target, ast.Name)]
+        if len(names) != len(statement.targets) or any(_read_in(analysis, function, n) for n in names):
+            return False
+    else:
+        return False
+    index = syntax_index(analysis)
+    return not any(index.attributes_named(hook) for hook in _FORWARD_HOOKS)
+
+
+_FORWARD_HOOKS = ("register_forward_hook", "register_forward_pre_hook", "register_module_forward_hook")
+
+
+def _read_in(analysis: Analysis, function: FunctionInfo, name: str) -> bool:
+    """`name` is read in the function, or in a nested function that does not bind its own."""
+    for read in syntax_index(analysis).names_in(name, function.node):
+        if not isinstance(read.ctx, ast.Load):
+            continue
+        inner = analysis.context(read).function
+        if inner.node is not function.node and (name in inner.params or name in analysis.roles_for(inner).assignments):
+            continue
+        return True
+    return False
 
 
 def _fed_host_arrays(analysis: Analysis, call: ast.Call) -> bool:
@@ -863,8 +901,12 @@ def eval_switch_before(analysis: Analysis, function: FunctionInfo, call: ast.Cal
 def in_eval_mode(analysis: Analysis, function: FunctionInfo, call: ast.Call, model: str,
                  _outer: frozenset = frozenset()) -> bool:
     """`model` is switched to eval in this function, at module level, or by every caller
-    (also a caller that passes its own parameter on and is itself called only that way)."""
+    (also a caller that passes its own parameter on and is itself called only that way), or a
+    function of the file called on it earlier here left it in eval mode (`test(encoder, data)`
+    ending each epoch, then a last pass over the data under `no_grad`)."""
     if analysis.switched(function, model, "eval") or analysis.switched(function, model, "train"):
+        return True
+    if _mode_left_before(analysis, function, call, model) == "eval":
         return True
     if model not in function.params and analysis.switched(analysis.module_scope, model, "eval"):
         return True

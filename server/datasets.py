@@ -5,7 +5,7 @@ item (reads a file, decodes, runs a transform) and the batches then travel to a 
 answers, for one `DataLoader(...)` call:
 
 - `dataset_without_loading_work`: the dataset holds its data in memory (`TensorDataset`, a class
-  whose `__getitem__` only indexes attributes or builds random tensors), or it is an
+  whose `__getitem__` only indexes attributes or builds random tensors, a tensor of indices), or it is an
   `IterableDataset` that reads live state of the main process (a replay buffer, a bound method of
   the model): workers would iterate stale forked copies.
   The dataset class is looked up in the file, then in the workspace file its import names
@@ -22,7 +22,8 @@ import re
 from typing import TYPE_CHECKING
 
 from torch_lsp.syntax_index import syntax_index
-from torch_lsp.syntax_nodes import argument, call_name, is_self_attribute, walk_nodes
+from torch_lsp.roles import reaching_assignment
+from torch_lsp.syntax_nodes import argument, call_name, is_self_attribute, keyword, walk_nodes
 from torch_lsp.workspace_files import workspace_analysis
 
 if TYPE_CHECKING:
@@ -44,16 +45,51 @@ def dataset_without_loading_work(analysis: "Analysis", loader: ast.Call) -> bool
     """The loader's dataset has nothing for workers to do (see the module docstring): every
     value the dataset argument may hold is known, and none does loading work."""
     values = list(_dataset_values(analysis, argument(loader, 0, "dataset"), loader, depth=0))
-    return bool(values) and all(_holds_data_in_memory(analysis, value) for value in values)
+    return bool(values) and all(_holds_data_in_memory(analysis, value, loader) for value in values)
 
 
-def _holds_data_in_memory(analysis: "Analysis", value: ast.AST | None) -> bool:
+def _holds_data_in_memory(analysis: "Analysis", value: ast.AST | None, loader: ast.Call) -> bool:
     if not isinstance(value, ast.Call):
         return False
     if analysis.call_qualname(value) in _IN_MEMORY_DATASETS:
         return True
+    if _made_tensor(analysis, value, depth=0):
+        # Batches of a tensor's rows (node indices, say) are slices of memory, unless a
+        # `collate_fn` turns each batch of indices into loaded data.
+        return keyword(loader, "collate_fn") is None
     cls = _dataset_class(analysis, value)
     return cls is not None and (_indexes_memory(cls) or _iterates_memory(cls) or _iterates_live_state(cls))
+
+
+def _made_tensor(analysis: "Analysis", value: ast.AST | None, depth: int) -> bool:
+    """`value` is a tensor built in memory: a `torch.*` function's result (`torch.arange(n)`,
+    `torch.randperm(n)`), the indices `mask.nonzero()` finds, or a view or piece of such a
+    tensor (`.view(-1)`, `.split(k)[rank]`), also through the names it is bound to."""
+    if depth > 6:
+        return False
+    if isinstance(value, ast.Subscript):
+        return _made_tensor(analysis, value.value, depth + 1)
+    if isinstance(value, ast.Name):
+        assignment = reaching_assignment(analysis, value)
+        return assignment is not None and _made_tensor(analysis, assignment.value, depth + 1)
+    if not isinstance(value, ast.Call):
+        return False
+    name = call_name(value) or ""
+    qualname = analysis.call_qualname(value) or ""
+    if qualname.startswith("torch.") and qualname.count(".") == 1:
+        return name[:1].islower() and name not in _NOT_TENSOR_FUNCTIONS
+    if not isinstance(value.func, ast.Attribute) or qualname:
+        return False
+    if name == "nonzero":
+        return True  # only tensors and arrays have it; both hold their data in memory
+    return name in _TENSOR_PIECES and _made_tensor(analysis, value.func.value, depth + 1)
+
+
+# Methods that return a view or a piece of the tensor they are called on.
+_TENSOR_PIECES = {"view", "reshape", "flatten", "squeeze", "unsqueeze", "split", "chunk", "tensor_split",
+                  "long", "int", "contiguous", "clone", "detach", "t"}
+# `torch.*` functions whose result is no tensor to batch.
+_NOT_TENSOR_FUNCTIONS = {"load", "device", "compile", "no_grad", "manual_seed", "Generator"}
 
 
 def read_once(analysis: "Analysis", loader: ast.Call) -> bool:
@@ -197,7 +233,6 @@ def _dataset_values(analysis: "Analysis", expr: ast.AST | None, at: ast.AST, dep
     before = getattr(at, "lineno", None)
     bound = [(stmt, value) for stmt, value in _assignments(function, expr.id)
              if before is None or stmt.lineno <= before]
-    from torch_lsp.roles import reaching_assignment
 
     reaching = reaching_assignment(analysis, expr)
     if reaching is not None and any(stmt is reaching.statement for stmt, _ in bound):

@@ -1,10 +1,10 @@
 """Which model classes behave the same in train and eval mode.
 
 `model.eval()` only changes layers that read `self.training`: dropout, batch norm and
-the layers built on them.  A model made only of `Linear`, `LSTMCell`, activations and
-the like computes the same thing in both modes, so a missing `eval()` changes nothing
-(TL103 stays silent) — and inserting one into a function that goes on to train would be
-a change waiting to bite.
+the layers built on them.  A model made only of `Linear`, `LSTMCell`, activations, instance
+norm without running stats and the like computes the same thing in both modes, so a
+missing `eval()` changes nothing (TL103 stays silent) — and inserting one into a function
+that goes on to train would be a change waiting to bite.
 
 `mode_independent(analysis, cls)` proves it or answers False: every call in the class
 (its constructor and its methods) must be a known mode-independent layer, a torch
@@ -40,8 +40,16 @@ _MODE_INDEPENDENT_LAYERS = {
 } | {name for name in ACTIVATION_MODULES if "Dropout" not in name}
 _CONTAINERS = {"Sequential", "ModuleList", "ModuleDict"}
 _RECURRENT = {"RNN", "LSTM", "GRU"}  # mode-dependent only with `dropout=`
+# Mode-dependent only with `track_running_stats=True` (eval then normalises with running averages).
+_INSTANCE_NORMS = {"InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"}
 # Calls that move or cast a model and return it: what it is stays what it was built as.
 _MOVES = ("to", "cuda", "cpu", "double", "float", "half", "train")
+# Layers of libraries built on PyTorch whose source (the class and its bases) never reads
+# `self.training` and takes no sub-module that could (torch_geometric 2.x message passing).
+_MODE_INDEPENDENT_LIBRARY_LAYERS = {
+    f"torch_geometric.nn{package}.{layer}" for package in ("", ".conv")
+    for layer in ("GCNConv", "SAGEConv", "GraphConv", "ChebConv")
+}
 _FREE_TORCH_NAMESPACES = ("torch.nn.init.", "torch.nn.utils.", "torch.distributions.")
 _MAX_DEPTH = 6
 
@@ -172,7 +180,7 @@ def _call_is_mode_independent(analysis: "Analysis", call: ast.Call, depth: int) 
 
 
 def _named_call_is_mode_independent(analysis: "Analysis", call: ast.Call, qualname: str, depth: int) -> bool:
-    if qualname.startswith(_FREE_TORCH_NAMESPACES):
+    if qualname.startswith(_FREE_TORCH_NAMESPACES) or qualname in _MODE_INDEPENDENT_LIBRARY_LAYERS:
         return True
     if qualname.startswith("torch.nn.functional."):
         return "dropout" not in qualname
@@ -180,6 +188,8 @@ def _named_call_is_mode_independent(analysis: "Analysis", call: ast.Call, qualna
         layer = qualname.rsplit(".", 1)[1]
         if layer in _RECURRENT:
             return not any(kw.arg == "dropout" for kw in call.keywords) and len(call.args) < 6
+        if layer in _INSTANCE_NORMS:
+            return _keeps_no_running_stats(call)
         if any(word in layer for word in _MODE_DEPENDENT_WORDS):
             return False
         return layer in _MODE_INDEPENDENT_LAYERS or layer.endswith("Loss")
@@ -190,3 +200,17 @@ def _named_call_is_mode_independent(analysis: "Analysis", call: ast.Call, qualna
         return True
     found = project_definition(analysis, call.func)
     return found is not None and mode_independent(found[0], found[1], depth + 1)
+
+
+def _keeps_no_running_stats(call: ast.Call) -> bool:
+    """`nn.InstanceNorm2d(c)` or `nn.InstanceNorm2d(c, affine=True, track_running_stats=False)`:
+    it normalises with the statistics of each input in both modes.  An argument we cannot read
+    (`track_running_stats=flag`, positional or `**kwargs`) is not proven."""
+    if len(call.args) > 4:
+        return False
+    for kw in call.keywords:
+        if kw.arg is None or (kw.arg == "track_running_stats"
+                              and not (isinstance(kw.value, ast.Constant) and kw.value.value is False)):
+            return False
+    return True
+

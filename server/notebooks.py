@@ -14,13 +14,18 @@ cell ends, and masked lines get IPython's characters back.
 """
 from __future__ import annotations
 
+import ast
 import bisect
 import difflib
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from torch_lsp.notebook_magics import mask_magics, unmask_line
 from torch_lsp.text import split_lines
+
+if TYPE_CHECKING:
+    from torch_lsp.analysis import Analysis
 
 # A comment no fix touches; it also tells a reader of the program where a cell ends.
 CELL_SEPARATOR = "# ---- torch-lsp: next notebook cell ----"
@@ -124,3 +129,25 @@ def _unmasked(cell: CellSpan, fixed: str) -> str:
         else:
             out += new[b0:b1]
     return "\n".join(out)
+
+
+def shown_as_cell_output(analysis: "Analysis", statement: ast.stmt) -> bool:
+    """IPython displays the value of an expression that is the last statement of its cell
+    (`model.load_state_dict(sd, strict=False)` shows the missing and unexpected keys), unless
+    a `;` ends it.  True for such a statement of a notebook program (a text with cell
+    separators, or an `.ipynb` file)."""
+    if not isinstance(statement, ast.Expr) or statement not in analysis.tree.body:
+        return False
+    lines = analysis.lines
+    rest = lines.line_text(statement.end_lineno).encode("utf-8")[statement.end_col_offset:].decode("utf-8", "replace")
+    if rest.lstrip().startswith(";"):
+        return False
+    line = statement.end_lineno + 1
+    while line <= len(lines.lines):
+        text = lines.line_text(line).strip()
+        if text == CELL_SEPARATOR:
+            return True
+        if text and not text.startswith("#"):
+            return False  # another statement of the same cell comes after it
+        line += 1
+    return analysis.path.endswith(".ipynb") or CELL_SEPARATOR in analysis.source

@@ -205,3 +205,18 @@ def test_a_notebook_on_standard_input(tmp_path, cli):
     assert cli("check", "--fix", "--stdin-filename", "nb.ipynb", "-", stdin=clean, cwd=tmp_path).stdout == clean
     broken = cli("check", "--stdin-filename", "nb.ipynb", "-", stdin="{", cwd=tmp_path)
     assert broken.returncode == 2 and "nb.ipynb is not a valid notebook" in broken.stderr
+
+
+def test_a_cells_last_expression_is_displayed_not_thrown_away(tmp_path, cli):
+    # IPython shows the value of a cell's last expression: a non-strict load there prints
+    # its missing and unexpected keys.  A `;` hides it, and so does a statement after it.
+    setup = "import torch\nmodel = torch.nn.Linear(2, 2)\nstate = torch.load('w.pt', weights_only=True)"
+    cells = [code_cell(setup),
+             code_cell("# shown\nmodel.load_state_dict(state, strict=False)\n# a trailing comment\n"),
+             code_cell("model.load_state_dict(state, strict=False);"),
+             code_cell("model.load_state_dict(state, strict=False)\nprint('loaded')"),
+             code_cell("if True:\n    model.load_state_dict(state, strict=False)"),
+             code_cell("model.load_state_dict(state, strict=False)")]
+    (tmp_path / "load.ipynb").write_text(notebook_text(cells), encoding="utf-8")
+    items = json.loads(cli("check", "--format", "json", "--select", "TL204", "load.ipynb", cwd=tmp_path).stdout)
+    assert [(item["cell"], item["line"]) for item in items] == [(3, 1), (4, 1), (5, 2)]

@@ -262,3 +262,82 @@ def test_a_state_dict_load_beside_a_module_save_keeps_the_weights_only_advice():
 """
     messages = {f.line: f.message for f in findings(source, "TL705")}
     assert "pickled module" in messages[8] and "Pass `weights_only=True`" in messages[11]
+
+
+# ----------------------------------------------------------------- TL103: a forward whose output is discarded
+LAZY_INIT = """
+    import torch
+
+    def build(make_net, batch, features):
+        net = make_net()
+        HOOK
+        with torch.no_grad():
+            net(batch)
+        return torch.optim.Adam(net.parameters())
+"""
+
+
+def test_a_discarded_forward_evaluates_nothing_unless_hooks_collect_features():
+    assert findings(LAZY_INIT.replace("HOOK", "pass"), "TL103") == []
+    hooked = LAZY_INIT.replace("HOOK", "net.fc.register_forward_hook(lambda m, i, o: features.append(o))")
+    assert [f.line for f in findings(hooked, "TL103")] == [8]
+
+
+# ----------------------------------------------------------------- TL409: recurrent layers deep in the model
+PICKED_MODEL = """
+    import torch
+    import torch.nn.functional as F
+
+    class Depth(torch.nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.lstm = torch.nn.LSTM(dim, dim, 1, bias=False)
+
+        def forward(self, x):
+            return self.lstm(x)[0]
+
+    class GeniePathLayer(torch.nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.breadth = torch.nn.Linear(dim, dim)
+            self.depth = Depth(dim)
+
+        def forward(self, x):
+            return self.depth(torch.tanh(self.breadth(x)))
+
+    class GeniePath(torch.nn.Module):
+        def __init__(self, dim, classes):
+            super().__init__()
+            self.layers = torch.nn.ModuleList([GeniePathLayer(dim) for _ in range(4)])
+            self.head = torch.nn.Linear(dim, classes)
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return self.head(x)
+
+    class Wide(torch.nn.Module):
+        def __init__(self, dim, classes):
+            super().__init__()
+            self.body = torch.nn.Sequential(torch.nn.Linear(dim, 4 * dim), torch.nn.GELU(),
+                                            torch.nn.Linear(4 * dim, classes))
+
+        def forward(self, x):
+            return self.body(x)
+
+    def train(name, loader, dim, classes):
+        variants = {'GeniePath': GeniePath, 'Other': OTHER}
+        model = variants[name](dim, classes)
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.005)
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+"""
+
+
+def test_no_compile_hint_for_a_model_whose_lstm_sits_classes_deep():
+    assert findings(PICKED_MODEL.replace("OTHER", "GeniePath"), "TL409") == []
+    # One class to pick from has no recurrent layer: compiling it pays.
+    assert [f.line for f in findings(PICKED_MODEL.replace("OTHER", "Wide"), "TL409")] == [48]

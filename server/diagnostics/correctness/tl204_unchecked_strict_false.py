@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Iterator
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.diagnostics.correctness.quoting import source_of
+from torch_lsp.notebooks import shown_as_cell_output
 from torch_lsp.shapes.stated import trailing_comment
 from torch_lsp.syntax_nodes import argument, has_star_args, receiver, walk_nodes
 
@@ -23,7 +24,8 @@ class UncheckedStrictFalse(Rule):
     result (the missing and unexpected keys) thrown away. Silent where the mismatch is
     accounted for: the state dict was filtered against the model's keys or its size is
     logged after the load, the next statement asserts the outcome, `assign=True` loads onto
-    meta tensors, or the statement just before warns about the checkpoint.
+    meta tensors, or the statement just before warns about the checkpoint. Nor in a notebook,
+    where the load is the last expression of its cell: IPython displays the returned keys.
 
     ## Why is this bad
     `strict=False` tells PyTorch not to raise when the checkpoint and the model
@@ -61,6 +63,8 @@ class UncheckedStrictFalse(Rule):
                 continue
             if accounts_for_mismatch(analysis, call):
                 continue
+            if shown_as_cell_output(analysis, analysis.parents[call]):
+                continue  # a notebook cell's last expression: IPython displays the keys
             yield self.finding(
                 call,
                 f"`{source_of(analysis, call)}` throws away its result: with `strict=False` the returned "

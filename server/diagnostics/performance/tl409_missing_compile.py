@@ -7,7 +7,7 @@ from typing import Iterator
 from torch_lsp.analysis import Analysis, construction_of
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.roles import MODEL_WRAPPERS
+from torch_lsp.roles import MODEL_WRAPPERS, reaching_assignment
 from torch_lsp.shapes import infer_shapes
 from torch_lsp.shapes.parameters import module_parameters
 from torch_lsp.shapes.values import Instance, Layer
@@ -23,10 +23,10 @@ class MissingCompile(Rule):
     calling `torch.compile`. Not in test files, nor for a loop of a literal few steps
     (`for _ in range(10)`, a demo the compile warm-up would not pay back), nor for a model
     built from `nn.LSTM`/`nn.GRU`/`nn.RNN`, by a class or factory of this file or of a project
-    file it imports (Dynamo graph-breaks at them, so compiling captures little), nor for a
-    model whose parameters are all known and number at most a thousand (a `nn.Linear(1, 1)`
-    fitted to a few points: nothing to compile), nor for a model prepared by an accelerate
-    `Accelerator` built to compile (`dynamo_backend="inductor"`,
+    file it imports, or picked from a dict of such classes (Dynamo graph-breaks at them, so
+    compiling captures little), nor for a model whose parameters are all known and number at
+    most a thousand (a `nn.Linear(1, 1)` fitted to a few points: nothing to compile), nor for
+    a model prepared by an accelerate `Accelerator` built to compile (`dynamo_backend="inductor"`,
     `dynamo_plugin=TorchDynamoPlugin(...)`: `prepare` compiles it). A model run under
     `torch.no_grad()` in the loop (a frozen backbone feeding a trained head, a DQN/SAC target
     network) is not the one trained. Off by default:
@@ -178,13 +178,35 @@ _DEFINITION_DEPTH = 3
 def _builds_recurrent_layer(analysis: Analysis, value: ast.AST | None, depth: int = 0) -> bool:
     """`nn.LSTM(...)`, or a call of a class or function of the project that builds one:
     anywhere in the class (its constructor builds its layers), or in what the function
-    returns."""
+    returns; for a class picked from a dict of classes, every class the dict offers."""
     value = _unmoved(value)
     if not isinstance(value, ast.Call):
         return False
     if analysis.call_qualname(value) in _RECURRENT_LAYERS:
         return True
-    found = project_definition(analysis, value.func) if depth < _DEFINITION_DEPTH else None
+    if depth >= _DEFINITION_DEPTH:
+        return False
+    picked = _picked_from_table(analysis, value.func)
+    if picked:
+        return all(_definition_builds_recurrent(analysis, func, depth) for func in picked)
+    return _definition_builds_recurrent(analysis, value.func, depth)
+
+
+def _picked_from_table(analysis: Analysis, func: ast.AST) -> list[ast.Name]:
+    """`variants[args.model](...)` with `variants = {'GeniePath': GeniePath, ...}`: every class
+    the dict offers (empty when `func` is no such pick)."""
+    if not (isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name)):
+        return []
+    assignment = reaching_assignment(analysis, func.value)
+    table = assignment.value if assignment is not None else None
+    if not isinstance(table, ast.Dict) or not all(isinstance(v, ast.Name) for v in table.values):
+        return []
+    return list(table.values)
+
+
+def _definition_builds_recurrent(analysis: Analysis, func: ast.AST, depth: int) -> bool:
+    """The project class or function `func` names builds a recurrent layer."""
+    found = project_definition(analysis, func)
     if found is None:
         return False
     where, definition = found

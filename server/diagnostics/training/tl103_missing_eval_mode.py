@@ -38,7 +38,12 @@ class MissingEvalMode(Rule):
     it computes what the training consumes, in the training's mode on purpose. A parameter
     named like a class (`Generator`) is the class handed in: calling it builds a model. A
     model passed by callers that all ran a function of the file leaving it in eval mode
-    first (`evaluate(loader, model)` then `predict(text, model)`) counts as in eval mode.
+    first (`evaluate(loader, model)` then `predict(text, model)`) counts as in eval mode, and
+    so does a model that a function of the file called on it earlier in the same function left
+    in eval mode (each epoch ends with `test(encoder, data)`, then a last pass under
+    `no_grad`). A run whose output is discarded (`model(batch)` as a statement, or bound to a
+    name nothing reads: a dry run that initialises lazy layers) evaluates nothing, unless the
+    file registers forward hooks or a notebook cell displays the value.
     The fix is safe only on a model known to be an `nn.Module` (built in view) in a function
     that does not go on to train; otherwise it is offered as unsafe. Trainers written as
     classes are checked too: an `evaluate`-style method, or one under `no_grad`, running
