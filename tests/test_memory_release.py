@@ -179,3 +179,49 @@ def test_the_server_keeps_no_future_of_a_finished_handler():
     finally:
         server.shutdown()
     assert kept <= 1, f"{kept} handler futures kept after 100 messages"
+
+
+def test_a_check_stopped_by_closing_its_document_keeps_nothing_of_it(monkeypatch):
+    """The complete pass of a document closed while it ran stops (`Superseded`), and the
+    parse it would hand to the next check of the document must not be kept: there is no
+    next check, and each document opened and closed at once kept its whole tree and facts
+    for the server's lifetime (21 such documents: 258 MB)."""
+    import asyncio
+    import io
+    import json
+
+    from pygls.io_ import StdoutWriter
+
+    from torch_lsp import check_scheduler
+    from torch_lsp.lsp import create_server
+    from torch_lsp.shapes.limits import Superseded
+
+    server = create_server()
+    server.protocol.set_writer(StdoutWriter(io.BytesIO()))
+    scheduler = server.scheduler
+    path = REPO / "examples" / "cifar10_cnn.py"
+    uri = path.as_uri()
+
+    def closed_meanwhile(result, settings=None):
+        # What the user does while the shape pass runs: the close handler's two steps.
+        server.documents.close(uri)
+        scheduler.closed(uri)
+        raise Superseded()
+
+    async def open_check_and_close():
+        initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                      "params": {"processId": None, "rootUri": REPO.as_uri(), "capabilities": {}}}
+        server.protocol.receive_body(json.dumps(initialize).encode("utf-8"))
+        await asyncio.sleep(0)
+        document = server.documents.open(uri, 1, path.read_text(encoding="utf-8"))
+        generation = server.settings.generation
+        first_pass = scheduler._check(document, generation, shapes=False)
+        monkeypatch.setattr(check_scheduler, "add_shape_findings", closed_meanwhile)
+        return scheduler._check(document, generation, first_pass)
+
+    try:
+        assert asyncio.run(open_check_and_close()) is None
+    finally:
+        server.shutdown()
+    assert uri not in scheduler._typed_past
+    assert uri not in scheduler._unstoppable_seconds
