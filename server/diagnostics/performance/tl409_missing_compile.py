@@ -56,6 +56,7 @@ class MissingCompile(Rule):
     severity = "information"
     fix_safety = "none"
     enabled_by_default = False
+    needs_shapes = True  # a toy model's size comes from the shape pass: sent in the second step
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         if analysis.is_test_file or any(
