@@ -269,6 +269,14 @@ class Analysis:
             current = self.parents.get(current)
         return current
 
+    def body_statement(self, owner: ast.AST, node: ast.AST) -> ast.stmt | None:
+        """The statement of `owner`'s own body (a loop's, a function's, the module's) that
+        holds `node`; None when `node` is not under that body."""
+        stmt = self.statement_of(node)
+        while stmt is not None and self.parents.get(stmt) not in (owner, None):
+            stmt = self.parents.get(stmt)
+        return stmt if stmt is not None and any(s is stmt for s in owner.body) else None
+
     def roles_for(self, node_or_function: ast.AST | FunctionInfo) -> ScopeRoles:
         function = node_or_function if isinstance(node_or_function, FunctionInfo) else self.context(node_or_function).function
         return self.roles[function]

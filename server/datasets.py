@@ -133,12 +133,8 @@ def _reads_of_binding(analysis: "Analysis", function: "FunctionInfo", name: str,
 
 def _body_index(analysis: "Analysis", function: "FunctionInfo", node: ast.AST | None) -> int | None:
     """The place in the function's own body of the statement that holds `node`."""
-    while node is not None:
-        parent = analysis.parents.get(node)
-        if parent is function.node or (parent is None and function.is_module):
-            return next((i for i, stmt in enumerate(function.node.body) if stmt is node), None)
-        node = parent
-    return None
+    stmt = analysis.body_statement(function.node, node) if node is not None else None
+    return next((i for i, s in enumerate(function.node.body) if s is stmt), None) if stmt is not None else None
 
 
 def _only_looks_at(analysis: "Analysis", name: ast.Name) -> bool:

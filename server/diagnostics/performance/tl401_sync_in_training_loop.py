@@ -44,7 +44,7 @@ def _after_explicit_synchronize(analysis: Analysis, call: ast.Call, loop) -> boo
     (`if device_type == "cuda":`), before the statement holding `call`: the host already
     waits for the GPU there, so the sync costs nothing more (the stall is the explicit one,
     chosen on purpose, as when each step is timed)."""
-    stmt = _body_statement(analysis, call, loop.node)
+    stmt = analysis.body_statement(loop.node, call)
     if stmt is None:
         return False
     for earlier in loop.node.body:
@@ -77,14 +77,6 @@ def _asks_for_cuda(analysis: Analysis, test: ast.AST) -> bool:
             return True
         return call_name(test) == "startswith" and len(test.args) == 1 and is_cuda(test.args[0])
     return False
-
-
-def _body_statement(analysis: Analysis, node: ast.AST, loop: ast.AST) -> ast.stmt | None:
-    """The statement of the loop's own body that holds `node`."""
-    stmt = analysis.statement_of(node)
-    while stmt is not None and analysis.parents.get(stmt) is not loop:
-        stmt = analysis.parents.get(stmt)
-    return stmt if stmt is not None and any(s is stmt for s in loop.body) else None
 
 
 _FINITENESS_TESTS = {"isfinite", "isnan", "isinf"}
