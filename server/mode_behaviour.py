@@ -83,16 +83,21 @@ def named_model_is_mode_independent(analysis: "Analysis", function: "FunctionInf
 
 def _moved_name(value: ast.AST) -> str | None:
     """`model` in `model.cuda()` / `model.to(device).float()`: the name a device or dtype move starts from."""
+    value = _unmoved(value)
+    return value.id if isinstance(value, ast.Name) else None
+
+
+def _unmoved(value: ast.AST | None) -> ast.AST | None:
+    """What a chain of device or dtype moves starts from: `Net()` in `Net().to(device).float()`."""
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _MOVES:
         value = value.func.value
-    return value.id if isinstance(value, ast.Name) else None
+    return value
 
 
 def constructed_model_is_mode_independent(analysis: "Analysis", value: ast.AST) -> bool:
     """`Net(...)` of a project class proven mode-independent, or a torch layer built in place
     (`nn.Linear(d, k)`, `nn.Sequential(nn.Linear(...), nn.ReLU())`), through `.to(...)`-style chains."""
-    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _MOVES:
-        value = value.func.value
+    value = _unmoved(value)
     if not isinstance(value, ast.Call):
         return False
     if (analysis.qualname(value.func) or "").startswith("torch.nn."):
@@ -130,6 +135,7 @@ def attribute_is_mode_independent(analysis: "Analysis", cls: ast.ClassDef, attr:
 
 
 def _built_mode_independent(analysis: "Analysis", cls: ast.ClassDef, value: ast.AST | None, depth: int) -> bool:
+    value = _unmoved(value)  # `self.policy = Policy().to(device)` is what `Policy()` built
     if isinstance(value, (ast.List, ast.Tuple)):
         return all(_built_mode_independent(analysis, cls, element, depth) for element in value.elts)
     if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":

@@ -49,7 +49,8 @@ class MissingEvalMode(Rule):
     classes are checked too: an `evaluate`-style method, or one under `no_grad`, running
     `self.model` when no method of the class switches that model's mode, unless the class
     builds that attribute only from layers without train/eval behaviour (a fixed blur of
-    pads and convolutions).
+    pads and convolutions; a rollout policy of `Linear` and `Tanh` layers, moved to the
+    device where it is built: `self.policy = Policy().to(device)`).
 
     ## Why is this bad
     In train mode dropout still drops activations and batch-norm normalises with the
