@@ -109,6 +109,60 @@ def _feeds_finiteness_guard(analysis: Analysis, call: ast.Call, loop: ast.AST) -
     return any(isinstance(s, ast.If) and leaves(s) and guards(s.test, name) for s in later)
 
 
+# Builtins that only convert the host value a sync returned: `int(action.item())`.
+_HOST_CONVERSIONS = {"int", "float", "bool"}
+# An environment's step returns at least (observation, reward, done): what it is unpacked into.
+_TRANSITION_SIZE = 3
+
+
+def _sent_to_environment(analysis: Analysis, call: ast.Call, loop: ast.AST) -> bool:
+    """The host value is the action handed to an environment's step: `env.step(action.item())`,
+    or `action = q(obs).argmax().item()` and later in the loop `obs, reward, done, info =
+    env.step(action)`.  The environment runs on the host and needs the action before it can
+    go on, so the sync is the interaction itself, not a stall the step could avoid."""
+    value = call
+    parent = analysis.parents.get(value)
+    while True:  # `action.cpu().numpy()[0]`, `int(action.item())`: still the action
+        if isinstance(parent, ast.Subscript) and parent.value is value:
+            value = parent
+        elif isinstance(parent, ast.Attribute) and isinstance(analysis.parents.get(parent), ast.Call) \
+                and analysis.parents[parent].func is parent:
+            value = analysis.parents[parent]
+        elif isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) \
+                and parent.func.id in _HOST_CONVERSIONS and parent.args == [value]:
+            value = parent
+        else:
+            break
+        parent = analysis.parents.get(value)
+    roles = analysis.roles_for(call)
+    if isinstance(parent, ast.Call) and _environment_step(roles, analysis, parent) and value in _arguments(parent):
+        return True
+    if not (isinstance(parent, ast.Assign) and parent.value is value and len(parent.targets) == 1
+            and isinstance(parent.targets[0], ast.Name)):
+        return False
+    name = parent.targets[0].id
+    return any(isinstance(node, ast.Call) and node.lineno >= parent.end_lineno
+               and _environment_step(roles, analysis, node)
+               and any(isinstance(arg, ast.Name) and arg.id == name for arg in _arguments(node))
+               for node in walk_nodes(loop))
+
+
+def _arguments(call: ast.Call) -> list[ast.AST]:
+    return [*call.args, *(k.value for k in call.keywords)]
+
+
+def _environment_step(roles, analysis: Analysis, call: ast.Call) -> bool:
+    """`obs, reward, done, info = env.step(action)`: a `.step(...)` that is no optimizer's,
+    scheduler's or scaler's, whose result is unpacked into a transition (an optimizer's step
+    returns nothing worth unpacking; `scheduler.step(val_loss.item())` binds nothing)."""
+    if call_name(call) != "step" or receiver(call) is None or roles.is_optimizer_step(call) \
+            or roles.is_scheduler_step(call):
+        return False
+    holder = analysis.parents.get(call)
+    return isinstance(holder, ast.Assign) and holder.value is call and len(holder.targets) == 1 \
+        and isinstance(holder.targets[0], ast.Tuple) and len(holder.targets[0].elts) >= _TRANSITION_SIZE
+
+
 def in_branch_that_leaves(analysis: Analysis, node: ast.AST, loop: ast.AST) -> bool:
     """Inside the loop, an enclosing branch ends by leaving it (`raise`, `return`, `break`,
     `sys.exit(...)`): `if not math.isfinite(loss.item()): print(loss.item()); sys.exit(1)`
@@ -181,7 +235,9 @@ class SyncInTrainingLoop(Rule):
     math.isfinite(loss_value)` there), nor after an explicit `torch.cuda.synchronize()`
     earlier in the same iteration (alone, or under a test that the code runs on CUDA,
     `if device_type == "cuda":`), where the host already
-    waits, nor on a tensor a factory made on the host, `torch.randint(0, 5, (1,)).item()`),
+    waits, nor on a tensor a factory made on the host, `torch.randint(0, 5, (1,)).item()`,
+    nor the action handed to an environment's step, `obs, reward, done, info =
+    env.step(action.item())`: the environment runs on the host and needs it to go on),
     in code that runs on a GPU (moved there by the code, or by
     `fabric.setup`/`accelerator.prepare`); not in test files. A loop whose backward or
     optimizer step sits in a helper function it calls counts as a training loop.
@@ -230,6 +286,8 @@ class SyncInTrainingLoop(Rule):
                 continue  # the step already waits for the GPU there; this sync adds no stall
             if _feeds_finiteness_guard(analysis, call, loop.node):
                 continue  # a NaN check that stops training needs the value on the host each step
+            if _sent_to_environment(analysis, call, loop.node):
+                continue  # the action an environment on the host must receive before it can step
             if call_name(call) != "item" and not self._is_device_tensor(analysis, target, call):
                 continue
             text = ast.unparse(call)
