@@ -969,10 +969,26 @@ def _wraps_evaluated_model(analysis: Analysis, function: FunctionInfo, model: st
     if isinstance(value, ast.Call):
         if any(isinstance(a, ast.Name) and analysis.switched(function, a.id, "eval") for a in value.args):
             return True
-        for local in analysis.function_named(call_name(value) or ""):
-            if any(_returns_evaluated(analysis, local, r) for r in walk_nodes(local.node) if isinstance(r, ast.Return)):
+        for owner, loader in _loaders_called(analysis, value):
+            if any(_returns_evaluated(owner, loader, r) for r in walk_nodes(loader.node) if isinstance(r, ast.Return)):
                 return True
     return False
+
+
+def _loaders_called(analysis: Analysis, call: ast.Call) -> list[tuple[Analysis, FunctionInfo]]:
+    """The functions `call` may run, with the analysis of their file: those of this file so
+    named, else the function imported from a project file (`from utils import load_model`,
+    whose `model.eval()` before `return model` decides the mode of what it hands back)."""
+    local = analysis.function_named(call_name(call) or "")
+    if local:
+        return [(analysis, f) for f in local]
+    from torch_lsp.workspace_files import project_definition
+
+    found = project_definition(analysis, call.func)
+    if found is None or not isinstance(found[1], ast.FunctionDef):
+        return []
+    owner, node = found
+    return [(owner, f) for f in owner.functions if f.node is node]
 
 
 def _returns_evaluated(analysis: Analysis, function: FunctionInfo, ret: ast.Return) -> bool:
