@@ -39,8 +39,9 @@ class MissingEvalMode(Rule):
     named like a class (`Generator`) is the class handed in: calling it builds a model. A
     model passed by callers that all ran a function of the file leaving it in eval mode
     first (`evaluate(loader, model)` then `predict(text, model)`) counts as in eval mode, and
-    so does a model that a function of the file called on it earlier in the same function left
-    in eval mode (each epoch ends with `test(encoder, data)`, then a last pass under
+    so does a model returned by a loader that calls `.eval()` on it (`model = load_model(path)`,
+    a function of the file or imported from a project file), and a model that a function of
+    the file called on it earlier in the same function left in eval mode (each epoch ends with `test(encoder, data)`, then a last pass under
     `no_grad`). A run whose output is discarded (`model(batch)` as a statement, or bound to a
     name nothing reads: a dry run that initialises lazy layers) evaluates nothing, unless the
     file registers forward hooks or a notebook cell displays the value.
