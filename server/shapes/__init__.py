@@ -104,7 +104,17 @@ def _shape_report(analysis: "Analysis", resolver: ImportResolver | None) -> Shap
     from torch_lsp.shapes.limits import Superseded
     from torch_lsp.shapes.report import ShapeReport
 
-    engine = Engine(analysis, resolver or _default_resolver)
+    resolver = resolver or _default_resolver
+    if analysis.uses_torch:
+        from torch_lsp.shapes.components import run_in_parts
+
+        try:
+            parts = run_in_parts(analysis, resolver, lambda part: Engine(analysis, resolver, part))
+        except (Exception, RecursionError):  # noqa: BLE001 - the whole-file run below keeps what it finds
+            parts = None
+        if parts is not None:
+            return ShapeReport(analysis, parts)
+    engine = Engine(analysis, resolver)
     error = None
     if analysis.uses_torch:
         try:
