@@ -183,9 +183,14 @@ class PartRun:
     released: bool = False
 
 
-# The newest parts of each document, kept for its next version (see `keeping_parts`).
-# Read and written on the thread that checks documents.
+# The newest parts of the documents checked last, kept for their next version (see
+# `keeping_parts`), least recently checked first.  Read and written on the thread that checks
+# documents.
 _latest: dict[str, "PartEngines"] = {}
+# Parts are kept for the most recently checked documents up to this many lines in all (the
+# last one always), as the server keeps analyses (`CheckCache.ANALYSED_LINES_KEPT`): a kept
+# run holds about as much as the whole shape pass of its part.
+KEPT_LINES = 6000
 _document: ContextVar[str | None] = ContextVar("shape parts document", default=None)
 
 
@@ -266,11 +271,24 @@ def run_in_parts(analysis: "Analysis", resolver, make_engine) -> "PartEngines | 
                 run.kept = False
         for run in runs:
             run.kept = True
+        _latest.pop(document, None)
         _latest[document] = found
+        found.lines = len(lines.lines)
         if previous is not None:
             for run in previous.runs:
                 _settle(run)
+        _forget_beyond(KEPT_LINES)
     return found
+
+
+def _forget_beyond(budget: int) -> None:
+    """Forget the parts of the least recently checked documents past `budget` lines."""
+    total = sum(kept.lines for kept in _latest.values())
+    for document in list(_latest)[:-1]:
+        if total <= budget:
+            break
+        total -= _latest[document].lines
+        forget_parts(document)
 
 
 def _function_groups(analysis: "Analysis") -> list[list]:
@@ -323,6 +341,7 @@ class PartEngines:
 
     def __init__(self, analysis: "Analysis", runs: list[PartRun]):
         self.runs = runs
+        self.lines = 0  # the document's, while its parts are kept
         self.exhausted = any(run.engine.exhausted for run in runs)
         self.mismatches = [m for run in runs for m in run.engine.mismatches]
         self.overflowed = set().union(*(run.engine.overflowed for run in runs))

@@ -151,3 +151,17 @@ def test_files_whose_parts_could_reach_each_other_without_a_name_run_as_one(sour
     report = infer_shapes(analyze(source, "f.py"))
     assert isinstance(report.engine, Engine)
     assert shown(report) == shown(whole_file_report(source, "f.py"))
+
+
+def test_parts_are_kept_for_the_most_recently_checked_documents_only(monkeypatch):
+    from torch_lsp.shapes import components
+
+    monkeypatch.setattr(components, "KEPT_LINES", 1500)
+    documents = [f"lru-{n}" for n in range(4)]
+    for document in documents:  # 700 lines each: two fit
+        with keeping_parts(document):
+            infer_shapes(analyze(GENERATED, "generated.py"))
+    kept = [d for d in documents if d in _latest]
+    for document in documents:
+        forget_parts(document)
+    assert kept == documents[-2:]
