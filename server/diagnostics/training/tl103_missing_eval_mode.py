@@ -32,7 +32,9 @@ class MissingEvalMode(Rule):
     checked through its submodule classes, also in imported workspace files: `eval()`
     changes nothing) or built in place from such torch layers (`probe = nn.Linear(d, k)`),
     a model loaded with `from_pretrained()` (which returns it in eval mode), a "model" fed
-    NumPy arrays (`isp_model.forward(img.copy(), hq)`: no torch module), and a function
+    NumPy arrays (`isp_model.forward(img.copy(), hq)`: no torch module), a "model" that is a
+    plain function of the file (`def net(X): return softmax(X @ W + b)`, handed in by every
+    caller: a from-scratch model has no mode to switch), and a function
     under `no_grad` (not named for evaluation) whose result every caller hands to a function
     of the file that trains (`bank = init_memory(loader, model)`, then `train(..., bank)`):
     it computes what the training consumes, in the training's mode on purpose. A parameter
