@@ -1150,6 +1150,28 @@ def _passed_by_every_caller(analysis: Analysis, function: FunctionInfo, param: s
     return values[0] if values and len(kinds) == 1 and None not in kinds else None
 
 
+def holds_plain_function(analysis: Analysis, function: FunctionInfo, name: str, at: ast.AST, hops: int = 3) -> bool:
+    """`name`, as seen at `at` in `function`, can only be a plain function of the file: a name
+    bound by nothing but a `def` (`def net(X): return softmax(X @ W + b)`), or a parameter that
+    every caller fills with such a name, directly or through parameters of their own.  A
+    from-scratch "model" written this way has no train/eval mode and no modules inside."""
+    if hops < 0:
+        return False
+    if name in function.params and not function.is_module:
+        if analysis.roles_for(function).last_assignment(name, at) is not None:
+            return False
+        sites = analysis.callers(function)
+        return bool(sites) and all(
+            isinstance(passed := analysis.argument_for(site, function, name), ast.Name)
+            and holds_plain_function(analysis, analysis.context(site).function, passed.id, site, hops - 1)
+            for site in sites)
+    if name in analysis.imports or any(analysis.roles_for(scope).assignments.get(name)
+                                       for scope in (function, analysis.module_scope)):
+        return False
+    definitions = analysis.function_named(name)
+    return bool(definitions) and not any(d.is_method for d in definitions)
+
+
 def evaluation_after_training(analysis: Analysis) -> Iterator[tuple[FunctionInfo, ast.Call, "ModeSwitch"]]:
     """(function, model call, the `eval()` before it) for an evaluation that follows training in
     the same function: `model.eval()`, then a loop that runs the model and does not train,
