@@ -131,23 +131,33 @@ def train(loader, generator, discriminator, d_optim, device):
     for real_img in loader:
         real_img = real_img.to(device).requires_grad_()
         real_pred = discriminator(real_img)
-        d_loss = F.softplus(-real_pred).mean() + 10 * r1_penalty(real_pred, real_img)
+        fake_pred = discriminator(generator(torch.randn(64, 512, device=device)).detach())
+        d_loss = F.softplus(-real_pred).mean() + F.softplus(fake_pred).mean() + 10 * r1_penalty(real_pred, real_img)
         d_optim.zero_grad()
         d_loss.backward()
         d_optim.step()
 """
 
 
-def test_a_gradient_penalty_with_double_backward_is_silent(tmp_path, cli):
-    """StyleGAN2's R1 and path-length penalties backpropagate through `autograd.grad(...,
-    create_graph=True)`: a compiled graph refuses that double backward, so the hint is wrong."""
+def test_a_model_under_a_gradient_penalty_is_not_the_one_named(tmp_path, cli):
+    """StyleGAN2's R1 penalty backpropagates through `autograd.grad(..., create_graph=True)`
+    of the discriminator's output: a compiled graph refuses that double backward, so the hint
+    names the generator, whose output is detached before the critic sees it."""
     write(tmp_path, {"train.py": GAN.format(create_graph="True")})
+    assert [(line, message.split("`")[1]) for line, message in _tl409(tmp_path, cli)] == [(15, "generator")]
+
+
+def test_a_loop_whose_only_model_is_under_a_gradient_penalty_is_silent(tmp_path, cli):
+    only_critic = GAN.format(create_graph="True").replace(
+        "        fake_pred = discriminator(generator(torch.randn(64, 512, device=device)).detach())\n", "").replace(
+        " + F.softplus(fake_pred).mean()", "")
+    write(tmp_path, {"train.py": only_critic})
     assert _tl409(tmp_path, cli) == []
 
 
 def test_a_gradient_taken_without_a_graph_leaves_the_hint(tmp_path, cli):
     write(tmp_path, {"train.py": GAN.format(create_graph="False")})
-    assert [line for line, _ in _tl409(tmp_path, cli)] == [14]
+    assert [(line, message.split("`")[1]) for line, message in _tl409(tmp_path, cli)] == [(14, "discriminator")]
 
 
 PROJECTOR = """\

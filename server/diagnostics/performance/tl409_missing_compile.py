@@ -31,9 +31,9 @@ class MissingCompile(Rule):
     `torch.no_grad()` in the loop (a frozen backbone feeding a trained head, a DQN/SAC target
     network) is not the one trained, nor is a model run by a loop whose optimizers only hold
     an explicit list of tensors (`optim.Adam([latent] + noises)`: a GAN projection optimises
-    its input). Silent in a file that differentiates a gradient
-    (`torch.autograd.grad(..., create_graph=True)`, a gradient penalty): `torch.compile` does
-    not support that double backward. Off by default:
+    its input), nor is a model whose output a gradient penalty differentiates with
+    `torch.autograd.grad(..., create_graph=True)` (R1, WGAN-GP's critic, StyleGAN2's path
+    length): `torch.compile` does not support that double backward. Off by default:
     enable it with `extend-select = ["TL409"]`.
 
     ## Why is this bad
@@ -66,8 +66,7 @@ class MissingCompile(Rule):
         if analysis.is_test_file or any(
                 analysis.call_qualname(c) == "torch.compile" or call_name(c) == "compile" for c in analysis.calls):
             return  # a test runs a few steps to check behaviour, not to be fast
-        if _differentiates_twice(analysis):
-            return  # a gradient penalty's double backward: compiled graphs refuse it
+        twice = _differentiated_twice(analysis)
         for loop in analysis.training_loops:
             steps = analysis.optimizer_steps(loop, direct=True)
             if not analysis.is_step_loop(loop) or not steps:
@@ -81,6 +80,8 @@ class MissingCompile(Rule):
                 if analysis.context(call).grad_disabled:
                     continue  # a frozen backbone run under `no_grad` is not the model trained
                 model = roles.model_name(call)
+                if model in twice:
+                    continue  # a gradient penalty backpropagates through its gradient: compiled graphs refuse that
                 if model and _runs_recurrent_layers(analysis, loop.function, model, call):
                     break  # Dynamo graph-breaks at nn.LSTM/GRU/RNN: compile would capture little
                 if model and _tiny_model(analysis, call):
@@ -93,16 +94,44 @@ class MissingCompile(Rule):
                     return
 
 
-def _differentiates_twice(analysis: Analysis) -> bool:
-    """`torch.autograd.grad(..., create_graph=True)`: a gradient penalty (WGAN-GP, R1, path
-    length) backpropagates through a gradient, a double backward that graphs compiled by
-    `torch.compile` (AOTAutograd) do not support."""
-    return any(_is_true(keyword(call, "create_graph"))
-               for call in analysis.calls_to("torch.autograd.grad", "torch.autograd.functional.grad"))
+def _differentiated_twice(analysis: Analysis) -> set[str]:
+    """Models whose output a gradient penalty differentiates with `torch.autograd.grad(...,
+    create_graph=True)` (WGAN-GP, R1, StyleGAN2's path length) and then backpropagates: a
+    double backward through the model, which graphs compiled by `torch.compile`
+    (AOTAutograd) do not support. Followed from the `outputs=` names to the model call that
+    made them, in the function or, for a parameter, in what its callers pass (one level)."""
+    models: set[str] = set()
+    for call in analysis.calls_to("torch.autograd.grad"):
+        option = keyword(call, "create_graph")
+        if not (option is not None and isinstance(option.value, ast.Constant) and option.value.value is True):
+            continue
+        outputs = keyword(call, "outputs")
+        outputs = outputs.value if outputs is not None else call.args[0] if call.args else None
+        if outputs is None:
+            continue
+        function = analysis.context(call).function
+        for name in {n.id for n in ast.walk(outputs) if isinstance(n, ast.Name)}:
+            models |= _model_that_made(analysis, function, name, call, hops=1)
+    return models
 
 
-def _is_true(option: ast.keyword | None) -> bool:
-    return option is not None and isinstance(option.value, ast.Constant) and option.value.value is True
+def _model_that_made(analysis: Analysis, function, name: str, at: ast.AST, hops: int) -> set[str]:
+    """`pred = D(x)` -> {"D"}; for a parameter `D` or `pred`, what the callers pass."""
+    if name in function.params and not function.is_module:
+        if hops < 0:
+            return set()
+        found = {name}  # a model handed in (`D(interpolates)` with `D` a parameter)
+        for site in analysis.callers(function):
+            passed = analysis.argument_for(site, function, name)
+            if isinstance(passed, ast.Name):
+                found |= {passed.id} | _model_that_made(analysis, analysis.context(site).function, passed.id, site, hops - 1)
+        return found
+    assignment = analysis.roles_for(function).last_assignment(name, at)
+    value = assignment.value if assignment is not None else None
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        callee = value.func.id
+        return {callee} | (_model_that_made(analysis, function, callee, at, hops) if callee in function.params else set())
+    return set()
 
 
 def _steps_only_tensors(analysis: Analysis, function, step: ast.Call) -> bool:
@@ -113,8 +142,8 @@ def _steps_only_tensors(analysis: Analysis, function, step: ast.Call) -> bool:
     if not isinstance(owner, ast.Name):
         return False
     built = construction_of(analysis, function, owner.id, step)
-    if not (isinstance(built, ast.Call) and built.args):
-        return False
+    if not (isinstance(built, ast.Call) and built.args and isinstance(built.args[0], (ast.List, ast.BinOp))):
+        return False  # `SGD(param_groups)`: groups built elsewhere, from whatever parameters
     return _explicit_tensors(analysis, function, built.args[0], built)
 
 
