@@ -66,22 +66,25 @@ def _measure_size(sessions: dict, data_dir: Path, size: int, edits: int) -> Edit
 
 def check_costs(size: int, runs: int) -> dict[str, float]:
     """Where the check of one typed character goes, in process, checked as an edit of the
-    previous version (as the server does): parsing and the eager facts (`analyze`), every
+    previous version (as the server does, its shape pass taking over the unchanged parts): parsing and the eager facts (`analyze`), every
     rule but the shape rules, and the shape pass with the shape rules; in seconds."""
     from torch_lsp.analysis import analyze
     from torch_lsp.checker import add_shape_findings, check_source, collector_paused
+    from torch_lsp.shapes.components import forget_parts, keeping_parts
 
     text = generate_source(size, variant=900 + size)
     line, character = server_bench.typing_position(text)
     lines = text.split("\n")
     lines[line] = lines[line][:character] + "x" + lines[line][character:]
     edited = "\n".join(lines)
-    previous = check_source(text, shapes=False).analysis.parsed
-    with collector_paused():  # as the server checks
+    document = "bench:check_costs"
+    with collector_paused(), keeping_parts(document):  # as the server checks an open document
+        previous = add_shape_findings(check_source(text, shapes=False)).analysis.parsed  # its parts are kept
         analysed = check_bench.best_of_median(lambda: analyze(edited, previous=previous), runs)
         first = check_bench.best_of_median(lambda: check_source(edited, shapes=False, previous=previous), runs)
         complete = check_bench.best_of_median(
             lambda: add_shape_findings(check_source(edited, shapes=False, previous=previous)), runs)
         parse = check_bench.ast_parse_seconds(edited, runs)
+    forget_parts(document)
     return {"ast.parse": parse, "analyze": analysed, "rules": max(first - analysed, 0.0),
             "shapes": max(complete - first, 0.0)}

@@ -974,10 +974,26 @@ def _wraps_evaluated_model(analysis: Analysis, function: FunctionInfo, model: st
     if isinstance(value, ast.Call):
         if any(isinstance(a, ast.Name) and analysis.switched(function, a.id, "eval") for a in value.args):
             return True
-        for local in analysis.function_named(call_name(value) or ""):
-            if any(_returns_evaluated(analysis, local, r) for r in walk_nodes(local.node) if isinstance(r, ast.Return)):
+        for owner, loader in _loaders_called(analysis, value):
+            if any(_returns_evaluated(owner, loader, r) for r in walk_nodes(loader.node) if isinstance(r, ast.Return)):
                 return True
     return False
+
+
+def _loaders_called(analysis: Analysis, call: ast.Call) -> list[tuple[Analysis, FunctionInfo]]:
+    """The functions `call` may run, with the analysis of their file: those of this file so
+    named, else the function imported from a project file (`from utils import load_model`,
+    whose `model.eval()` before `return model` decides the mode of what it hands back)."""
+    local = analysis.function_named(call_name(call) or "")
+    if local:
+        return [(analysis, f) for f in local]
+    from torch_lsp.workspace_files import project_definition
+
+    found = project_definition(analysis, call.func)
+    if found is None or not isinstance(found[1], ast.FunctionDef):
+        return []
+    owner, node = found
+    return [(owner, f) for f in owner.functions if f.node is node]
 
 
 def _returns_evaluated(analysis: Analysis, function: FunctionInfo, ret: ast.Return) -> bool:
@@ -1137,6 +1153,28 @@ def _passed_by_every_caller(analysis: Analysis, function: FunctionInfo, param: s
         values.append(value)
     kinds = {constructed_kind(analysis, v) for v in values}
     return values[0] if values and len(kinds) == 1 and None not in kinds else None
+
+
+def holds_plain_function(analysis: Analysis, function: FunctionInfo, name: str, at: ast.AST, hops: int = 3) -> bool:
+    """`name`, as seen at `at` in `function`, can only be a plain function of the file: a name
+    bound by nothing but a `def` (`def net(X): return softmax(X @ W + b)`), or a parameter that
+    every caller fills with such a name, directly or through parameters of their own.  A
+    from-scratch "model" written this way has no train/eval mode and no modules inside."""
+    if hops < 0:
+        return False
+    if name in function.params and not function.is_module:
+        if analysis.roles_for(function).last_assignment(name, at) is not None:
+            return False
+        sites = analysis.callers(function)
+        return bool(sites) and all(
+            isinstance(passed := analysis.argument_for(site, function, name), ast.Name)
+            and holds_plain_function(analysis, analysis.context(site).function, passed.id, site, hops - 1)
+            for site in sites)
+    if name in analysis.imports or any(analysis.roles_for(scope).assignments.get(name)
+                                       for scope in (function, analysis.module_scope)):
+        return False
+    definitions = analysis.function_named(name)
+    return bool(definitions) and not any(d.is_method for d in definitions)
 
 
 def evaluation_after_training(analysis: Analysis) -> Iterator[tuple[FunctionInfo, ast.Call, "ModeSwitch"]]:

@@ -81,6 +81,7 @@ from torch_lsp.documents import CheckCache, CheckedVersion, OpenDocument, releas
 from torch_lsp.incremental_parse import ParsedVersion
 from torch_lsp.protocol import is_too_large, to_diagnostic, too_large_diagnostic
 from torch_lsp.shapes import infer_shapes
+from torch_lsp.shapes.components import forget_parts, keeping_parts
 from torch_lsp.shapes.limits import Superseded, stopping_when
 from torch_lsp.shapes.probe.session import PROBE_REPORT
 
@@ -170,6 +171,10 @@ class CheckScheduler:
         self._typed_past.pop(uri, None)
         latest = self.versions.latest(uri)
         self._release_later(self.versions.forget(uri))
+        try:
+            self._analysis_thread.submit(forget_parts, uri)  # the shape pass's parts kept for its next version
+        except RuntimeError:
+            pass  # shutting down: the process frees everything
         if latest is not None and latest.proofs:
             self._proofs_changed(targets(latest.proofs))
         self._collect_garbage_when_idle()
@@ -450,7 +455,7 @@ class CheckScheduler:
         # The shape pass of a version the user has typed past stops (no result): the newest
         # version's check, queued behind it on this thread, starts that much sooner.
         superseded = partial(self._superseded, document)
-        with collector_paused(), stopping_when(superseded):
+        with collector_paused(), stopping_when(superseded), keeping_parts(document.uri):
             completes = first_pass is not None and first_pass.result is not None and first_pass.generation == generation
             try:
                 if completes:
@@ -461,6 +466,8 @@ class CheckScheduler:
             except Superseded:
                 if completes:
                     self._remember(self._typed_past, document.uri, first_pass.result.analysis.parsed)
+                if self.server.documents.get(document.uri) is None:
+                    forget_parts(document.uri)
                 return None
             lines = result.analysis.lines
             encoding = self.server.encoding
@@ -471,6 +478,8 @@ class CheckScheduler:
             # published).  Frozen, they are left to the periodic full collection, which
             # unfreezes first; what a version holds is freed by reference counting anyway.
             gc.freeze()
+        if self.server.documents.get(document.uri) is None:
+            forget_parts(document.uri)  # closed meanwhile: `closed` may have forgotten them before
         if completes:
             imports = first_pass.imported_modules
         else:

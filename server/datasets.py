@@ -5,7 +5,8 @@ item (reads a file, decodes, runs a transform) and the batches then travel to a 
 answers, for one `DataLoader(...)` call:
 
 - `dataset_without_loading_work`: the dataset holds its data in memory (`TensorDataset`, a class
-  whose `__getitem__` only indexes attributes or builds random tensors, a tensor of indices), or it is an
+  whose `__getitem__` only indexes attributes or builds random tensors, a tensor of indices, a
+  Python list of samples built before the loader sees it), or it is an
   `IterableDataset` that reads live state of the main process (a replay buffer, a bound method of
   the model): workers would iterate stale forked copies.
   The dataset class is looked up in the file, then in the workspace file its import names
@@ -49,6 +50,10 @@ def dataset_without_loading_work(analysis: "Analysis", loader: ast.Call) -> bool
 
 
 def _holds_data_in_memory(analysis: "Analysis", value: ast.AST | None, loader: ast.Call) -> bool:
+    if _built_list(analysis, value):
+        # A Python list of samples (precomputed features, pairs of tensors) was built before the
+        # loader sees it: batches only index it, unless a `collate_fn` loads each batch.
+        return keyword(loader, "collate_fn") is None
     if not isinstance(value, ast.Call):
         return False
     if analysis.call_qualname(value) in _IN_MEMORY_DATASETS:
@@ -85,9 +90,18 @@ def _made_tensor(analysis: "Analysis", value: ast.AST | None, depth: int) -> boo
     return name in _TENSOR_PIECES and _made_tensor(analysis, value.func.value, depth + 1)
 
 
-# Methods that return a view or a piece of the tensor they are called on.
+def _built_list(analysis: "Analysis", value: ast.AST | None) -> bool:
+    """`[(f, l) for f, l in pairs]` or `list(zip(inputs, labels))` (the builtin `list`): a list
+    whose items exist in memory once it is built."""
+    if isinstance(value, ast.ListComp):
+        return True
+    return (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "list"
+            and "list" not in analysis.imports and not analysis.function_named("list"))
+
+
+# Methods that return a view or a piece of the tensor they are called on (or a cast of it).
 _TENSOR_PIECES = {"view", "reshape", "flatten", "squeeze", "unsqueeze", "split", "chunk", "tensor_split",
-                  "long", "int", "contiguous", "clone", "detach", "t"}
+                  "long", "int", "contiguous", "clone", "detach", "t", "type", "float", "double"}
 # `torch.*` functions whose result is no tensor to batch.
 _NOT_TENSOR_FUNCTIONS = {"load", "device", "compile", "no_grad", "manual_seed", "Generator"}
 
@@ -201,6 +215,14 @@ def _dataset_values(analysis: "Analysis", expr: ast.AST | None, at: ast.AST, dep
         return
     if isinstance(expr, ast.Subscript):
         yield from _dataset_values(analysis, expr.value, at, depth + 1)
+        return
+    if isinstance(expr, ast.ListComp):
+        yield expr  # a list of samples built in memory
+        return
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        # `eights[1000:] + ones[1000:]` (lists joined), `train_set + extra_set` (a ConcatDataset)
+        yield from _dataset_values(analysis, expr.left, at, depth + 1)
+        yield from _dataset_values(analysis, expr.right, at, depth + 1)
         return
     if isinstance(expr, ast.Call):
         if analysis.call_qualname(expr) in _VIEWS_OF_A_DATASET:

@@ -20,7 +20,7 @@ import builtins
 import sys
 from typing import TYPE_CHECKING
 
-from torch_lsp.analysis import construction_of
+from torch_lsp.analysis import construction_of, holds_plain_function
 from torch_lsp.fact_cache import FactKey
 from torch_lsp.roles import ACTIVATION_MODULES, MODEL_WRAPPERS, MODULE_BASES
 from torch_lsp.syntax_nodes import walk_nodes
@@ -70,7 +70,10 @@ def named_model_is_mode_independent(analysis: "Analysis", function: "FunctionInf
                                     at: ast.AST) -> bool:
     """The model `name` holds at `at` in `function` was built mode-independent, followed back
     through moves re-bound to the same name (`model = Net()`, then `model = model.cuda()`)
-    and the model wrappers (`DistributedDataParallel(model)`)."""
+    and the model wrappers (`DistributedDataParallel(model)`); or it is a plain function of
+    the file (`def net(X): ...`), which has no mode at all."""
+    if holds_plain_function(analysis, function, name, at):
+        return True
     for _ in range(_MAX_DEPTH):
         built = construction_of(analysis, function, name, at, unwrap=tuple(MODEL_WRAPPERS))
         if built is None:

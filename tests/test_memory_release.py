@@ -225,3 +225,27 @@ def test_a_check_stopped_by_closing_its_document_keeps_nothing_of_it(monkeypatch
         server.shutdown()
     assert uri not in scheduler._typed_past
     assert uri not in scheduler._unstoppable_seconds
+
+
+def test_parts_kept_for_the_next_version_hold_no_released_analysis_and_go_with_the_document(collector_off):
+    """The shape pass keeps each open document's parts for its next version
+    (`torch_lsp.shapes.components`), but not the analysis they were read with: a version the
+    server lightens is freed, and closing the document frees the parts."""
+    from bench.generate import generate_source
+    from torch_lsp.shapes.components import forget_parts, keeping_parts
+
+    text = generate_source(600, variant=3)
+    at = text.index("return ", len(text) // 2) + len("return")
+    with keeping_parts("file:///kept.py"):
+        first = check_source(text, "kept.py")
+        infer_shapes(first.analysis)
+        second = check_source(text[:at] + " " + text[at:], "kept.py", previous=first.analysis.parsed)
+        report = infer_shapes(second.analysis)
+    assert len(report.engine.runs) >= 4
+    analyses = [weakref.ref(first.analysis), weakref.ref(second.analysis)]
+    del report
+    assert release_shapes(first.analysis) and release_shapes(second.analysis)
+    del first, second
+    assert [alive() for alive in analyses] == [None, None]
+    forget_parts("file:///kept.py")
+    assert gc.collect() == 0

@@ -43,7 +43,9 @@ layers: one module per family, each rule registered under its literal name, so
 `grep -rn '"conv2d"' server/shapes` finds it; a new op or layer goes into its family's
 module, see the package docstrings),
 `stated` (comments, jaxtyping annotations, docstrings), `interpret` / `frame` /
-`expressions` / `calls` / `syntax` / `limits` (the abstract interpreter), `loaders`
+`expressions` / `calls` / `syntax` / `limits` (the abstract interpreter), `components`
+(the file's independent parts, each run on its own and kept across an open document's
+edits), `loaders`
 (datasets and the batches a `DataLoader` yields), `report` and `listing` (what the front
 ends read), `contexts` (names for sizes that differ between a function's call contexts:
 `B`, `in_channels`, `H//2`), `symbols` (where a symbol comes from, and the annotation that
@@ -104,7 +106,17 @@ def _shape_report(analysis: "Analysis", resolver: ImportResolver | None) -> Shap
     from torch_lsp.shapes.limits import Superseded
     from torch_lsp.shapes.report import ShapeReport
 
-    engine = Engine(analysis, resolver or _default_resolver)
+    resolver = resolver or _default_resolver
+    if analysis.uses_torch:
+        from torch_lsp.shapes.components import run_in_parts
+
+        try:
+            parts = run_in_parts(analysis, resolver, lambda part: Engine(analysis, resolver, part))
+        except (Exception, RecursionError):  # noqa: BLE001 - the whole-file run below keeps what it finds
+            parts = None
+        if parts is not None:
+            return ShapeReport(analysis, parts)
+    engine = Engine(analysis, resolver)
     error = None
     if analysis.uses_torch:
         try:

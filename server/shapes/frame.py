@@ -72,16 +72,18 @@ class Frame(ExpressionRules, CallRules):
         self.from_call_site = not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or owner is None
 
     # -- entry points --------------------------------------------------------------------
-    def run_module(self) -> None:
+    def run_module(self) -> bool:
+        """Runs the module's body; False when a statement ended it (`raise`, `sys.exit()`)."""
         env = self.scope.globals
         env.setdefault("__name__", Str("__main__" if self.scope.is_main else "module"))
         for stmt in module_body(self.node, self.scope.is_main):
             result = self.stmt(stmt, env)
             if result is None:
-                break
+                return False
             if result is not env:  # a branch joined into a new dict: keep the globals object
                 env.clear()
                 env.update(result)
+        return True
 
     def bind_arguments(self, args: list[Value], kwargs: dict[str, Value]) -> None:
         signature = self.engine.signature(self.node)

@@ -45,6 +45,7 @@ from torch_lsp.shapes.values import (
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
+    from torch_lsp.shapes.components import Part
 
 
 class ModuleScope:
@@ -92,8 +93,10 @@ class ModuleScope:
 class Engine:
     """Runs the main file and whatever it needs; keeps every frame for the report."""
 
-    def __init__(self, analysis: "Analysis", resolver=None):
+    def __init__(self, analysis: "Analysis", resolver=None, part: "Part | None" = None):
         self.main = ModuleScope(analysis, True)
+        # One independent part of the file (`components`), or None: the whole file.
+        self.part = part
         self.resolver = resolver
         self.foreign: dict[str, ModuleScope | None] = {}
         self.frames: dict[Any, Frame] = {}
@@ -117,6 +120,7 @@ class Engine:
         self.volatile: dict[ast.ClassDef, set[str]] = {}
         self.foreign_volatile: set[str] = set()
         self.exhausted = False
+        self.module_completed = True  # False: a module-level statement ended the module's run
         self.nested: dict[ast.AST, bool] = {}
         self.stated_parameters: dict[ast.arg, Any] = {}  # what comments and annotations say of each parameter
         self.stated_comments: dict[tuple[ast.stmt, str], Any] = {}  # what a comment says of a name a line binds
@@ -150,18 +154,29 @@ class Engine:
 
     def _run(self) -> None:
         scope = self.main
-        self.foreign_volatile = assigned_foreign_attributes(scope.analysis)
-        module_frame = Frame(self, scope, scope.analysis.tree, None, standalone=True)
-        self._register(module_frame, ("module", id(scope.analysis.tree)))
+        part = self.part
+        if part is None:
+            self.foreign_volatile = assigned_foreign_attributes(scope.analysis)
+            module, functions = scope.analysis.tree, scope.analysis.functions
+        else:
+            self.foreign_volatile = set(part.foreign_volatile)
+            module, functions = part.module, part.functions
+            # One budget for all parts, and one question every `STOP_CHECK_STEPS` steps over
+            # them all (a file of many small parts still stops when no longer wanted).
+            self.steps = part.steps_before
+            if self.step_limit < MAX_STEPS:
+                self.step_limit = part.step_limit or min(MAX_STEPS, self.steps + STOP_CHECK_STEPS)
+        module_frame = Frame(self, scope, module, None, standalone=True)
+        self._register(module_frame, ("module", id(module)))
         try:
-            module_frame.run_module()
+            self.module_completed = module_frame.run_module()
         except Budget:
             self.exhausted = True
         # Every function also runs on its own (symbolic) arguments: hover falls back on it
         # where call sites disagree, and rules ask it which dim is the batch.  Callers are
         # usually defined after their callees, so running from the last function up lets
         # callees first run in their callers' (more informed) contexts.
-        for info in reversed(scope.analysis.functions):
+        for info in reversed(functions):
             if info.is_module:
                 continue
             try:

@@ -38,6 +38,10 @@ REMOVED = {a.qualname: a for a in (
     _api("torch._six", "1.13", "the standard library (`math.inf`, `str`, `collections.abc`)", removed_in="2.0"),
 )}
 
+# What replaces each name `torch._six` held, for a message about importing that one name.
+SIX_NAMES = {"inf": "`math.inf`", "nan": "`math.nan`", "string_classes": "`str`", "int_classes": "`int`",
+             "container_abcs": "`collections.abc`"}
+
 # Tensor methods of the removed functions: `a.symeig()` where `a` is known to be a tensor.
 REMOVED_METHODS = {"solve": "torch.solve", "symeig": "torch.symeig", "eig": "torch.eig",
                    "lstsq": "torch.lstsq", "matrix_rank": "torch.matrix_rank"}

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from torch_lsp.diagnostics.api.catalogue import SIX_NAMES
 from torch_lsp.diagnostics.api.uses import ApiUse
 from torch_lsp.syntax_nodes import node_text
 
@@ -20,3 +21,11 @@ def what_is_used(analysis: "Analysis", use: ApiUse) -> str:
         return f"`.{use.node.func.attr}()` (`{qualname}` as a tensor method)"
     name = node_text(analysis.lines, use.reference.node)
     return f"`{qualname}`" if name == qualname else f"`{name}` (`{qualname}`)"
+
+
+def advice_for(use: ApiUse) -> str:
+    """What to use instead: for one name imported from `torch._six` its own replacement
+    (`int` for `int_classes`), else the entry's advice."""
+    if use.kind == "import" and use.api.qualname == "torch._six":
+        return SIX_NAMES.get(use.imported.qualname.removeprefix("torch._six."), use.api.instead)
+    return use.api.instead

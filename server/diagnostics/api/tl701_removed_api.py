@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.api.catalogue import REMOVED, REMOVED_METHODS, at_least, version_text
-from torch_lsp.diagnostics.api.describe import what_is_used
+from torch_lsp.diagnostics.api.describe import advice_for, what_is_used
 from torch_lsp.diagnostics.api.uses import ApiUse, api_uses
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.syntax_index import syntax_index
@@ -57,8 +57,9 @@ class RemovedApi(Rule):
             yield self.finding(
                 use.node,
                 f"{what_is_used(analysis, use)} was removed in PyTorch {use.api.removed_in} (deprecated since "
-                f"{use.api.since}), so this raises `{error}` on {version_text(version)}. Use {use.api.instead}.",
+                f"{use.api.since}), so this raises `{error}` on {version_text(version)}. Use {advice_for(use)}.",
             )
+
 
 
 _CATCH_ALL = {"Exception", "BaseException"}

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Iterator
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.api.catalogue import (DEPRECATED, DEPRECATED_METHODS, REMOVED, REMOVED_METHODS,
                                                  ApiChange, at_least)
-from torch_lsp.diagnostics.api.describe import what_is_used
+from torch_lsp.diagnostics.api.describe import advice_for, what_is_used
 from torch_lsp.diagnostics.api.replacements import replacement_plan
 from torch_lsp.diagnostics.api.uses import api_uses
 from torch_lsp.diagnostics.base import Finding, FixInfo, Rule
@@ -84,7 +84,7 @@ class DeprecatedApi(Rule):
             removal = f" and is removed in {api.removed_in}" if api.removed_in else ""
             finding = self.finding(
                 use.node,
-                f"{what_is_used(analysis, use)} is deprecated since PyTorch {api.since}{removal}. Use {api.instead}.",
+                f"{what_is_used(analysis, use)} is deprecated since PyTorch {api.since}{removal}. Use {advice_for(use)}.",
                 plan.title if plan else None,
             )
             if plan is not None and plan.safety != self.fix_safety:

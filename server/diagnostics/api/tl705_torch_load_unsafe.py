@@ -32,7 +32,11 @@ class TorchLoadUnsafe(Rule):
     `state_dict()` or `weights_only=False` for a trusted file, and no fix is offered.  So
     too for a load read for other entries (`checkpoint["optimizer"]`) of a checkpoint dict
     the file saves with its arguments or config in it (`{..., "args": args}`, where `args` is
-    read by attribute, `args.output_dir`: an object, not a plain dict).  Not
+    read by attribute, `args.output_dir`: an object, not a plain dict), and for a load that
+    reads back what the file pickles whole: the same names saved to the same path expression
+    (`corpus = torch.load(fn)` after `torch.save(corpus, fn)`, `model, criterion, optimizer =
+    torch.load(f)` after `torch.save([model, criterion, optimizer], f)`), one of them a model,
+    optimizer, scheduler or loss module, or an instance of a class of the project.  Not
     flagged: a load in a branch on the caller's own `weights_only` (`if not weights_only:`),
     or in an `except TypeError:` fallback for a PyTorch whose `torch.load` lacks the keyword,
     nor one reading an `io.BytesIO` in a function that also `torch.save`s into one (a
@@ -79,6 +83,10 @@ class TorchLoadUnsafe(Rule):
             if module_use is not None:
                 yield self._whole_module(call, name, module_use)
                 continue
+            round_trip = _saved_objects_read(analysis, call)
+            if round_trip is not None:
+                yield self._saved_objects(analysis, call, name, *round_trip)
+                continue
             settings = _saved_settings_read(analysis, call)
             if settings is not None:
                 yield self._saved_settings(call, name, settings)
@@ -110,6 +118,18 @@ class TorchLoadUnsafe(Rule):
         finding.related.append(Related.at(evidence, "a module is what it loads"))
         return finding
 
+
+    def _saved_objects(self, analysis: "Analysis", call: ast.Call, name: str, saving: ast.Call, obj: str,
+                       kind: str) -> Finding:
+        saved = node_text(analysis.lines, saving.args[0])
+        message = (f"`{name}(...)` reads back `{saved}`, which this file pickles whole with `torch.save`: "
+                   f"`{obj}` is {kind}, not a tensor, so PyTorch {SAFE_DEFAULT_FROM} and later refuse the file by "
+                   "default (`weights_only=True`), and older versions unpickle anything, which can run code. Save "
+                   "plain data instead (`state_dict()`, tensors, lists, dicts), or pass `weights_only=False` for a "
+                   "file you trust.")
+        finding = self.finding(call, message, None)
+        finding.related.append(Related.at(saving, f"`{saved}` is saved here"))
+        return finding
 
     def _saved_settings(self, call: ast.Call, name: str, entry: tuple[ast.Constant, ast.Name]) -> Finding:
         key, value = entry
@@ -157,6 +177,64 @@ def _is_bytes_buffer(analysis: "Analysis", value: ast.AST | None, at: ast.AST) -
     bound = analysis.roles_for(at).assignments.get(value.id, ())
     return bool(bound) and all(isinstance(a.value, ast.Call) and analysis.call_qualname(a.value) == "io.BytesIO"
                                for a in bound)
+
+
+def _saved_objects_read(analysis: "Analysis", call: ast.Call) -> tuple[ast.Call, str, str] | None:
+    """The `torch.save` whose file this load reads back, when it saves objects whole: the load
+    binds the same names the save pickles (`corpus = torch.load(fn)` and `torch.save(corpus,
+    fn)`; `model, criterion, optimizer = torch.load(f)` and `torch.save([model, criterion,
+    optimizer], f)`), to the same path expression, and one of them is a model, an optimizer,
+    a scheduler or a loss module, or is built by a class of the project (`Corpus(path)`),
+    all of which `weights_only=True` refuses: (the save, that name, what it is).  None otherwise."""
+    holder = analysis.parents.get(call)
+    if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1):
+        return None
+    loaded = _bound_names(holder.targets[0])
+    path = argument(call, 0, "f")
+    if not loaded or path is None:
+        return None
+    path_text = node_text(analysis.lines, path)
+    for saving in analysis.calls_to("torch.save"):
+        target = argument(saving, 1, "f")
+        if len(saving.args) < 1 or target is None or node_text(analysis.lines, target) != path_text:
+            continue
+        if _bound_names(saving.args[0]) != loaded:
+            continue
+        for name in loaded:
+            kind = _pickled_object(analysis, saving, name, call)
+            if kind is not None:
+                return saving, name, kind
+    return None
+
+
+def _bound_names(node: ast.AST) -> tuple[str, ...]:
+    """`x` -> ("x",); `a, b` or `[a, b]` -> ("a", "b"); () for anything else."""
+    if isinstance(node, ast.Name):
+        return (node.id,)
+    if isinstance(node, (ast.Tuple, ast.List)) and node.elts and all(isinstance(e, ast.Name) for e in node.elts):
+        return tuple(e.id for e in node.elts)
+    return ()
+
+
+def _pickled_object(analysis: "Analysis", saving: ast.Call, name: str, load: ast.Call) -> str | None:
+    """`name`, where `saving` saves it, is a model, optimizer, scheduler or loss module, or is
+    bound in that scope (besides by the `load` itself) only to instances of a class of the
+    project (`corpus = data.Corpus(path)`): what it is, or None."""
+    from torch_lsp.workspace_files import project_definition
+
+    roles = analysis.roles_for(saving)
+    for is_role, kind in ((roles.is_model, "a model"), (roles.is_optimizer, "an optimizer"),
+                          (roles.is_scheduler, "a learning-rate scheduler"), (roles.is_loss_module, "a loss module")):
+        if is_role(name):
+            return kind
+    built = [a.value for a in roles.assignments.get(name, ()) if a.value is not load]
+    if not built or not all(isinstance(value, ast.Call) for value in built):
+        return None
+    definitions = [project_definition(analysis, value.func) for value in built]
+    if not all(found is not None and isinstance(found[1], ast.ClassDef) for found in definitions):
+        return None
+    classes = {found[1].name for found in definitions}
+    return f"a `{classes.pop()}` object" if len(classes) == 1 else "an object of a class of the project"
 
 
 # What a training script saves beside the weights under these names is its parsed arguments or

@@ -10,6 +10,7 @@ from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.api.replacements import Plan, segment, span_of, spelled
 from torch_lsp.diagnostics.api.uses import calls_of
 from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.roles import dominates, reaching_assignment
 from torch_lsp.syntax_nodes import argument, has_star_args, is_none, walk_nodes
 
 if TYPE_CHECKING:
@@ -81,6 +82,8 @@ def _logsumexp(analysis: "Analysis") -> Iterator[NumericRewrite]:
         inner = total.args[0]
         if not isinstance(inner, ast.Call) or analysis.call_qualname(inner) != "torch.exp" or len(inner.args) != 1:
             continue
+        if _shifted_by_maximum(analysis, inner.args[0]):
+            continue  # `exp(x - x.max())`: the sum is stabilised by hand and cannot overflow
         dim = argument(total, 1, "dim")
         if dim is None or is_none(dim):
             continue  # logsumexp needs a dim; `sum` without one reduces everything
@@ -93,6 +96,51 @@ def _logsumexp(analysis: "Analysis") -> Iterator[NumericRewrite]:
         yield NumericRewrite(call, "torch.log(torch.sum(torch.exp(x), dim))", "torch.logsumexp(x, dim)",
                              "overflows to `inf` once any `x` exceeds about 88 (float32)",
                              "subtracts the maximum first and stays finite", plan)
+
+
+def _shifted_by_maximum(analysis: "Analysis", exponent: ast.AST) -> bool:
+    """`x - m` where `m` is a maximum: `x.max()`, `torch.max(x, 1, keepdim=True)[0]`, `x.amax(-1)`,
+    or a name surely bound to one (also `m, _ = torch.max(x, dim)`)."""
+    if not (isinstance(exponent, ast.BinOp) and isinstance(exponent.op, ast.Sub)):
+        return False
+    shift = exponent.right
+    if isinstance(shift, ast.Name):
+        shift = _bound_value(analysis, shift)
+    return shift is not None and _is_maximum(analysis, shift)
+
+
+def _bound_value(analysis: "Analysis", name: ast.Name) -> ast.AST | None:
+    """The value last bound to `name` on every path here; for `m, _ = torch.max(x, dim)` the
+    call itself (its first element is the values)."""
+    assignment = reaching_assignment(analysis, name)
+    if assignment is not None:
+        return assignment.value
+    assignment = analysis.roles_for(name).last_assignment(name.id, name)
+    stmt = assignment.statement if assignment is not None else None
+    if (assignment is None or not assignment.unpacked or not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1
+            or not isinstance(stmt.targets[0], ast.Tuple) or not stmt.targets[0].elts):
+        return None
+    first = stmt.targets[0].elts[0]
+    statement = analysis.statement_of(name)
+    if not (isinstance(first, ast.Name) and first.id == name.id) or statement is None:
+        return None
+    return stmt.value if dominates(analysis, stmt, statement) else None
+
+
+def _is_maximum(analysis: "Analysis", node: ast.AST) -> bool:
+    while True:  # `[0]`, `.values`, `.data`, `.detach()` keep the maximum
+        if isinstance(node, ast.Subscript) or (isinstance(node, ast.Attribute) and node.attr in ("values", "data")):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach":
+            node = node.func.value
+        else:
+            break
+    if not isinstance(node, ast.Call):
+        return False
+    qualname = analysis.call_qualname(node)
+    if qualname is not None:
+        return qualname in ("torch.max", "torch.amax")
+    return isinstance(node.func, ast.Attribute) and node.func.attr in ("max", "amax")
 
 
 def _rsqrt(analysis: "Analysis") -> Iterator[NumericRewrite]:
@@ -140,7 +188,9 @@ class Numerics(Rule):
     """## What it does
     Flags `torch.log(1 + x)`, `torch.exp(x) - 1`, `torch.log(torch.sum(torch.exp(x), dim))`
     and `a / torch.sqrt(b)`, for which PyTorch has dedicated functions: `torch.log1p`,
-    `torch.expm1`, `torch.logsumexp` and `torch.rsqrt`.
+    `torch.expm1`, `torch.logsumexp` and `torch.rsqrt`. Not flagged: a sum already
+    stabilised by hand, `torch.exp(x - m)` with `m` a maximum (`x.max()`,
+    `torch.max(x, 1, keepdim=True)[0]`, or a name bound to one), which cannot overflow.
 
     ## Why is this bad
     `1 + x` rounds a small `x` away before the logarithm sees it (and `exp(x) - 1`

@@ -117,7 +117,8 @@ class TorchvisionDeprecated(Rule):
     Flags `pretrained=` and `pretrained_backbone=` of torchvision model builders
     (`resnet50(pretrained=True)`, through any import), the deprecated
     `torchvision.transforms.v2.ToTensor`, and (as a hint)
-    `import torchvision.models as models`, which is `from torchvision import models`.
+    `import torchvision.models as models`, which is `from torchvision import models` (so too
+    for `datasets` and `transforms`).
 
     ## Why is this bad
     `pretrained` is deprecated since torchvision 0.13 in favour of `weights=`, which says

@@ -27,7 +27,9 @@ class DataLoaderDefaults(Rule):
     Silent where workers have nothing to do or would change the program: the dataset holds
     its data in memory (`TensorDataset`, a class whose `__getitem__` only indexes attributes
     or builds random tensors, a synthetic `IterableDataset`, a tensor such as the node indices
-    `mask.nonzero().view(-1)` or `torch.randperm(n)` when no `collate_fn` loads each batch), it iterates live state of the
+    `mask.nonzero().view(-1)` or `torch.randperm(n)`, or a Python list of samples built before
+    the loader sees it, `[(f, l) for f, l in pairs]` or `list(zip(x, y))`, each when no
+    `collate_fn` loads each batch), it iterates live state of the
     main process (a replay buffer, a generator handed in by the model: workers would see a
     stale copy), the loader is only read through `next(iter(loader))` (or its dunder spelling
     `loader.__iter__().__next__()`, or an `iter(loader)` advanced by `next()` outside any

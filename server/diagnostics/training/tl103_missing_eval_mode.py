@@ -15,7 +15,7 @@ from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import FixInfo, Finding, Related, Rule
 from torch_lsp.mode_behaviour import attribute_is_mode_independent, named_model_is_mode_independent
 from torch_lsp.roles import MODEL_WRAPPERS, constructed_kind
-from torch_lsp.syntax_nodes import call_name
+from torch_lsp.syntax_nodes import call_name, is_self_attribute
 
 
 @register
@@ -32,7 +32,9 @@ class MissingEvalMode(Rule):
     checked through its submodule classes, also in imported workspace files: `eval()`
     changes nothing) or built in place from such torch layers (`probe = nn.Linear(d, k)`),
     a model loaded with `from_pretrained()` (which returns it in eval mode), a "model" fed
-    NumPy arrays (`isp_model.forward(img.copy(), hq)`: no torch module), and a function
+    NumPy arrays (`isp_model.forward(img.copy(), hq)`: no torch module), a "model" that is a
+    plain function of the file (`def net(X): return softmax(X @ W + b)`, handed in by every
+    caller: a from-scratch model has no mode to switch), and a function
     under `no_grad` (not named for evaluation) whose result every caller hands to a function
     of the file that trains (`bank = init_memory(loader, model)`, then `train(..., bank)`):
     it computes what the training consumes, in the training's mode on purpose. A parameter
@@ -41,8 +43,10 @@ class MissingEvalMode(Rule):
     first (`evaluate(loader, model)` then `predict(text, model)`) counts as in eval mode (so
     does a closure's model that its enclosing function bound to a loader returning it in eval
     mode, `net = load_net()` before `def get_metrics(): ... accumulate(sample, net)`), and
-    so does a model that a function of the file called on it earlier in the same function left
-    in eval mode (each epoch ends with `test(encoder, data)`, then a last pass under
+    so does a model returned by a loader that calls `.eval()` on it (`model = load_model(path)`,
+    a function of the file or imported from a project file), and a model that a function of
+    the file called on it earlier in the same function left in eval mode (each epoch ends with
+    `test(encoder, data)`, then a last pass under
     `no_grad`). A run whose output is discarded (`model(batch)` as a statement, or bound to a
     name nothing reads: a dry run that initialises lazy layers) evaluates nothing, unless the
     file registers forward hooks or a notebook cell displays the value.
@@ -51,7 +55,8 @@ class MissingEvalMode(Rule):
     classes are checked too: an `evaluate`-style method, or one under `no_grad`, running
     `self.model` when no method of the class switches that model's mode, unless the class
     builds that attribute only from layers without train/eval behaviour (a fixed blur of
-    pads and convolutions).
+    pads and convolutions) or only loads it in eval mode (`self.model, self.preprocess =
+    clip.load(...)`, `self.model = AutoModel.from_pretrained(...)`).
 
     ## Why is this bad
     In train mode dropout still drops activations and batch-norm normalises with the
@@ -117,6 +122,8 @@ class MissingEvalMode(Rule):
                 continue  # the class manages the model's mode (in another method)
             if attribute_is_mode_independent(analysis, run.function.class_node, run.model[len("self."):]):
                 continue  # a fixed filter built of convolutions and pads: eval mode changes nothing
+            if _attribute_loaded_in_eval_mode(analysis, run.function.class_node, run.model[len("self."):]):
+                continue  # `self.model, self.preprocess = clip.load(...)`: it arrives in eval mode
             message = (
                 f"`{run.model}` runs in an evaluation context but is never put in eval mode, so dropout and "
                 f"batch-norm behave as in training. Call `{run.model}.eval()` first."
@@ -178,3 +185,38 @@ def _loaded_pretrained(value: ast.AST) -> bool:
             return False
         value = value.func.value
     return False
+
+
+# Loaders that return the model (first of a tuple) already in eval mode: openai/CLIP's `load`
+# ends in `build_model(...)`, which returns `model.eval()` (the TorchScript path calls `.eval()`).
+_EVAL_MODE_LOADERS = ("clip.load",)
+
+
+def _attribute_loaded_in_eval_mode(analysis: Analysis, cls: ast.ClassDef, attr: str) -> bool:
+    """Every binding of `self.<attr>` in the class is a model loaded in eval mode:
+    `self.model = AutoModel.from_pretrained(...)`, or `self.model, self.preprocess =
+    clip.load(...)` (the model is the loader's first result)."""
+    bindings = 0
+    for function in analysis.functions:
+        if function.class_node is not cls:
+            continue
+        for stmt in function.statements:
+            if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and _is_self_attr(stmt.target, attr):
+                return False  # `self.model: nn.Module = Net()`: built here, in train mode
+            if not isinstance(stmt, ast.Assign):
+                continue
+            for target in stmt.targets:
+                if _is_self_attr(target, attr):
+                    if not _loaded_pretrained(stmt.value):
+                        return False
+                    bindings += 1
+                elif isinstance(target, ast.Tuple) and any(_is_self_attr(e, attr) for e in target.elts):
+                    if not (_is_self_attr(target.elts[0], attr) and isinstance(stmt.value, ast.Call)
+                            and analysis.call_qualname(stmt.value) in _EVAL_MODE_LOADERS):
+                        return False
+                    bindings += 1
+    return bindings > 0
+
+
+def _is_self_attr(node: ast.AST, attr: str) -> bool:
+    return is_self_attribute(node) and node.attr == attr
