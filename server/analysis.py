@@ -956,9 +956,14 @@ def _iterated_submodule(roles: ScopeRoles, name: str, call: ast.Call) -> bool:
 
 
 def _wraps_evaluated_model(analysis: Analysis, function: FunctionInfo, model: str, call: ast.Call) -> bool:
-    """`compiled = torch.compile(model)` after `model.eval()`: the wrapper shares the mode."""
+    """`compiled = torch.compile(model)` after `model.eval()`: the wrapper shares the mode.
+    A name the function only reads is the enclosing scope's (a closure's `net`, bound to
+    `load_net()` before the `def`): that binding decides."""
     roles = analysis.roles_for(function)
     assignment = roles.last_assignment(model, call)
+    if assignment is None and not function.is_module and model not in function.params \
+            and not roles.assignments.get(model):
+        return _wraps_evaluated_model(analysis, analysis.context(function.node).function, model, function.node)
     if assignment is None or not isinstance(assignment.value, ast.Call):
         return False
     value = assignment.value

@@ -114,3 +114,88 @@ def test_a_model_a_project_file_builds_from_an_lstm_is_not_flagged(tmp_path, cli
 def test_a_model_a_project_file_builds_from_convolutions_is_flagged(tmp_path, cli):
     write(tmp_path, {"model.py": MODEL.format(layer="out = nn.Conv1d(dim, dim, 1)"), "train.py": TRAIN})
     assert [line for line, _ in _tl409(tmp_path, cli)] == [25]
+
+
+GAN = """\
+import torch
+from torch import autograd
+import torch.nn.functional as F
+
+
+def r1_penalty(real_pred, real_img):
+    grad_real, = autograd.grad(outputs=real_pred.sum(), inputs=real_img, create_graph={create_graph})
+    return grad_real.pow(2).flatten(1).sum(1).mean()
+
+
+def train(loader, generator, discriminator, d_optim, device):
+    for real_img in loader:
+        real_img = real_img.to(device).requires_grad_()
+        real_pred = discriminator(real_img)
+        fake_pred = discriminator(generator(torch.randn(64, 512, device=device)).detach())
+        d_loss = F.softplus(-real_pred).mean() + F.softplus(fake_pred).mean() + 10 * r1_penalty(real_pred, real_img)
+        d_optim.zero_grad()
+        d_loss.backward()
+        d_optim.step()
+"""
+
+
+def test_a_model_under_a_gradient_penalty_is_not_the_one_named(tmp_path, cli):
+    """StyleGAN2's R1 penalty backpropagates through `autograd.grad(..., create_graph=True)`
+    of the discriminator's output: a compiled graph refuses that double backward, so the hint
+    names the generator, whose output is detached before the critic sees it."""
+    write(tmp_path, {"train.py": GAN.format(create_graph="True")})
+    assert [(line, message.split("`")[1]) for line, message in _tl409(tmp_path, cli)] == [(15, "generator")]
+
+
+def test_a_loop_whose_only_model_is_under_a_gradient_penalty_is_silent(tmp_path, cli):
+    only_critic = GAN.format(create_graph="True").replace(
+        "        fake_pred = discriminator(generator(torch.randn(64, 512, device=device)).detach())\n", "").replace(
+        " + F.softplus(fake_pred).mean()", "")
+    write(tmp_path, {"train.py": only_critic})
+    assert _tl409(tmp_path, cli) == []
+
+
+def test_a_gradient_taken_without_a_graph_leaves_the_hint(tmp_path, cli):
+    write(tmp_path, {"train.py": GAN.format(create_graph="False")})
+    assert [(line, message.split("`")[1]) for line, message in _tl409(tmp_path, cli)] == [(14, "discriminator")]
+
+
+PROJECTOR = """\
+import torch
+from torch import optim
+import torch.nn.functional as F
+from model import Generator
+
+device = "cuda"
+g_ema = Generator(256, 512, 8).to(device)
+g_ema.eval()
+target = torch.randn(1, 3, 256, 256, device=device)
+latent_in = g_ema.mean_latent(4096).detach().clone()
+latent_in.requires_grad = True
+noises = []
+for noise in g_ema.make_noise():
+    noises.append(noise.normal_().requires_grad_())
+optimizer = optim.Adam({params}, lr=0.1)
+for i in range(1000):
+    img_gen = g_ema(latent_in, noise=noises)
+    loss = F.mse_loss(img_gen, target)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_loop_that_optimises_only_its_input_trains_no_model(tmp_path, cli):
+    """StyleGAN2's projector optimises a latent and noise maps through a frozen generator."""
+    write(tmp_path, {"train.py": PROJECTOR.format(params="[latent_in] + noises")})
+    assert _tl409(tmp_path, cli) == []
+
+
+def test_a_loop_whose_optimizer_also_holds_the_model_trains_it(tmp_path, cli):
+    write(tmp_path, {"train.py": PROJECTOR.format(params="[latent_in] + list(g_ema.parameters())")})
+    assert [line for line, _ in _tl409(tmp_path, cli)] == [17]
+    tensors = PROJECTOR.format(params="[latent_in] + noises").replace(
+        "    noises.append(noise.normal_().requires_grad_())\n",
+        "    noises.append(noise.normal_().requires_grad_())\nfor p in g_ema.parameters():\n    noises.append(p)\n")
+    write(tmp_path, {"train.py": tensors})
+    assert [line for line, _ in _tl409(tmp_path, cli)] == [19]

@@ -31,9 +31,10 @@ def _made_on_host(analysis: Analysis, target: ast.AST) -> bool:
 
 
 def _guarded_by_modulo(analysis: Analysis, node: ast.AST) -> bool:
-    """An enclosing `if step % 100 == 0:` (alone or joined with `and`) makes it periodic."""
+    """An enclosing `if step % 100 == 0:` (alone or joined with `and`) makes it periodic, and
+    so does a flag bound to such a test (`regularize = i % every == 0` ... `if regularize:`)."""
     for if_stmt, in_body in analysis.context(node).guards:
-        if in_body and _tests_modulo(if_stmt.test):
+        if in_body and _tests_modulo(if_stmt.test, lambda name: followed(analysis, name)[0]):
             return True
     return False
 
@@ -202,15 +203,19 @@ def _always_fails(asserted: ast.AST, if_stmt: ast.If | None, in_body: bool) -> b
     return ruled_out is not None and ast.dump(asserted) == ast.dump(ruled_out)
 
 
-def _tests_modulo(test: ast.AST) -> bool:
+def _tests_modulo(test: ast.AST, value_of=None) -> bool:
+    """`value_of` gives a local name's value (the flag's own test), followed once."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return any(_tests_modulo(v) for v in test.values)
+        return any(_tests_modulo(v, value_of) for v in test.values)
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
         # `if step == 0 or step % n == 0:`: a periodic test or-ed with one-off tests stays periodic
-        return any(_tests_modulo(v) for v in test.values) and all(
-            _tests_modulo(v) or _one_off(v) for v in test.values)
+        return any(_tests_modulo(v, value_of) for v in test.values) and all(
+            _tests_modulo(v, value_of) or _one_off(v) for v in test.values)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test = test.operand
+    if isinstance(test, ast.Name) and value_of is not None:
+        value = value_of(test)
+        return value is not test and _tests_modulo(value)
     if isinstance(test, ast.Compare):
         test = test.left
     return isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod)
@@ -230,7 +235,8 @@ class SyncInTrainingLoop(Rule):
     ## What it does
     Flags `.item()`, `.cpu()`, `.numpy()` and `.tolist()` on a tensor in every iteration of
     a training loop (not under a periodic `if step % N == 0:`, alone or or-ed with one-off
-    tests such as `step == 0`, nor in a branch that leaves the loop, nor the value a NaN check
+    tests such as `step == 0`, or under a flag bound to such a test (`regularize = step % N
+    == 0` ... `if regularize:`), nor in a branch that leaves the loop, nor the value a NaN check
     that stops training reads (`if not math.isfinite(loss_value): sys.exit(1)`, or an `assert
     math.isfinite(loss_value)` there), nor after an explicit `torch.cuda.synchronize()`
     earlier in the same iteration (alone, or under a test that the code runs on CUDA,

@@ -33,7 +33,8 @@ class DataParallelUse(Rule):
     keeps the wrapped model for its own training is reported), a block whose earlier statements
     already tell the user about DP/DDP, a branch beside one that builds
     `DistributedDataParallel` (DP is the fallback), and inference code (a file that
-    evaluates and never backpropagates, where DDP is no natural replacement).
+    evaluates and never backpropagates, or a functional `data_parallel(...)` forward under
+    `torch.no_grad()`, where DDP is no natural replacement).
 
     ## Why is this bad
     `DataParallel` runs one process with a thread per GPU, replicates the model every
@@ -62,7 +63,7 @@ class DataParallelUse(Rule):
         for call in analysis.calls_to(*_DATA_PARALLEL, *_FUNCTIONAL):
             if self._wraps_parameter(analysis, call) or self._already_warned(analysis, call):
                 continue
-            if self._fallback_of_ddp(analysis, call):
+            if self._fallback_of_ddp(analysis, call) or self._forward_without_grad(analysis, call):
                 continue
             opt_in = self._opt_in(analysis, call)
             message = (
@@ -79,6 +80,12 @@ class DataParallelUse(Rule):
             return False
         return bool(analysis.iter_calls("eval") or analysis.calls_to(
             "torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad"))
+
+    def _forward_without_grad(self, analysis: Analysis, call: ast.Call) -> bool:
+        """`with torch.no_grad(): out = data_parallel(G, (z,))`: the functional form runs one
+        forward pass there and then, with autograd off (a sample sheet drawn during training),
+        which is inference: DDP, a wrapper that syncs gradients, does not replace it."""
+        return analysis.call_qualname(call) in _FUNCTIONAL and analysis.context(call).grad_disabled
 
     def _wraps_parameter(self, analysis: Analysis, call: ast.Call) -> bool:
         """`def setup_module(self, module): return DataParallel(module)`: a wrapper or strategy

@@ -29,7 +29,11 @@ class MissingCompile(Rule):
     a model prepared by an accelerate `Accelerator` built to compile (`dynamo_backend="inductor"`,
     `dynamo_plugin=TorchDynamoPlugin(...)`: `prepare` compiles it). A model run under
     `torch.no_grad()` in the loop (a frozen backbone feeding a trained head, a DQN/SAC target
-    network) is not the one trained. Off by default:
+    network) is not the one trained, nor is a model run by a loop whose optimizers only hold
+    an explicit list of tensors (`optim.Adam([latent] + noises)`: a GAN projection optimises
+    its input), nor is a model whose output a gradient penalty differentiates with
+    `torch.autograd.grad(..., create_graph=True)` (R1, WGAN-GP's critic, StyleGAN2's path
+    length): `torch.compile` does not support that double backward. Off by default:
     enable it with `extend-select = ["TL409"]`.
 
     ## Why is this bad
@@ -62,16 +66,22 @@ class MissingCompile(Rule):
         if analysis.is_test_file or any(
                 analysis.call_qualname(c) == "torch.compile" or call_name(c) == "compile" for c in analysis.calls):
             return  # a test runs a few steps to check behaviour, not to be fast
+        twice = _differentiated_twice(analysis)
         for loop in analysis.training_loops:
-            if not analysis.is_step_loop(loop) or not analysis.optimizer_steps(loop, direct=True):
+            steps = analysis.optimizer_steps(loop, direct=True)
+            if not analysis.is_step_loop(loop) or not steps:
                 continue  # a smoke test's one backward pass trains nothing
             if _few_steps(loop):
                 continue  # `for _ in range(10)`: the compile warm-up would not be paid back
+            if all(_steps_only_tensors(analysis, loop.function, step) for step in steps):
+                continue  # the loop optimises inputs (a latent, noise maps), not a model
             roles = analysis.roles_for(loop.function)
             for call in loop.calls:
                 if analysis.context(call).grad_disabled:
                     continue  # a frozen backbone run under `no_grad` is not the model trained
                 model = roles.model_name(call)
+                if model in twice:
+                    continue  # a gradient penalty backpropagates through its gradient: compiled graphs refuse that
                 if model and _runs_recurrent_layers(analysis, loop.function, model, call):
                     break  # Dynamo graph-breaks at nn.LSTM/GRU/RNN: compile would capture little
                 if model and _tiny_model(analysis, call):
@@ -82,6 +92,94 @@ class MissingCompile(Rule):
                     yield self.finding(call, f"`{model}` is trained without `torch.compile`. Try "
                                              f"`{model} = torch.compile({model})` for faster steps.")
                     return
+
+
+def _differentiated_twice(analysis: Analysis) -> set[str]:
+    """Models whose output a gradient penalty differentiates with `torch.autograd.grad(...,
+    create_graph=True)` (WGAN-GP, R1, StyleGAN2's path length) and then backpropagates: a
+    double backward through the model, which graphs compiled by `torch.compile`
+    (AOTAutograd) do not support. Followed from the `outputs=` names to the model call that
+    made them, in the function or, for a parameter, in what its callers pass (one level)."""
+    models: set[str] = set()
+    for call in analysis.calls_to("torch.autograd.grad"):
+        option = keyword(call, "create_graph")
+        if not (option is not None and isinstance(option.value, ast.Constant) and option.value.value is True):
+            continue
+        outputs = keyword(call, "outputs")
+        outputs = outputs.value if outputs is not None else call.args[0] if call.args else None
+        if outputs is None:
+            continue
+        function = analysis.context(call).function
+        for name in {n.id for n in ast.walk(outputs) if isinstance(n, ast.Name)}:
+            models |= _model_that_made(analysis, function, name, call, hops=1)
+    return models
+
+
+def _model_that_made(analysis: Analysis, function, name: str, at: ast.AST, hops: int) -> set[str]:
+    """`pred = D(x)` -> {"D"}; for a parameter `D` or `pred`, what the callers pass."""
+    if name in function.params and not function.is_module:
+        if hops < 0:
+            return set()
+        found = {name}  # a model handed in (`D(interpolates)` with `D` a parameter)
+        for site in analysis.callers(function):
+            passed = analysis.argument_for(site, function, name)
+            if isinstance(passed, ast.Name):
+                found |= {passed.id} | _model_that_made(analysis, analysis.context(site).function, passed.id, site, hops - 1)
+        return found
+    assignment = analysis.roles_for(function).last_assignment(name, at)
+    value = assignment.value if assignment is not None else None
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        callee = value.func.id
+        return {callee} | (_model_that_made(analysis, function, callee, at, hops) if callee in function.params else set())
+    return set()
+
+
+def _steps_only_tensors(analysis: Analysis, function, step: ast.Call) -> bool:
+    """`optimizer.step()` of an optimizer built over an explicit list of tensors, none of them
+    a module's parameters (`optim.Adam([latent] + noises)`): a projection or an adversarial
+    input is optimised while the model stays fixed, so no model is trained here."""
+    owner = step.func.value if isinstance(step.func, ast.Attribute) else None
+    if not isinstance(owner, ast.Name):
+        return False
+    built = construction_of(analysis, function, owner.id, step)
+    if not (isinstance(built, ast.Call) and built.args and isinstance(built.args[0], (ast.List, ast.BinOp))):
+        return False  # `SGD(param_groups)`: groups built elsewhere, from whatever parameters
+    return _explicit_tensors(analysis, function, built.args[0], built)
+
+
+def _explicit_tensors(analysis: Analysis, function, params: ast.AST, at: ast.AST) -> bool:
+    """A list display (or a sum of them and names) whose names are bound to anything but
+    a module's parameters (`noises = []`, `latent = mean.detach().clone()`)."""
+    if isinstance(params, ast.BinOp) and isinstance(params.op, ast.Add):
+        return _explicit_tensors(analysis, function, params.left, at) and \
+            _explicit_tensors(analysis, function, params.right, at)
+    if isinstance(params, ast.List):
+        return all(isinstance(e, ast.Name) and _not_parameters(analysis, function, e.id, at) for e in params.elts)
+    return isinstance(params, ast.Name) and _not_parameters(analysis, function, params.id, at)
+
+
+def _not_parameters(analysis: Analysis, function, name: str, at: ast.AST) -> bool:
+    """`name` is bound in the function and no statement that mentions it reads a module's
+    parameters (`noises.append(p)` inside `for p in model.parameters():` does)."""
+    if name in function.params or not analysis.roles_for(function).assignments.get(name):
+        return False  # handed in or bound elsewhere: unknown
+    for node in ast.walk(function.node):
+        if isinstance(node, (ast.For, ast.AsyncFor)) and _mentions(node.iter, _PARAMETER_READS) \
+                and any(_mentions(stmt, {name}) for stmt in node.body):
+            return False
+        if isinstance(node, ast.stmt) and not hasattr(node, "body") and _mentions(node, {name}) \
+                and _mentions(node, _PARAMETER_READS):
+            return False
+    return True
+
+
+# Attributes that read a module's parameters (`model.parameters()`, `layer.weight`).
+_PARAMETER_READS = {"parameters", "named_parameters", "weight", "bias", "Parameter"}
+
+
+def _mentions(tree: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(node, ast.Name) and node.id in names or isinstance(node, ast.Attribute) and node.attr in names
+               for node in ast.walk(tree))
 
 
 def _compiled_by_accelerate(analysis: Analysis, model: str) -> bool:

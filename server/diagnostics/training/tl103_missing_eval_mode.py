@@ -40,10 +40,13 @@ class MissingEvalMode(Rule):
     it computes what the training consumes, in the training's mode on purpose. A parameter
     named like a class (`Generator`) is the class handed in: calling it builds a model. A
     model passed by callers that all ran a function of the file leaving it in eval mode
-    first (`evaluate(loader, model)` then `predict(text, model)`) counts as in eval mode, and
+    first (`evaluate(loader, model)` then `predict(text, model)`) counts as in eval mode (so
+    does a closure's model that its enclosing function bound to a loader returning it in eval
+    mode, `net = load_net()` before `def get_metrics(): ... accumulate(sample, net)`), and
     so does a model returned by a loader that calls `.eval()` on it (`model = load_model(path)`,
     a function of the file or imported from a project file), and a model that a function of
-    the file called on it earlier in the same function left in eval mode (each epoch ends with `test(encoder, data)`, then a last pass under
+    the file called on it earlier in the same function left in eval mode (each epoch ends with
+    `test(encoder, data)`, then a last pass under
     `no_grad`). A run whose output is discarded (`model(batch)` as a statement, or bound to a
     name nothing reads: a dry run that initialises lazy layers) evaluates nothing, unless the
     file registers forward hooks or a notebook cell displays the value.
