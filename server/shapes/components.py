@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
 from torch_lsp.fact_cache import FactKey
-from torch_lsp.shapes.limits import MAX_STEPS
+from torch_lsp.shapes.limits import MAX_STEPS, Superseded
 from torch_lsp.shapes.syntax import assigned_foreign_attributes
 
 if TYPE_CHECKING:
@@ -183,10 +183,18 @@ class PartRun:
     released: bool = False
 
 
+@dataclass
+class KeptParts:
+    """A document's runs kept for its next version, and its length (lines)."""
+
+    runs: list[PartRun]
+    lines: int
+
+
 # The newest parts of the documents checked last, kept for their next version (see
 # `keeping_parts`), least recently checked first.  Read and written on the thread that checks
 # documents.
-_latest: dict[str, "PartEngines"] = {}
+_latest: dict[str, KeptParts] = {}
 # Parts are kept for the most recently checked documents up to this many lines in all (the
 # last one always), as the server keeps analyses (`CheckCache.ANALYSED_LINES_KEPT`): a kept
 # run holds about as much as the whole shape pass of its part.
@@ -231,6 +239,7 @@ def run_in_parts(analysis: "Analysis", resolver, make_engine) -> "PartEngines | 
     steps = 0
     step_limit = None
     runs: list[PartRun] = []
+    finished = 0  # runs[:finished] ran to their end (or were taken over)
     try:
         for indices, first_own in parts:
             statements = tuple(body[i] for i in indices)
@@ -242,6 +251,7 @@ def run_in_parts(analysis: "Analysis", resolver, make_engine) -> "PartEngines | 
                 run.engine.main.analysis = analysis
                 run.engine.main.lines = lines
                 runs.append(run)
+                finished += 1
                 steps += run.steps
                 continue
             functions = [info for i in indices for info in groups[i]]
@@ -260,25 +270,37 @@ def run_in_parts(analysis: "Analysis", resolver, make_engine) -> "PartEngines | 
             run.foreign = {module: (scope.analysis if scope is not None else None)
                            for module, scope in engine.foreign.items()}
             steps, step_limit = engine.steps, engine.step_limit
-    except BaseException:
+            finished += 1
+    except BaseException as stopped:
+        if document is not None and isinstance(stopped, Superseded):
+            # The parts that ran to their end are as good as any: the next version takes them
+            # over (a storm of edits right after opening still gets the pass done, part by part).
+            alive = {id(statement) for statement in body}
+            older = [run for run in previous.runs if id(run.part.statements[run.part.anchor]) in alive
+                     and run not in runs] if previous is not None else []
+            _keep(document, older + runs[:finished], previous, len(lines.lines))
         for run in runs:
             _drop(run)
         raise
     found = PartEngines(analysis, runs)
     if document is not None:
-        if previous is not None:
-            for run in previous.runs:
-                run.kept = False
-        for run in runs:
-            run.kept = True
-        _latest.pop(document, None)
-        _latest[document] = found
-        found.lines = len(lines.lines)
-        if previous is not None:
-            for run in previous.runs:
-                _settle(run)
-        _forget_beyond(KEPT_LINES)
+        _keep(document, runs, previous, len(lines.lines))
     return found
+
+
+def _keep(document: str, runs: list[PartRun], previous: KeptParts | None, lines: int) -> None:
+    """`runs` are the document's kept parts now, instead of `previous`'s."""
+    if previous is not None:
+        for run in previous.runs:
+            run.kept = False
+    for run in runs:
+        run.kept = True
+    _latest.pop(document, None)
+    _latest[document] = KeptParts(runs, lines)
+    if previous is not None:
+        for run in previous.runs:
+            _settle(run)
+    _forget_beyond(KEPT_LINES)
 
 
 def _forget_beyond(budget: int) -> None:
@@ -341,7 +363,6 @@ class PartEngines:
 
     def __init__(self, analysis: "Analysis", runs: list[PartRun]):
         self.runs = runs
-        self.lines = 0  # the document's, while its parts are kept
         self.exhausted = any(run.engine.exhausted for run in runs)
         self.mismatches = [m for run in runs for m in run.engine.mismatches]
         self.overflowed = set().union(*(run.engine.overflowed for run in runs))
@@ -356,5 +377,4 @@ class PartEngines:
         """Releases the runs no later version took over (see `Engine.release`)."""
         for run in self.runs:
             _drop(run)
-        # The runs stay listed: the document's kept parts may be these (`forget_parts`).
         self.frames_by_function, self.mismatches, self.overflowed = {}, [], set()

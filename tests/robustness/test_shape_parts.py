@@ -165,3 +165,23 @@ def test_parts_are_kept_for_the_most_recently_checked_documents_only(monkeypatch
     for document in documents:
         forget_parts(document)
     assert kept == documents[-2:]
+
+
+def test_a_pass_stopped_for_a_newer_version_hands_it_the_parts_it_finished():
+    from torch_lsp.shapes.limits import Superseded, stopping_when
+
+    text = GENERATED
+    at = text.index("return ", len(text) // 2) + len("return")
+    asked = []
+    with keeping_parts("stopped"):
+        first = analyze(text, "generated.py")
+        with stopping_when(lambda: asked.append(True) or len(asked) > 3):  # stops at the 4th question
+            with pytest.raises(Superseded):
+                infer_shapes(first)
+        finished = list(_latest["stopped"].runs)
+        edited = analyze(text[:at] + " " + text[at:], "generated.py", previous=first.parsed)
+        report = infer_shapes(edited)
+    forget_parts("stopped")
+    assert 1 <= len(finished) < len(report.engine.runs)
+    assert all(run in report.engine.runs for run in finished)  # taken over, not run again
+    assert shown(report) == shown(infer_shapes(analyze(edited.source, "generated.py")))
