@@ -466,8 +466,7 @@ class CheckScheduler:
             except Superseded:
                 if completes:
                     self._remember(self._typed_past, document.uri, first_pass.result.analysis.parsed)
-                if self.server.documents.get(document.uri) is None:
-                    forget_parts(document.uri)
+                self._forget_parts_if_closed(document.uri)
                 return None
             lines = result.analysis.lines
             encoding = self.server.encoding
@@ -478,8 +477,7 @@ class CheckScheduler:
             # published).  Frozen, they are left to the periodic full collection, which
             # unfreezes first; what a version holds is freed by reference counting anyway.
             gc.freeze()
-        if self.server.documents.get(document.uri) is None:
-            forget_parts(document.uri)  # closed meanwhile: `closed` may have forgotten them before
+        self._forget_parts_if_closed(document.uri)
         if completes:
             imports = first_pass.imported_modules
         else:
@@ -497,6 +495,12 @@ class CheckScheduler:
         per_document[uri] = value
         if self.server.documents.get(uri) is None:
             per_document.pop(uri, None)
+
+    def _forget_parts_if_closed(self, uri: str) -> None:
+        """The shape pass keeps a document's parts for its next version: a check that ends after
+        its document was closed forgets them (`closed` may have forgotten them before it stored)."""
+        if self.server.documents.get(uri) is None:
+            forget_parts(uri)
 
     def _superseded(self, document: OpenDocument) -> bool:
         """Whether `document` (this version) is no longer the open document of its uri: its

@@ -235,7 +235,8 @@ def run_in_parts(analysis: "Analysis", resolver, make_engine) -> "PartEngines | 
     body = analysis.tree.body
     lines = analysis.lines
     foreign_volatile = frozenset(assigned_foreign_attributes(analysis))
-    groups = _function_groups(analysis)
+    groups: list[list] | None = None  # each statement's functions: only parts that run need them
+    found_modules: dict[str, Any] = {}  # what the resolver finds now, asked once per module
     steps = 0
     step_limit = None
     runs: list[PartRun] = []
@@ -246,7 +247,8 @@ def run_in_parts(analysis: "Analysis", resolver, make_engine) -> "PartEngines | 
             above = tuple(lines.line_text(s.lineno - 1) if s.lineno > 1 else "" for s in statements)
             anchor = indices.index(first_own)
             run = kept.get(statements[anchor])
-            if run is not None and _still_valid(run, statements, above, foreign_volatile, analysis, steps, resolver):
+            if run is not None and _still_valid(run, statements, above, foreign_volatile, analysis, steps,
+                                                resolver, found_modules):
                 run.reports += 1
                 run.engine.main.analysis = analysis
                 run.engine.main.lines = lines
@@ -254,6 +256,8 @@ def run_in_parts(analysis: "Analysis", resolver, make_engine) -> "PartEngines | 
                 finished += 1
                 steps += run.steps
                 continue
+            if groups is None:
+                groups = _function_groups(analysis)
             functions = [info for i in indices for info in groups[i]]
             part = Part(statements, anchor, ast.Module(body=list(statements), type_ignores=[]), functions, above,
                         foreign_volatile, dict(analysis.imports), steps, step_limit)
@@ -323,7 +327,8 @@ def _function_groups(analysis: "Analysis") -> list[list]:
     return groups
 
 
-def _still_valid(run: PartRun, statements, above, foreign_volatile, analysis, steps_before, resolver) -> bool:
+def _still_valid(run: PartRun, statements, above, foreign_volatile, analysis, steps_before, resolver,
+                 found_modules: dict[str, Any]) -> bool:
     part = run.part
     if run.released or run.engine.exhausted or steps_before + run.steps > MAX_STEPS:
         return False  # its run would now reach the step cap (and stop where it did not)
@@ -334,7 +339,9 @@ def _still_valid(run: PartRun, statements, above, foreign_volatile, analysis, st
     if run.foreign and resolver is None:
         return False
     for module, was in run.foreign.items():
-        if resolver.analysis_of(module, analysis.path) is not was:
+        if module not in found_modules:
+            found_modules[module] = resolver.analysis_of(module, analysis.path)
+        if found_modules[module] is not was:
             return False  # another file changed, appeared or went away
     return True
 
