@@ -185,3 +185,29 @@ def test_a_pass_stopped_for_a_newer_version_hands_it_the_parts_it_finished():
     assert 1 <= len(finished) < len(report.engine.runs)
     assert all(run in report.engine.runs for run in finished)  # taken over, not run again
     assert shown(report) == shown(infer_shapes(analyze(edited.source, "generated.py")))
+
+
+def test_a_part_that_reads_another_file_runs_again_when_that_file_changes(tmp_path):
+    from torch_lsp.shapes import WorkspaceResolver
+
+    model = tmp_path / "model.py"
+    model.write_text("import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n"
+                     "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 4)\n\n"
+                     "    def forward(self, x):\n        return self.fc(x)\n", encoding="utf-8")
+    train = ("import torch\nfrom model import Net\n\n\ndef run():\n    out = Net()(torch.randn(2, 8))\n"
+             "    return out\n\n\ndef other():\n    y = torch.zeros(3, 5)\n    return y\n")
+    path = str(tmp_path / "train.py")
+    resolver = WorkspaceResolver([str(tmp_path)])
+    hover_line, hover_col = 6, 4  # `out`
+    with keeping_parts("foreign"):
+        first = analyze(train, path)
+        before = infer_shapes(first, resolver)
+        assert "[2, 4]" in before.hover(hover_line, hover_col).markdown
+        model.write_text(model.read_text(encoding="utf-8").replace("nn.Linear(8, 4)", "nn.Linear(8, 16)"),
+                         encoding="utf-8")
+        second = analyze(train, path, previous=first.parsed)
+        after = infer_shapes(second, resolver)
+    forget_parts("foreign")
+    assert len(after.engine.runs) == 2
+    assert "[2, 16]" in after.hover(hover_line, hover_col).markdown
+    assert sum(run in before.engine.runs for run in after.engine.runs) == 1  # `other` is taken over
