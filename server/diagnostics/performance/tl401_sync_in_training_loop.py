@@ -34,9 +34,23 @@ def _guarded_by_modulo(analysis: Analysis, node: ast.AST) -> bool:
     """An enclosing `if step % 100 == 0:` (alone or joined with `and`) makes it periodic, and
     so does a flag bound to such a test (`regularize = i % every == 0` ... `if regularize:`)."""
     for if_stmt, in_body in analysis.context(node).guards:
-        if in_body and _tests_modulo(if_stmt.test, lambda name: followed(analysis, name)[0]):
+        if in_body and (_tests_modulo(if_stmt.test, lambda name: followed(analysis, name)[0])
+                        or _throttled(if_stmt)):
             return True
     return False
+
+
+def _throttled(if_stmt: ast.If) -> bool:
+    """`if now - last_logging > args.log_freq_time:` whose body sets `last_logging = now`:
+    the branch runs once per interval (of time or steps), not every step."""
+    tests = if_stmt.test.values if isinstance(if_stmt.test, ast.BoolOp) and isinstance(if_stmt.test.op, ast.And) \
+        else [if_stmt.test]
+    rebound = {target.id for stmt in if_stmt.body if isinstance(stmt, ast.Assign)
+               for target in stmt.targets if isinstance(target, ast.Name)}
+    return any(isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Gt, ast.GtE))
+               and isinstance(test.left, ast.BinOp) and isinstance(test.left.op, ast.Sub)
+               and isinstance(test.left.right, ast.Name) and test.left.right.id in rebound
+               for test in tests)
 
 
 def _after_explicit_synchronize(analysis: Analysis, call: ast.Call, loop) -> bool:
@@ -236,7 +250,9 @@ class SyncInTrainingLoop(Rule):
     Flags `.item()`, `.cpu()`, `.numpy()` and `.tolist()` on a tensor in every iteration of
     a training loop (not under a periodic `if step % N == 0:`, alone or or-ed with one-off
     tests such as `step == 0`, or under a flag bound to such a test (`regularize = step % N
-    == 0` ... `if regularize:`), nor in a branch that leaves the loop, nor the value a NaN check
+    == 0` ... `if regularize:`), or under a throttle that logs once per interval (`if now -
+    last_logging > args.log_freq_time:` whose branch sets `last_logging = now`), nor in a branch
+    that leaves the loop, nor the value a NaN check
     that stops training reads (`if not math.isfinite(loss_value): sys.exit(1)`, or an `assert
     math.isfinite(loss_value)` there), nor after an explicit `torch.cuda.synchronize()`
     earlier in the same iteration (alone, or under a test that the code runs on CUDA,
