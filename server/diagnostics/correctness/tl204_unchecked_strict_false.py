@@ -22,8 +22,9 @@ class UncheckedStrictFalse(Rule):
     """## What it does
     Flags `module.load_state_dict(state, strict=False)` used as a statement, its
     result (the missing and unexpected keys) thrown away. Silent where the mismatch is
-    accounted for: the state dict was filtered against the model's keys or its size is
-    logged after the load, the next statement asserts the outcome, `assign=True` loads onto
+    accounted for: the state dict was filtered against the model's keys (also through a
+    name, `msd = model.state_dict()`) or reconciled key by key by a loop over them, or its
+    size is logged after the load, the next statement asserts the outcome, `assign=True` loads onto
     meta tensors, or the statement just before warns about the checkpoint. Nor in a notebook,
     where the load is the last expression of its cell: IPython displays the returned keys.
 

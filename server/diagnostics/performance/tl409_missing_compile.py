@@ -30,7 +30,8 @@ class MissingCompile(Rule):
     `dynamo_plugin=TorchDynamoPlugin(...)`: `prepare` compiles it). A model run under
     `torch.no_grad()` in the loop (a frozen backbone feeding a trained head, a DQN/SAC target
     network) is not the one trained, nor is a model built by a class of the project whose
-    `forward` runs under `no_grad`/`inference_mode` (a frozen feature extractor), nor is a model run by a loop whose optimizers only hold
+    `forward` runs under `no_grad`/`inference_mode` (a frozen feature extractor), nor is a
+    model run by a loop whose optimizers only hold
     an explicit list of tensors (`optim.Adam([latent] + noises)`: a GAN projection optimises
     its input), nor is a model whose output a gradient penalty differentiates with
     `torch.autograd.grad(..., create_graph=True)` (R1, WGAN-GP's critic, StyleGAN2's path

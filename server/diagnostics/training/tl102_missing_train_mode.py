@@ -37,6 +37,8 @@ class MissingTrainMode(Rule):
     `model.eval()`, then trains again in the same scope with no `model.train()` in between;
     and a trainer class whose method trains `self.model` while another method puts it in
     eval mode between training passes and nothing in the class ever calls `self.model.train()`.
+    A `train()` and an `eval()` in the two branches of one `if` (one `run_epoch` serving
+    both phases) never run in sequence, so they show no evaluation after training.
     Silent when the model is proven to behave the same in both modes (built only of layers
     such as `Linear`, `Conv2d`, activations and pooling, no dropout or batch norm): there
     eval mode changes nothing.
