@@ -35,7 +35,11 @@ _VERB_FIRST = (
 )
 MODEL_NAME = re.compile(
     rf"^(?!(?:{_VERB_FIRST})_)(?:[a-z0-9]+_)*(?:{_MODEL_WORDS})(?:_[a-z0-9]+)?$|^net[A-Z]\w*$", re.IGNORECASE)
-OPTIMIZER_NAME = re.compile(r"^(?:[a-z0-9]+_)*(?:opt|optim|optimizer|optimiser)s?(?:_[a-z0-9]+)?$", re.IGNORECASE)
+# `optimizerD`, `optG`: the DCGAN tutorial's CamelCase suffix names one optimizer per network (case
+# matters there, or `options` and `optimum` would be optimizers too).
+OPTIMIZER_NAME = re.compile(
+    r"^(?:[a-z0-9]+_)*(?:opt|optim|optimizer|optimiser)s?(?:_[a-z0-9]+)?$"
+    r"|^(?-i:(?:opt|optim|optimizer|optimiser)[A-Z][A-Za-z0-9]*)$", re.IGNORECASE)
 SCHEDULER_NAME = re.compile(r"^(?:[a-z0-9]+_)*(?:sched|scheduler|schedule|lr_scheduler)s?(?:_[a-z0-9]+)?$", re.IGNORECASE)
 LOSS_MODULE_NAME = re.compile(r"^(?:[a-z0-9]+_)*(?:criterion|criteria|loss_fn|loss_func|lossfn|loss_function|loss_module)(?:_[a-z0-9]+)?$", re.IGNORECASE)
 LOSS_VALUE_NAME = re.compile(r"(?:^|_)loss(?:es)?(?:$|_)|^loss", re.IGNORECASE)

@@ -127,6 +127,10 @@ class InplaceOnLeaf(Rule):
                 if rest[0] in class_attribute_roles(analysis, function.class_node)["parameter"]:
                     return "is an `nn.Parameter`"
                 return None
+            if len(rest) == 1:
+                cls = _module_instance_class(analysis, function, root, stmt)
+                if cls is not None and rest[0] in class_attribute_roles(analysis, cls)["parameter"]:
+                    return "is an `nn.Parameter`"  # `loss_mod.temperature.clamp_(...)` outside the class
             if rest and rest[-1] in ("weight", "bias") and "data" not in rest and "grad" not in rest:
                 if root == "self" and function.class_node is not None and function.class_node.name in local_module_classes(analysis):
                     if len(rest) >= 2 and rest[0] in class_attribute_roles(analysis, function.class_node)["model"]:
@@ -134,6 +138,25 @@ class InplaceOnLeaf(Rule):
                 elif root != "self" and roles.is_model(root):
                     return "is a model parameter"
         return None
+
+
+def _module_instance_class(analysis: Analysis, function: FunctionInfo, name: str, stmt: ast.stmt) -> ast.ClassDef | None:
+    """The file's `nn.Module` class that `name` is an instance of: built in the function
+    (`head = ContrastiveLoss()`) or a parameter annotated with it (`loss_mod: ContrastiveLoss`)."""
+    classes = local_module_classes(analysis)
+    assignment = analysis.roles_for(function).last_assignment(name, stmt)
+    if assignment is not None:
+        value = assignment.value
+        if assignment.unpacked or not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+            return None
+        return classes.get(value.func.id)
+    if function.is_module or name not in function.params:
+        return None
+    args = function.node.args
+    for arg in args.posonlyargs + args.args + args.kwonlyargs:
+        if arg.arg == name and isinstance(arg.annotation, ast.Name):
+            return classes.get(arg.annotation.id)
+    return None
 
 
 def _makes_leaf(analysis: Analysis, value: ast.AST | None) -> bool:
