@@ -275,7 +275,10 @@ class ScopeRoles:
                 qualname = self.analysis.call_qualname(expr)
                 if qualname and qualname.split(".")[0] == "torch":
                     if name in GRAPH_PRESERVING_FUNCTIONS:
-                        return any(self._graph(a, at, depth + 1) for a in _tensor_args(expr))
+                        return any(
+                            self._graph(a, at, depth + 1) or (name in ("cat", "stack") and self._graph_list(a, depth))
+                            for a in _tensor_args(expr)
+                        )
                     return False
                 if name in GRAPH_DROPPING_METHODS:
                     return False
@@ -290,6 +293,20 @@ class ScopeRoles:
             return self._graph(expr.value, at, depth + 1)
         if isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT"):
             return self._graph(expr.value, at, depth + 1)
+        return False
+
+    def _graph_list(self, expr: ast.AST, depth: int) -> bool:
+        """`torch.cat(values)` where this function fills the list `values` with graph-carrying
+        tensors (`values.append(critic(state))` with grad on): the joined tensor carries them too."""
+        if not isinstance(expr, ast.Name):
+            return False
+        for call in self.function.calls:
+            func = call.func
+            if (isinstance(func, ast.Attribute) and func.attr == "append" and isinstance(func.value, ast.Name)
+                    and func.value.id == expr.id and len(call.args) == 1 and not call.keywords
+                    and not self.analysis.context(call).grad_disabled
+                    and self._graph(call.args[0], call, depth + 1)):
+                return True
         return False
 
     def is_loss_value(self, expr: ast.AST, at: ast.AST | None = None) -> bool:

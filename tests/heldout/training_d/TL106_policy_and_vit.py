@@ -1,7 +1,8 @@
 """TL106 probe: factories inside `forward` of an RL policy (an initial LSTM state passed to the LSTM in a
 tuple, Gaussian exploration noise added to the action) and of a windowed attention block (a causal mask
-built with `torch.ones(...).triu(1)` for `masked_fill`); near misses take the device from the input, use `*_like`/`new_*`, build a 0-d constant, use a CPU `arange` only as an index (indexing a GPU
-tensor with CPU indices works), draw a one-element number only to decide a branch, or build in `__init__`."""
+built with `torch.ones(...).triu(1)` for `masked_fill`); near misses take the device from the input, use
+`*_like`/`new_*`, build a 0-d constant, use a CPU `arange` only as an index (indexing a GPU tensor with CPU
+indices works), draw a one-element number only to decide a branch, or build in `__init__`."""
 import torch
 from torch import nn
 
