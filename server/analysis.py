@@ -687,9 +687,12 @@ def _mode_of(call: ast.Call) -> str | None:
 
 
 def _base_name(node: ast.AST) -> str | None:
-    """`model` in `model`, `model.to(device)`, `model.cuda()` (chains of calls on a name)."""
+    """`model` in `model`, `model.to(device)`, `model.cuda()` (chains of calls on a name), and
+    `model.module` (the network a DDP wrapper holds: switching its mode switches the model's)."""
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         node = node.func.value
+    if isinstance(node, ast.Attribute) and node.attr == "module":
+        node = node.value
     return node.id if isinstance(node, ast.Name) else None
 
 
@@ -931,8 +934,12 @@ def switches_to_eval(analysis: Analysis, call: ast.Call, model: str) -> bool:
     """`call` puts `model` in eval mode: `model.eval()`, or a local function given `model` for a
     parameter it calls `.eval()` on."""
     func = call.func
-    if isinstance(func, ast.Attribute) and func.attr == "eval" and isinstance(func.value, ast.Name):
-        return func.value.id == model
+    if isinstance(func, ast.Attribute) and func.attr == "eval":
+        target = func.value
+        if isinstance(target, ast.Attribute) and target.attr == "module":
+            target = target.value  # `model.module.eval()`
+        if isinstance(target, ast.Name):
+            return target.id == model
     for function in analysis.function_named(call_name(call) or ""):
         for param in function.params:
             arg = analysis.argument_for(call, function, param)

@@ -180,6 +180,8 @@ class ScopeRoles:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr == "forward":
             func = func.value
+        if isinstance(func, ast.Attribute) and func.attr == "module":
+            func = func.value  # `model.module(x)`: the network a DDP/DataParallel wrapper holds
         if isinstance(func, ast.Name) and self.is_model(func.id):
             return func.id
         return None
