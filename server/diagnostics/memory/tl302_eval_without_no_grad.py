@@ -26,11 +26,13 @@ class EvalWithoutNoGrad(Rule):
     project wrapper of those (`@smart_inference_mode()` defined in the file or imported from
     the workspace) or a block inside a project context manager that enters them counts as
     under `no_grad`. An evaluation that follows training in the same function
-    (`model.eval()`, then a loop that runs the model and does not train) is flagged too, and
-    so are trainers written as classes (`self.model.eval()` then `self.model(x)` in a loop,
-    or an `evaluate`-style method running `self.model`). A model frozen first
-    (`model.requires_grad_(False)`, or `p.requires_grad = False` over its parameters)
-    records no graph and is not flagged.
+    (`model.eval()`, then a loop, or a comprehension such as `sum(loss(model(x), y) for x, y in
+    val_loader)` with no backward or step after it, that runs the model and does not train) is
+    flagged too, and so are trainers written as classes (`self.model.eval()` then
+    `self.model(x)` in a loop, or an `evaluate`-style method running `self.model`). A model
+    frozen first (`model.requires_grad_(False)`, also at the end of the chain that builds it,
+    `copy.deepcopy(model).requires_grad_(False)`, or `p.requires_grad = False` over its
+    parameters) records no graph and is not flagged.
 
     ## Why is this bad
     `model.eval()` changes dropout and batch-norm, not autograd: without `no_grad` every

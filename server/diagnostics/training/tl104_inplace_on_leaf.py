@@ -25,8 +25,11 @@ class InplaceOnLeaf(Rule):
     `torch.no_grad()`. Parameters are also seen when reached indirectly: a loop variable over
     `m.parameters()` / `zip(a.parameters(), b.parameters())` / `named_parameters()` (unless
     the file turns `requires_grad` off somewhere, as EMA copies do), a weight behind a
-    submodule index (`model.classifier[2].bias[:] = 0.0`), and a module-level leaf tensor
-    updated inside a function (`global W` ... `W -= lr * W.grad`).
+    submodule index (`model.classifier[2].bias[:] = 0.0`), a module-level leaf tensor
+    updated inside a function (`global W` ... `W -= lr * W.grad`), and an `nn.Parameter` of
+    a module class of the file reached through an instance built in the function or a
+    parameter annotated with the class (`loss_mod: ContrastiveLoss` ...
+    `loss_mod.temperature.clamp_(0.01, 1.0)`).
 
     ## Why is this bad
     Autograd refuses: "a leaf Variable that requires grad is being used in an in-place
