@@ -981,6 +981,11 @@ def _wraps_evaluated_model(analysis: Analysis, function: FunctionInfo, model: st
     if isinstance(value, ast.Call):
         if any(isinstance(a, ast.Name) and analysis.switched(function, a.id, "eval") for a in value.args):
             return True
+        # `model = TracedModel(model, ...)` after `model = attempt_load(...)`: the wrapper runs
+        # what an earlier binding loaded in eval mode (that binding sits strictly earlier).
+        if any(isinstance(a, ast.Name) and _wraps_evaluated_model(analysis, function, a.id, value)
+               for a in value.args[:1]):
+            return True
         for owner, loader in _loaders_called(analysis, value):
             if any(_returns_evaluated(owner, loader, r) for r in walk_nodes(loader.node) if isinstance(r, ast.Return)):
                 return True
@@ -1005,11 +1010,31 @@ def _loaders_called(analysis: Analysis, call: ast.Call) -> list[tuple[Analysis, 
 
 def _returns_evaluated(analysis: Analysis, function: FunctionInfo, ret: ast.Return) -> bool:
     value = ret.value
+    if _ends_in_eval(value):
+        return True
+    if isinstance(value, ast.Subscript):
+        value = value.value  # `return ensemble[-1]`: one of the models the loader gathered
+        return isinstance(value, ast.Name) and _gathers_only_evaluated(function, value.id)
+    return isinstance(value, ast.Name) and (
+        bool(analysis.switched(function, value.id, "eval")) or _gathers_only_evaluated(function, value.id))
+
+
+def _ends_in_eval(value: ast.AST | None) -> bool:
+    """`model.to(device).eval()`, `ckpt["model"].float().eval()`: a chain whose last switch is eval."""
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
         if value.func.attr == "eval":
             return True
         value = value.func.value
-    return isinstance(value, ast.Name) and bool(analysis.switched(function, value.id, "eval"))
+    return False
+
+
+def _gathers_only_evaluated(function: FunctionInfo, name: str) -> bool:
+    """`ensemble.append(ckpt["model"].float().fuse().eval())` for every model the function adds
+    to `name` (a list or an `nn.ModuleList` of checkpoints): what it holds is in eval mode."""
+    added = [call.args[0] for call in function.calls
+             if isinstance(call.func, ast.Attribute) and call.func.attr == "append" and len(call.args) == 1
+             and isinstance(call.func.value, ast.Name) and call.func.value.id == name]
+    return bool(added) and all(_ends_in_eval(value) for value in added)
 
 
 def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call, param: str,

@@ -368,6 +368,8 @@ class Engine:
             return None
         signature = self.signature(node)
         bound = function.bound_self is not None
+        if not signature.accepts(bound, len(args), kwargs):
+            return None  # the call raises `TypeError`: binding its arguments anyway would shift them
         args, kwargs = normalized_arguments(signature, bound, args, kwargs)
         instance_key = (node, id(function.bound_self))
         informative = says_something(function.bound_self, args, kwargs) or signature.leaves_sized_defaults(

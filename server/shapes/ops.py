@@ -109,8 +109,9 @@ _KIND_ORDER = {"bool": 0, "long": 1, "float": 2}
 
 def _common_dtype(tensors: Sequence[Tensor]) -> str | None:
     """The kind torch's type promotion gives: the highest kind among the operands (a Python
-    number or a 0-d tensor of a lower kind never lowers it); None when one is unknown."""
-    kinds = {t.dtype for t in tensors if t.dims or not t.variadic}
+    number or a 0-d tensor of a lower kind never lowers it); None when one is unknown.  A
+    tensor of unknown rank counts too: `2 * coords` is float when `coords` is, whatever its rank."""
+    kinds = {t.dtype for t in tensors}
     if not kinds or not kinds <= _KIND_ORDER.keys():
         return None
     return max(kinds, key=_KIND_ORDER.__getitem__)

@@ -47,6 +47,16 @@ class Signature:
         self.sized_defaults = {name for name, default in defaults.items() if _is_size_literal(default)}
         self.is_staticmethod = is_staticmethod(node)
 
+    def accepts(self, bound: bool, given: int, keywords) -> bool:
+        """A call with `given` positional arguments (after the bound `self`, if any) and these
+        keywords can bind: no more positional arguments than it takes, no unknown keyword."""
+        if self.vararg is None and given > len(self.positional) - (1 if bound and self.positional else 0):
+            return False
+        if self.kwarg is None and keywords:
+            known = set(self.names).union(param.arg for param in self.kwonly)
+            return all(name in known for name in keywords)
+        return True
+
     def leaves_sized_defaults(self, bound: bool, given: int, keywords) -> bool:
         """A call with `given` positional arguments and these keywords leaves out a parameter
         whose default is a literal size."""

@@ -37,6 +37,8 @@ class MissingTrainMode(Rule):
     `model.eval()`, then trains again in the same scope with no `model.train()` in between;
     and a trainer class whose method trains `self.model` while another method puts it in
     eval mode between training passes and nothing in the class ever calls `self.model.train()`.
+    A `train()` and an `eval()` in the two branches of one `if` (one `run_epoch` serving
+    both phases) never run in sequence, so they show no evaluation after training.
     Silent when the model is proven to behave the same in both modes (built only of layers
     such as `Linear`, `Conv2d`, activations and pooling, no dropout or batch norm): there
     eval mode changes nothing.
@@ -245,9 +247,19 @@ def _evaluated_after_training_mode(analysis: Analysis, loop: LoopInfo, model: st
     before = [s for s in analysis.mode_switches.get(loop.function, ())
               if s.name == model and (s.call.lineno, s.call.col_offset) < start]
     before.sort(key=lambda s: (s.call.lineno, s.call.col_offset))
-    if len(before) < 2 or before[-1].mode != "eval" or not any(s.mode == "train" for s in before[:-1]):
+    if len(before) < 2 or before[-1].mode != "eval":
         return None
-    return before[-1].call
+    evaluating = before[-1].call
+    if not any(s.mode == "train" and not _exclusive_branches(analysis, s.call, evaluating) for s in before[:-1]):
+        return None  # `if phase == "train": model.train()` / `else: model.eval()`: one or the other
+    return evaluating
+
+
+def _exclusive_branches(analysis: Analysis, one: ast.AST, other: ast.AST) -> bool:
+    """`one` and `other` sit in the two branches of the same `if`: never both run."""
+    branch_of = {id(if_stmt): in_body for if_stmt, in_body in analysis.context(one).guards}
+    return any(id(if_stmt) in branch_of and branch_of[id(if_stmt)] != in_body
+               for if_stmt, in_body in analysis.context(other).guards)
 
 
 def _evaluated_beside(analysis: Analysis, function, callers: list[ast.Call], param: str):
