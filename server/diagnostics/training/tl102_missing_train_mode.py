@@ -89,7 +89,7 @@ class MissingTrainMode(Rule):
                 where, inside_epoch, evaluating = evaluation
                 in_scope = analysis.context(evaluating).function is loop.function and not inside_epoch
                 # An eval earlier in the loop's own scope was found with no train() after it.
-                if not in_scope and self._train_on_path(analysis, loop, model, inside_epoch):
+                if not in_scope and self._train_on_path(analysis, loop, model, inside_epoch, evaluating):
                     continue
                 if named_model_is_mode_independent(analysis, loop.function, model, call):
                     continue  # no dropout, no batch norm: eval mode changes nothing
@@ -186,15 +186,19 @@ class MissingTrainMode(Rule):
                     return f"in {owner} (line {switch.call.lineno})", False, switch.call
         return None
 
-    def _train_on_path(self, analysis: Analysis, loop: LoopInfo, model: str, inside_epoch: bool) -> bool:
+    def _train_on_path(self, analysis: Analysis, loop: LoopInfo, model: str, inside_epoch: bool,
+                       evaluating: ast.Call) -> bool:
         """`model.train()` runs again after each evaluation, before the loop trains."""
         function = loop.function
         if inside_epoch:
-            # Evaluated inside an enclosing loop: a `train()` before that loop runs only once.
+            # Evaluated inside an enclosing loop: a `train()` before that loop runs only once, and so
+            # does one in a loop further out (`model.train()` per fold, `model.eval()` per epoch).
             outer = loop.parent
             while outer is not None:
                 if any(_switches_to_train(c, model) for c in outer.calls):
                     return True
+                if any(c is evaluating for c in outer.calls):
+                    return False
                 outer = outer.parent
             return False
         if analysis.switched(function, model, "train"):

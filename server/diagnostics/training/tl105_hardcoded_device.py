@@ -5,6 +5,7 @@ unless a CUDA test guards the call.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Iterator
 
 from torch_lsp.analysis import Analysis, FunctionInfo, under_cuda_guard
@@ -20,7 +21,8 @@ class HardcodedDevice(Rule):
     """
     ## What it does
     Flags `.cuda()`, `.cuda(args.gpu)`, `.to("cuda")` and `device="cuda"` where a device
-    variable (`device = torch.device(...)`) is defined in the same function (or is one of
+    variable (`device = torch.device(...)`, or the device accelerate or Fabric picked,
+    `device = accelerator.device`) is defined in the same function (or is one of
     its parameters) or at module level. A device variable local to another function does
     not count, and a call under a
     CUDA test (`if device.type == "cuda":`, `if torch.cuda.is_available():`, `if args.cuda:`,
@@ -197,16 +199,27 @@ _DEVICE_ASSIGNMENTS: FactKey[list[ast.Assign]] = FactKey("tl105.device_assignmen
 
 
 def _device_assignments(analysis: Analysis, statements: list[ast.stmt]) -> list[ast.Assign]:
-    """`device = torch.device(...)`, `device = "cuda" if ... else "cpu"` among `statements`, in order."""
+    """`device = torch.device(...)`, `device = "cuda" if ... else "cpu"`, `device = accelerator.device`
+    among `statements`, in order."""
     found = []
     for stmt in statements:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             name, value = stmt.targets[0].id, stmt.value
             if _names_where_results_are_kept(name):
                 continue  # `gather_device`: where outputs are collected, not where the model runs
-            if constructed_kind(analysis, value) == "device" or (DEVICE_NAME.match(name) and isinstance(value, ast.IfExp)):
+            if constructed_kind(analysis, value) == "device" or (DEVICE_NAME.match(name) and (
+                    isinstance(value, ast.IfExp) or _launcher_device(value))):
                 found.append(stmt)
     return found
+
+
+_LAUNCHER = re.compile(r"(?:^|_)(?:accelerator|fabric)$", re.IGNORECASE)
+
+
+def _launcher_device(value: ast.AST) -> bool:
+    """`accelerator.device`, `fabric.device`: the device accelerate or Fabric chose for this process."""
+    return isinstance(value, ast.Attribute) and value.attr == "device" and isinstance(value.value, ast.Name) \
+        and bool(_LAUNCHER.search(value.value.id))
 
 
 # A device variable qualified by one of these words names where results are gathered, stored or
