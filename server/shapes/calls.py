@@ -430,8 +430,14 @@ class CallRules:
             values = [fn.int_of(a) for a in args]
             if None not in values:
                 return Int(Dim.const(max(values) if name == "max" else min(values)))  # type: ignore[type-var]
-            if all(isinstance(a, (Int, Num, Opaque)) for a in args):
-                return Int(None) if all(isinstance(a, Int) for a in args) else NUM
+            if all(isinstance(a, Int) for a in args):
+                return Int(None)
+            if any(isinstance(a, Num) for a in args) and all(isinstance(a, (Int, Num, Opaque)) for a in args):
+                return NUM
+            if all(isinstance(a, (Int, Opaque)) for a in args):
+                # `min(seq_len, max_positions)` with a parameter: an int or a float, nobody knows
+                # (`torch.tensor(...)` of it has no known dtype).
+                return Opaque(f"{name}(...)", None)
             return UNKNOWN
         if name == "sum" and args:
             items = fn.items_of(args[0])

@@ -170,7 +170,8 @@ class ExpressionRules:
             return FunctionRef(method.node, method.scope, instance, method.owner)
         value = self.engine.lookup_class_attribute(ref, name)
         if value is not None and not isinstance(value, FunctionRef):
-            return value
+            # A class-level default (`anchors = torch.empty(0)`) that a method replaces is unknown.
+            return UNKNOWN if name in self.engine.volatile_attributes(ref) else value
         return BoundTorchMethod(instance, name)
 
     def _subscript(self, node: ast.Subscript, env) -> Value:
@@ -409,6 +410,8 @@ class ExpressionRules:
             if isinstance(left, Tensor) or isinstance(right, Tensor):
                 result = self._tensor_binop(ast.Add(), left, right, node)
                 return result.with_dims(result.dims, dtype="bool") if isinstance(result, Tensor) else UNKNOWN
+            if left.__class__ is Opaque or right.__class__ is Opaque or left is UNKNOWN or right is UNKNOWN:
+                return UNKNOWN  # `mask > 0` on a parameter may be a tensor of booleans, not one bool
             return Bool(_compare_ints(op, left, right))
         return Bool(None)
 

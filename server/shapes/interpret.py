@@ -296,8 +296,9 @@ class Engine:
                 return found
         return None
 
-    def volatile_attributes(self, ref: ClassRef) -> set[str]:
-        """Attributes assigned outside `__init__` (their value at any use is not known)."""
+    def volatile_attributes(self, ref: ClassRef, depth: int = 0) -> set[str]:
+        """Attributes assigned outside `__init__`, by the class's methods or its bases' (their
+        value at any use is not known)."""
         found = self.volatile.get(ref.node)
         if found is None:
             found = set(self.foreign_volatile)
@@ -308,6 +309,9 @@ class Engine:
             for name, attributes in assigned.items():
                 if name not in builders:
                     found |= attributes
+            if depth < 8:
+                for base in self.bases(ref):  # `Detect._inference` sets `self.anchors` for `Pose` too
+                    found |= self.volatile_attributes(base, depth + 1)
             self.volatile[ref.node] = found
         return found
 

@@ -53,12 +53,14 @@ def items_of(value: Value | None) -> list[Value] | None:
 
 
 def sizes_from(values: list[Value]) -> list | None:
-    """`(B, T)`, `B, T`, `x.shape`, `[B, -1]` as sizes; None when the count is unknown."""
+    """`(B, T)`, `B, T`, `x.shape`, `[B, -1]` as sizes; None when the count is unknown.  One
+    argument nothing is known about (`torch.zeros(shape)`, `x.view(view_shape)` with a
+    parameter) may as well be a tuple of sizes as one size: the count is unknown."""
     if len(values) == 1:
         items = items_of(values[0])
         if items is not None:
             values = items
-        elif not isinstance(values[0], (Int, Opaque)):
+        elif not isinstance(values[0], Int):
             return None
     return [size_of(v) for v in values]
 

@@ -90,7 +90,7 @@ def _arange(call: Call) -> Value:
             return UNKNOWN if name != "end" or values else Tensor((dim_of(call.kwargs["end"]),), False, "long",
                                                                    call.origin())
     if not values or len(values) > 3 or any(not isinstance(v, Int) for v in values):
-        dtype = "float" if any(isinstance(v, Num) for v in values) else None
+        dtype = dtype_given(call, "float" if any(isinstance(v, Num) for v in values) else None)  # `dtype=` first
         return Tensor((None,), False, dtype, call.origin()) if values else UNKNOWN
     dims = [v.dim for v in values]  # type: ignore[union-attr]
     kind = dtype_given(call, "long")

@@ -32,6 +32,9 @@ class Call:
     def arg(self, position: int, name: str, default: Value | None = None) -> Value | None:
         if name in self.kwargs:
             return self.kwargs[name]
+        alias = _NUMPY_ALIASES.get(name)
+        if alias is not None and alias in self.kwargs:  # `torch.argmax(x, axis=1)`, `x.sum(keepdims=True)`
+            return self.kwargs[alias]
         if position < len(self.args):
             return self.args[position]
         return default
@@ -42,6 +45,9 @@ class Call:
     def fail(self, message: str, kind: str = "shape") -> None:
         self.site.fail(message, kind)
 
+
+# Keywords torch also accepts under NumPy's names.
+_NUMPY_ALIASES = {"dim": "axis", "keepdim": "keepdims"}
 
 MethodRule = Callable[[Call, Tensor], Value]
 FunctionRule = Callable[[Call], Value]
