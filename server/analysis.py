@@ -687,9 +687,12 @@ def _mode_of(call: ast.Call) -> str | None:
 
 
 def _base_name(node: ast.AST) -> str | None:
-    """`model` in `model`, `model.to(device)`, `model.cuda()` (chains of calls on a name)."""
+    """`model` in `model`, `model.to(device)`, `model.cuda()` (chains of calls on a name), and
+    `model.module` (the network a DDP wrapper holds: switching its mode switches the model's)."""
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         node = node.func.value
+    if isinstance(node, ast.Attribute) and node.attr == "module":
+        node = node.value
     return node.id if isinstance(node, ast.Name) else None
 
 
@@ -931,8 +934,12 @@ def switches_to_eval(analysis: Analysis, call: ast.Call, model: str) -> bool:
     """`call` puts `model` in eval mode: `model.eval()`, or a local function given `model` for a
     parameter it calls `.eval()` on."""
     func = call.func
-    if isinstance(func, ast.Attribute) and func.attr == "eval" and isinstance(func.value, ast.Name):
-        return func.value.id == model
+    if isinstance(func, ast.Attribute) and func.attr == "eval":
+        target = func.value
+        if isinstance(target, ast.Attribute) and target.attr == "module":
+            target = target.value  # `model.module.eval()`
+        if isinstance(target, ast.Name):
+            return target.id == model
     for function in analysis.function_named(call_name(call) or ""):
         for param in function.params:
             arg = analysis.argument_for(call, function, param)
@@ -974,6 +981,11 @@ def _wraps_evaluated_model(analysis: Analysis, function: FunctionInfo, model: st
     if isinstance(value, ast.Call):
         if any(isinstance(a, ast.Name) and analysis.switched(function, a.id, "eval") for a in value.args):
             return True
+        # `model = TracedModel(model, ...)` after `model = attempt_load(...)`: the wrapper runs
+        # what an earlier binding loaded in eval mode (that binding sits strictly earlier).
+        if any(isinstance(a, ast.Name) and _wraps_evaluated_model(analysis, function, a.id, value)
+               for a in value.args[:1]):
+            return True
         for owner, loader in functions_called(analysis, value):
             if any(_returns_evaluated(owner, loader, r) for r in walk_nodes(loader.node) if isinstance(r, ast.Return)):
                 return True
@@ -998,11 +1010,31 @@ def functions_called(analysis: Analysis, call: ast.Call) -> list[tuple[Analysis,
 
 def _returns_evaluated(analysis: Analysis, function: FunctionInfo, ret: ast.Return) -> bool:
     value = ret.value
+    if _ends_in_eval(value):
+        return True
+    if isinstance(value, ast.Subscript):
+        value = value.value  # `return ensemble[-1]`: one of the models the loader gathered
+        return isinstance(value, ast.Name) and _gathers_only_evaluated(function, value.id)
+    return isinstance(value, ast.Name) and (
+        bool(analysis.switched(function, value.id, "eval")) or _gathers_only_evaluated(function, value.id))
+
+
+def _ends_in_eval(value: ast.AST | None) -> bool:
+    """`model.to(device).eval()`, `ckpt["model"].float().eval()`: a chain whose last switch is eval."""
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
         if value.func.attr == "eval":
             return True
         value = value.func.value
-    return isinstance(value, ast.Name) and bool(analysis.switched(function, value.id, "eval"))
+    return False
+
+
+def _gathers_only_evaluated(function: FunctionInfo, name: str) -> bool:
+    """`ensemble.append(ckpt["model"].float().fuse().eval())` for every model the function adds
+    to `name` (a list or an `nn.ModuleList` of checkpoints): what it holds is in eval mode."""
+    added = [call.args[0] for call in function.calls
+             if isinstance(call.func, ast.Attribute) and call.func.attr == "append" and len(call.args) == 1
+             and isinstance(call.func.value, ast.Name) and call.func.value.id == name]
+    return bool(added) and all(_ends_in_eval(value) for value in added)
 
 
 def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call, param: str,
@@ -1201,10 +1233,30 @@ def evaluation_after_training(analysis: Analysis) -> Iterator[tuple[FunctionInfo
                 if context.grad_disabled:
                     break  # the evaluation runs without autograd
                 loop = context.loop
-                if loop is None or analysis.backward_calls(loop) or analysis.optimizer_steps(loop):
+                if _in_comprehension(analysis, call):
+                    # `sum(loss_fn(model(x), y) for x, y in val_loader)`: the comprehension is the pass
+                    # over data; an epoch loop around it that trains only in a nested loop is no step,
+                    # but a backward or step after it (in its loop, or in the function) may use it.
+                    if loop is not None and analysis.is_step_loop(loop):
+                        continue
+                    if any(_position(c) > _position(call) and (is_backward_call(analysis, c) or roles.is_optimizer_step(c))
+                           for c in (loop.calls if loop is not None else function.calls)):
+                        continue
+                elif loop is None or analysis.backward_calls(loop) or analysis.optimizer_steps(loop):
                     continue
                 yield function, call, switch
                 break
+
+
+def _in_comprehension(analysis: Analysis, node: ast.AST) -> bool:
+    """`node` is computed for each element of a comprehension or generator expression (its
+    element or condition, not the iterable of its first `for`)."""
+    child, parent = node, analysis.parents.get(node)
+    while parent is not None and not isinstance(parent, ast.stmt):
+        if isinstance(parent, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            return child is not parent.generators[0].iter
+        child, parent = parent, analysis.parents.get(parent)
+    return False
 
 
 # ---------------------------------------------- trainers written as classes (`self.model`)

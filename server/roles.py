@@ -35,7 +35,11 @@ _VERB_FIRST = (
 )
 MODEL_NAME = re.compile(
     rf"^(?!(?:{_VERB_FIRST})_)(?:[a-z0-9]+_)*(?:{_MODEL_WORDS})(?:_[a-z0-9]+)?$|^net[A-Z]\w*$", re.IGNORECASE)
-OPTIMIZER_NAME = re.compile(r"^(?:[a-z0-9]+_)*(?:opt|optim|optimizer|optimiser)s?(?:_[a-z0-9]+)?$", re.IGNORECASE)
+# `optimizerD`, `optG`: the DCGAN tutorial's CamelCase suffix names one optimizer per network (case
+# matters there, or `options` and `optimum` would be optimizers too).
+OPTIMIZER_NAME = re.compile(
+    r"^(?:[a-z0-9]+_)*(?:opt|optim|optimizer|optimiser)s?(?:_[a-z0-9]+)?$"
+    r"|^(?-i:(?:opt|optim|optimizer|optimiser)[A-Z][A-Za-z0-9]*)$", re.IGNORECASE)
 SCHEDULER_NAME = re.compile(r"^(?:[a-z0-9]+_)*(?:sched|scheduler|schedule|lr_scheduler)s?(?:_[a-z0-9]+)?$", re.IGNORECASE)
 LOSS_MODULE_NAME = re.compile(r"^(?:[a-z0-9]+_)*(?:criterion|criteria|loss_fn|loss_func|lossfn|loss_function|loss_module)(?:_[a-z0-9]+)?$", re.IGNORECASE)
 LOSS_VALUE_NAME = re.compile(r"(?:^|_)loss(?:es)?(?:$|_)|^loss", re.IGNORECASE)
@@ -176,6 +180,8 @@ class ScopeRoles:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr == "forward":
             func = func.value
+        if isinstance(func, ast.Attribute) and func.attr == "module":
+            func = func.value  # `model.module(x)`: the network a DDP/DataParallel wrapper holds
         if isinstance(func, ast.Name) and self.is_model(func.id):
             return func.id
         return None
@@ -271,7 +277,10 @@ class ScopeRoles:
                 qualname = self.analysis.call_qualname(expr)
                 if qualname and qualname.split(".")[0] == "torch":
                     if name in GRAPH_PRESERVING_FUNCTIONS:
-                        return any(self._graph(a, at, depth + 1) for a in _tensor_args(expr))
+                        return any(
+                            self._graph(a, at, depth + 1) or (name in ("cat", "stack") and self._graph_list(a, depth))
+                            for a in _tensor_args(expr)
+                        )
                     return False
                 if name in GRAPH_DROPPING_METHODS:
                     return False
@@ -286,6 +295,20 @@ class ScopeRoles:
             return self._graph(expr.value, at, depth + 1)
         if isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT"):
             return self._graph(expr.value, at, depth + 1)
+        return False
+
+    def _graph_list(self, expr: ast.AST, depth: int) -> bool:
+        """`torch.cat(values)` where this function fills the list `values` with graph-carrying
+        tensors (`values.append(critic(state))` with grad on): the joined tensor carries them too."""
+        if not isinstance(expr, ast.Name):
+            return False
+        for call in self.function.calls:
+            func = call.func
+            if (isinstance(func, ast.Attribute) and func.attr == "append" and isinstance(func.value, ast.Name)
+                    and func.value.id == expr.id and len(call.args) == 1 and not call.keywords
+                    and not self.analysis.context(call).grad_disabled
+                    and self._graph(call.args[0], call, depth + 1)):
+                return True
         return False
 
     def is_loss_value(self, expr: ast.AST, at: ast.AST | None = None) -> bool:

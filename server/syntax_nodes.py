@@ -68,6 +68,13 @@ def argument(call: ast.Call, position: int, name: str) -> ast.AST | None:
     return None
 
 
+def root_name(expr: ast.AST) -> str | None:
+    """`a` for `a`, `a.b`, `a[0].c`, `a.b()`."""
+    while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Call)):
+        expr = expr.func if isinstance(expr, ast.Call) else expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
 def is_self_attribute(node: ast.AST) -> bool:
     """`self.x`."""
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"

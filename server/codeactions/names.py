@@ -9,6 +9,7 @@ import ast
 import builtins
 from typing import TYPE_CHECKING, Iterable
 
+
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis, FunctionInfo
 
@@ -42,13 +43,6 @@ def bound_in(nodes: Iterable[ast.AST]) -> set[str]:
 def loaded_names(node: ast.AST) -> set[str]:
     """Every plain name read in an expression or statement."""
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
-def root_name(expr: ast.AST) -> str | None:
-    """`a` for `a`, `a.b`, `a[0].c`, `a.b()`."""
-    while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Call)):
-        expr = expr.func if isinstance(expr, ast.Call) else expr.value
-    return expr.id if isinstance(expr, ast.Name) else None
 
 
 def bound_in_loop(loop_node: ast.AST) -> set[str]:

@@ -199,3 +199,53 @@ def test_a_loop_whose_optimizer_also_holds_the_model_trains_it(tmp_path, cli):
         "    noises.append(noise.normal_().requires_grad_())\nfor p in g_ema.parameters():\n    noises.append(p)\n")
     write(tmp_path, {"train.py": tensors})
     assert [line for line, _ in _tl409(tmp_path, cli)] == [19]
+
+
+FEATURES = """\
+import torch
+from torch import nn
+
+
+class ModelWithIntermediateLayers(nn.Module):
+    def __init__(self, feature_model, n_last_blocks):
+        super().__init__()
+        self.feature_model = feature_model.eval()
+        self.n_last_blocks = n_last_blocks
+
+    def forward(self, images):
+        with torch.inference_mode():
+            features = self.feature_model.get_intermediate_layers(images, self.n_last_blocks)
+        return features
+"""
+
+LINEAR = """\
+import torch
+from torch import nn
+from features import ModelWithIntermediateLayers
+
+
+def eval_linear(feature_model, linear_classifier, loader, optimizer):
+    for data, labels in loader:
+        features = feature_model(data.cuda())
+        loss = nn.functional.cross_entropy(linear_classifier(features), labels.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def run_eval_linear(backbone, loader):
+    feature_model = ModelWithIntermediateLayers(backbone, 4)
+    linear_classifier = nn.Linear(1536, 1000).cuda()
+    optimizer = torch.optim.SGD(linear_classifier.parameters(), lr=0.01)
+    eval_linear(feature_model=feature_model, linear_classifier=linear_classifier, loader=loader,
+                optimizer=optimizer)
+"""
+
+
+def test_a_feature_extractor_whose_class_runs_under_inference_mode_is_not_the_trained_model(tmp_path, cli):
+    """DINOv2's linear evaluation: the wrapper's `forward` runs the backbone under
+    `torch.inference_mode()` (in another file), so the loop trains only the linear head."""
+    write(tmp_path, {"features.py": FEATURES, "train.py": LINEAR})
+    assert _tl409(tmp_path, cli) == [
+        (9, "`linear_classifier` is trained without `torch.compile`. Try "
+            "`linear_classifier = torch.compile(linear_classifier)` for faster steps.")]

@@ -1,6 +1,8 @@
 """TL105 counts a device variable of the same function (or a parameter) or of the module only."""
 from __future__ import annotations
 
+import json
+
 from torch_lsp.checker import check_source
 from torch_lsp.settings import Selection, Settings
 
@@ -61,3 +63,36 @@ def test_a_function_run_before_the_module_defines_the_device_gets_no_safe_fix(tm
     completed = cli("check", "--select", "TL105", "--diff", "sample.py", cwd=tmp_path)
     assert "+    model.to(device)" not in completed.stdout
     assert "+    return torch.as_tensor(tokens).to(device)" in completed.stdout
+
+
+FEATURES = '''import torch
+
+
+@torch.no_grad()
+def extract_features(model, loader, count, gather_on_cpu=False):
+    gather_device = torch.device("cpu") if gather_on_cpu else torch.device("cuda")
+    features = None
+    for samples, index in loader:
+        feats = model(samples.cuda(non_blocking=True))
+        if features is None:
+            features = torch.zeros(count, feats.shape[-1], device=gather_device)
+        features.index_copy_(0, index.to(gather_device), feats.to(gather_device))
+    return features
+
+
+@torch.no_grad()
+def extract_on(model, loader, use_cpu=False):
+    run_device = torch.device("cpu") if use_cpu else torch.device("cuda")
+    return [model(samples.cuda()) for samples in loader]
+'''
+
+
+def test_a_device_named_for_where_results_are_kept_is_not_the_compute_device(tmp_path, cli):
+    """DINOv2's feature extraction runs the model on the GPU by design; `gather_device` only
+    says where the gathered features are kept, so the `.cuda()` beside it ignores no choice.
+    `run_device` is the device the work runs on: `.cuda()` beside it is reported."""
+    (tmp_path / "features.py").write_text(FEATURES, encoding="utf-8")
+    completed = cli("check", "--select", "TL105", "--format", "json", "features.py", cwd=tmp_path)
+    reported = [(d["line"], d["message"]) for d in json.loads(completed.stdout)]
+    assert [line for line, _ in reported] == [19]
+    assert "`run_device`" in reported[0][1]

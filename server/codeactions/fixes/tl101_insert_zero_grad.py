@@ -6,7 +6,8 @@ import ast
 from typing import TYPE_CHECKING
 
 from torch_lsp.codeactions.locate import loop_at
-from torch_lsp.codeactions.names import bound_in_loop, root_name
+from torch_lsp.codeactions.names import bound_in_loop
+from torch_lsp.syntax_nodes import root_name
 from torch_lsp.codeactions.registry import FixOffer, fixer, offer
 
 if TYPE_CHECKING:

@@ -10,7 +10,8 @@ import libcst as cst
 from torch_lsp.syntax_nodes import argument
 from torch_lsp.codeactions import calls
 from torch_lsp.codeactions.locate import call_at
-from torch_lsp.codeactions.names import bound_in, fresh_name, root_name
+from torch_lsp.codeactions.names import bound_in, fresh_name
+from torch_lsp.syntax_nodes import root_name
 from torch_lsp.codeactions.registry import FixOffer, fixer, offer
 from torch_lsp.codeactions.rewrite import CannotRewrite, Rewrite
 from torch_lsp.diagnostics.correctness.provenance import followed

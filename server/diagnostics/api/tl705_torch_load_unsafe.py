@@ -327,7 +327,9 @@ _MODULE_METHODS = {"eval", "train", "parameters", "named_parameters", "modules",
 def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:
     """Where what this `torch.load` returns is used as a module: called, or given a module
     method (also after a move, `vocoder.cuda().eval()`), itself, an entry of it
-    (`decoder = checkpoint["decoder"]`, `vocoder = torch.load(path)["model"]`) or a
+    (`decoder = checkpoint["decoder"]`, `vocoder = torch.load(path)["model"]`,
+    `ckpt["model"].float().state_dict()`; a load in a conditional expression,
+    `torch.load(p) if isinstance(p, str) else p`, counts as bound) or a
     rebinding of that (`decoder = decoder.to(device)`); or, for a load returned or bound to a model name, a
     `torch.save` of a model object in the file (it pickles whole modules).  None when
     nothing says so."""
@@ -335,6 +337,8 @@ def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:
 
     holder = analysis.parents.get(call)
     if isinstance(holder, ast.Subscript) and holder.value is call:  # `torch.load(path)["model"]`
+        holder = analysis.parents.get(holder)
+    if isinstance(holder, ast.IfExp) and holder.test is not call:  # `torch.load(p) if isinstance(p, str) else p`
         holder = analysis.parents.get(holder)
     handed_on = isinstance(holder, ast.Return) or (
         isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)
@@ -368,6 +372,8 @@ def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:
             target = node.func.value
             while isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute):
                 target = target.func.value  # `vocoder.cuda().eval()`: the method of what was moved
+            if isinstance(target, ast.Subscript):
+                target = target.value  # `ckpt["model"].float().state_dict()`: an entry is the module
             if isinstance(target, ast.Name) and target.id in names:
                 return node
     return None

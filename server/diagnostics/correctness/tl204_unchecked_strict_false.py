@@ -22,8 +22,9 @@ class UncheckedStrictFalse(Rule):
     """## What it does
     Flags `module.load_state_dict(state, strict=False)` used as a statement, its
     result (the missing and unexpected keys) thrown away. Silent where the mismatch is
-    accounted for: the state dict was filtered against the model's keys or its size is
-    logged after the load, the next statement asserts the outcome, `assign=True` loads onto
+    accounted for: the state dict was filtered against the model's keys (also through a
+    name, `msd = model.state_dict()`) or reconciled key by key by a loop over them, or its
+    size is logged after the load, the next statement asserts the outcome, `assign=True` loads onto
     meta tensors, or the statement just before warns about the checkpoint. Nor in a notebook,
     where the load is the last expression of its cell: IPython displays the returned keys.
 
@@ -118,22 +119,53 @@ def accounts_for_mismatch(analysis: "Analysis", call: ast.Call) -> bool:
     state = argument(call, 0, "state_dict")
     if not isinstance(state, ast.Name):
         return False
+    model_dicts = _model_state_dicts(analysis, call)
     for earlier in reversed(before):
+        if _reconciles(earlier, state.id, model_dicts):
+            return True
         if isinstance(earlier, ast.Assign) and any(isinstance(t, ast.Name) and t.id == state.id for t in earlier.targets):
-            if _filtered_against_model(earlier.value):
+            if _filtered_against_model(earlier.value, model_dicts):
                 return True
             break
     return any(_reports_size(stmt, state.id) for stmt in after[:2])
 
 
-def _filtered_against_model(value: ast.AST) -> bool:
+def _model_state_dicts(analysis: "Analysis", call: ast.Call) -> set[str]:
+    """Names the function binds to a module's own `state_dict()` (`msd = model.state_dict()`)."""
+    return {name for name, bound in analysis.roles_for(call).assignments.items()
+            if any(_is_state_dict_call(a.value) for a in bound)}
+
+
+def _is_state_dict_call(value: ast.AST | None) -> bool:
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "state_dict"
+
+
+def _filtered_against_model(value: ast.AST, model_dicts: set[str]) -> bool:
     if isinstance(value, ast.Call):
-        return any(isinstance(a, ast.Call) and isinstance(a.func, ast.Attribute) and a.func.attr == "state_dict"
-                   for a in [*value.args, *(k.value for k in value.keywords)])
+        return any(_is_state_dict_call(a) for a in [*value.args, *(k.value for k in value.keywords)])
     if isinstance(value, ast.DictComp):
-        conditions = [ast.unparse(test) for generator in value.generators for test in generator.ifs]
-        return any("state_dict" in text or "model" in text.lower() for text in conditions)
+        tests = [test for generator in value.generators for test in generator.ifs]
+        conditions = [ast.unparse(test) for test in tests]
+        # `if msd[k].shape == v.shape` with `msd = model.state_dict()`: kept only where the model agrees.
+        return any("state_dict" in text or "model" in text.lower() for text in conditions) or any(
+            isinstance(node, ast.Name) and node.id in model_dicts for test in tests for node in ast.walk(test))
     return False
+
+
+def _reconciles(stmt: ast.stmt, state: str, model_dicts: set[str]) -> bool:
+    """`for k in model_state_dict: ... state_dict[k] = model_state_dict[k]`: a loop over the
+    model's own state dict that writes into the loaded one, so the author reconciles the
+    two key by key (filling or replacing what does not fit) before the non-strict load."""
+    if not isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return False
+    source = stmt.iter
+    if isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute) and source.func.attr in ("keys", "items"):
+        source = source.func.value
+    if not (_is_state_dict_call(source) or isinstance(source, ast.Name) and source.id in model_dicts):
+        return False
+    return any(isinstance(node, ast.Assign) and any(
+        isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == state for t in node.targets)
+        for node in walk_nodes(stmt))
 
 
 def _reports_size(stmt: ast.stmt, name: str) -> bool:

@@ -27,11 +27,13 @@ class EvalWithoutNoGrad(Rule):
     project wrapper of those (`@smart_inference_mode()` defined in the file or imported from
     the workspace) or a block inside a project context manager that enters them counts as
     under `no_grad`. An evaluation that follows training in the same function
-    (`model.eval()`, then a loop that runs the model and does not train) is flagged too, and
-    so are trainers written as classes (`self.model.eval()` then `self.model(x)` in a loop,
-    or an `evaluate`-style method running `self.model`). A model frozen first
-    (`model.requires_grad_(False)`, also in a chain such as
-    `model.eval().requires_grad_(False).to(device)`, or `p.requires_grad = False` over its
+    (`model.eval()`, then a loop, or a comprehension such as `sum(loss(model(x), y) for x, y in
+    val_loader)` with no backward or step after it, that runs the model and does not train) is
+    flagged too, and so are trainers written as classes (`self.model.eval()` then
+    `self.model(x)` in a loop, or an `evaluate`-style method running `self.model`). A model
+    frozen first (`model.requires_grad_(False)`, also at the end of calls that return the module,
+    `model.eval().requires_grad_(False).to(device)`, or of the chain that builds it,
+    `copy.deepcopy(model).requires_grad_(False)`, or `p.requires_grad = False` over its
     parameters) records no graph and is not flagged.
 
     ## Why is this bad
@@ -109,10 +111,11 @@ def _frozen_before(function: FunctionInfo, call: ast.Call, model: str) -> bool:
         if (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)) >= at:
             continue
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_" \
-                and _names(without_moves(node.func.value), model):
-            flag = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "requires_grad"), None)
-            if isinstance(flag, ast.Constant) and flag.value is False:
-                return True
+                and _names(without_moves(node.func.value), model) and _turns_grad_off(node):
+            return True
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == model for t in node.targets) \
+                and _frozen_chain(node.value):
+            return True  # `ema_model = copy.deepcopy(model).requires_grad_(False)`
         if isinstance(node, ast.For) and _over_parameters_of(node.iter, model) and any(
                 isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant) and s.value.value is False
                 and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in s.targets)
@@ -123,6 +126,21 @@ def _frozen_before(function: FunctionInfo, call: ast.Call, model: str) -> bool:
 
 def _names(node: ast.AST, model: str) -> bool:
     return isinstance(node, ast.Name) and node.id == model
+
+
+def _turns_grad_off(call: ast.Call) -> bool:
+    """`.requires_grad_(False)` / `.requires_grad_(requires_grad=False)`."""
+    flag = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "requires_grad"), None)
+    return isinstance(flag, ast.Constant) and flag.value is False
+
+
+def _frozen_chain(value: ast.AST) -> bool:
+    """A method chain with `.requires_grad_(False)` in it: `copy.deepcopy(m).requires_grad_(False).eval()`."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        if value.func.attr == "requires_grad_" and _turns_grad_off(value):
+            return True
+        value = value.func.value
+    return False
 
 
 def _over_parameters_of(iterable: ast.AST, model: str) -> bool:

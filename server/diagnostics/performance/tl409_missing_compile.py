@@ -29,7 +29,9 @@ class MissingCompile(Rule):
     a model prepared by an accelerate `Accelerator` built to compile (`dynamo_backend="inductor"`,
     `dynamo_plugin=TorchDynamoPlugin(...)`: `prepare` compiles it). A model run under
     `torch.no_grad()` in the loop (a frozen backbone feeding a trained head, a DQN/SAC target
-    network) is not the one trained, nor is a model run by a loop whose optimizers only hold
+    network) is not the one trained, nor is a model built by a class of the project whose
+    `forward` runs under `no_grad`/`inference_mode` (a frozen feature extractor), nor is a
+    model run by a loop whose optimizers only hold
     an explicit list of tensors (`optim.Adam([latent] + noises)`: a GAN projection optimises
     its input), nor is a model whose output a gradient penalty differentiates with
     `torch.autograd.grad(..., create_graph=True)` (R1, WGAN-GP's critic, StyleGAN2's path
@@ -80,6 +82,8 @@ class MissingCompile(Rule):
                 if analysis.context(call).grad_disabled:
                     continue  # a frozen backbone run under `no_grad` is not the model trained
                 model = roles.model_name(call)
+                if model and _frozen_by_its_class(analysis, loop.function, model, call):
+                    continue  # its class runs `forward` under `inference_mode`: a frozen feature extractor
                 if model in twice:
                     continue  # a gradient penalty backpropagates through its gradient: compiled graphs refuse that
                 if model and _runs_recurrent_layers(analysis, loop.function, model, call):
@@ -92,6 +96,53 @@ class MissingCompile(Rule):
                     yield self.finding(call, f"`{model}` is trained without `torch.compile`. Try "
                                              f"`{model} = torch.compile({model})` for faster steps.")
                     return
+
+
+def _frozen_by_its_class(analysis: Analysis, function, model: str, call: ast.Call) -> bool:
+    """`model` is built (here, or by every caller passing it in) from a class of the project
+    whose `forward` runs all its work under `torch.no_grad()`/`torch.inference_mode()`
+    (DINOv2's `ModelWithIntermediateLayers`): no gradient reaches it, so it is not trained."""
+    built = _constructions(analysis, function, model, call)
+    return bool(built) and all(_forward_without_grad(analysis, value) for value in built)
+
+
+def _constructions(analysis: Analysis, function, model: str, call: ast.Call) -> list[ast.AST]:
+    """What `model` is built from: its binding here, or what each caller in the file passes for
+    the parameter (one hop; empty when any of them is unknown)."""
+    built = construction_of(analysis, function, model, call)
+    if built is not None:
+        return [built]
+    if model not in function.params or function.is_module:
+        return []
+    found = []
+    for site in analysis.callers(function):
+        passed = analysis.argument_for(site, function, model)
+        value = construction_of(analysis, analysis.context(site).function, passed.id, site) \
+            if isinstance(passed, ast.Name) else None
+        if value is None:
+            return []
+        found.append(value)
+    return found
+
+
+def _forward_without_grad(analysis: Analysis, built: ast.AST) -> bool:
+    """`built` calls a class of the project whose `forward` is decorated with, or does all its
+    work inside, `torch.no_grad()`/`torch.inference_mode()` (read in the class's own file)."""
+    found = project_definition(analysis, built.func) if isinstance(built, ast.Call) else None
+    if found is None or not isinstance(found[1], ast.ClassDef):
+        return False
+    owner, cls = found
+    forward = next((node for node in cls.body
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "forward"), None)
+    if forward is None:
+        return False
+    if any(owner.grad_mode_effect(decorator) is True for decorator in forward.decorator_list):
+        return True
+    work = [stmt for stmt in forward.body if not isinstance(stmt, ast.Return)
+            and not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))]
+    return bool(work) and all(isinstance(stmt, (ast.With, ast.AsyncWith))
+                              and any(owner.grad_mode_effect(item.context_expr) is True for item in stmt.items)
+                              for stmt in work)
 
 
 def _differentiated_twice(analysis: Analysis) -> set[str]:

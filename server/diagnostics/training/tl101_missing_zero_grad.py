@@ -10,7 +10,7 @@ from torch_lsp.analysis import Analysis, LoopInfo, construction_of
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import FixInfo, Finding, Related, Rule
 from torch_lsp.roles import constructed_kind, self_attribute_values
-from torch_lsp.syntax_nodes import call_name, dotted, loop_header_span, receiver
+from torch_lsp.syntax_nodes import call_name, dotted, loop_header_span, receiver, root_name
 
 
 def _clears_gradients(analysis: Analysis, loop: LoopInfo) -> bool:
@@ -105,15 +105,19 @@ class MissingZeroGrad(Rule):
                 continue
             if construction is not None and _steps_fresh_tensors(analysis, loop, construction):
                 continue  # each iteration's gradients land on tensors made in that iteration
+            # An optimizer the loop builds anew does not exist yet at the top of the body.
+            root = root_name(ast.parse(optimizer, mode="eval").body)
+            built_in_loop = root is not None and analysis.loop_rebinds(loop, root)
+            where = "before each backward pass" if built_in_loop else "at the start of each iteration"
             message = (
                 f"This training loop calls `{ast.unparse(backward[0].func)}()` and `{ast.unparse(steps[0])}` "
                 f"but never clears gradients, so they accumulate across steps. "
-                f"Call `{optimizer}.zero_grad(set_to_none=True)` at the start of each iteration."
+                f"Call `{optimizer}.zero_grad(set_to_none=True)` {where}."
             )
             known = construction is not None and _known_optimizer(analysis, construction)
             finding = self.finding_at(
                 loop_header_span(loop.node), message,
-                f"Insert `{optimizer}.zero_grad(set_to_none=True)` at the top of the loop",
+                None if built_in_loop else f"Insert `{optimizer}.zero_grad(set_to_none=True)` at the top of the loop",
                 data={"optimizer": optimizer, "safety": "safe" if known else "unsafe"},
             )
             if finding.fix is not None and not known:

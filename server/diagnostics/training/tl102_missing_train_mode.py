@@ -37,6 +37,8 @@ class MissingTrainMode(Rule):
     `model.eval()`, then trains again in the same scope with no `model.train()` in between;
     and a trainer class whose method trains `self.model` while another method puts it in
     eval mode between training passes and nothing in the class ever calls `self.model.train()`.
+    A `train()` and an `eval()` in the two branches of one `if` (one `run_epoch` serving
+    both phases) never run in sequence, so they show no evaluation after training.
     Silent when the model is proven to behave the same in both modes (built only of layers
     such as `Linear`, `Conv2d`, activations and pooling, no dropout or batch norm): there
     eval mode changes nothing.
@@ -87,7 +89,7 @@ class MissingTrainMode(Rule):
                 where, inside_epoch, evaluating = evaluation
                 in_scope = analysis.context(evaluating).function is loop.function and not inside_epoch
                 # An eval earlier in the loop's own scope was found with no train() after it.
-                if not in_scope and self._train_on_path(analysis, loop, model, inside_epoch):
+                if not in_scope and self._train_on_path(analysis, loop, model, inside_epoch, evaluating):
                     continue
                 if named_model_is_mode_independent(analysis, loop.function, model, call):
                     continue  # no dropout, no batch norm: eval mode changes nothing
@@ -184,15 +186,19 @@ class MissingTrainMode(Rule):
                     return f"in {owner} (line {switch.call.lineno})", False, switch.call
         return None
 
-    def _train_on_path(self, analysis: Analysis, loop: LoopInfo, model: str, inside_epoch: bool) -> bool:
+    def _train_on_path(self, analysis: Analysis, loop: LoopInfo, model: str, inside_epoch: bool,
+                       evaluating: ast.Call) -> bool:
         """`model.train()` runs again after each evaluation, before the loop trains."""
         function = loop.function
         if inside_epoch:
-            # Evaluated inside an enclosing loop: a `train()` before that loop runs only once.
+            # Evaluated inside an enclosing loop: a `train()` before that loop runs only once, and so
+            # does one in a loop further out (`model.train()` per fold, `model.eval()` per epoch).
             outer = loop.parent
             while outer is not None:
                 if any(_switches_to_train(c, model) for c in outer.calls):
                     return True
+                if any(c is evaluating for c in outer.calls):
+                    return False
                 outer = outer.parent
             return False
         if analysis.switched(function, model, "train"):
@@ -241,9 +247,19 @@ def _evaluated_after_training_mode(analysis: Analysis, loop: LoopInfo, model: st
     before = [s for s in analysis.mode_switches.get(loop.function, ())
               if s.name == model and (s.call.lineno, s.call.col_offset) < start]
     before.sort(key=lambda s: (s.call.lineno, s.call.col_offset))
-    if len(before) < 2 or before[-1].mode != "eval" or not any(s.mode == "train" for s in before[:-1]):
+    if len(before) < 2 or before[-1].mode != "eval":
         return None
-    return before[-1].call
+    evaluating = before[-1].call
+    if not any(s.mode == "train" and not _exclusive_branches(analysis, s.call, evaluating) for s in before[:-1]):
+        return None  # `if phase == "train": model.train()` / `else: model.eval()`: one or the other
+    return evaluating
+
+
+def _exclusive_branches(analysis: Analysis, one: ast.AST, other: ast.AST) -> bool:
+    """`one` and `other` sit in the two branches of the same `if`: never both run."""
+    branch_of = {id(if_stmt): in_body for if_stmt, in_body in analysis.context(one).guards}
+    return any(id(if_stmt) in branch_of and branch_of[id(if_stmt)] != in_body
+               for if_stmt, in_body in analysis.context(other).guards)
 
 
 def _evaluated_beside(analysis: Analysis, function, callers: list[ast.Call], param: str):

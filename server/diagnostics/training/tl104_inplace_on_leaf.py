@@ -25,8 +25,11 @@ class InplaceOnLeaf(Rule):
     `torch.no_grad()`. Parameters are also seen when reached indirectly: a loop variable over
     `m.parameters()` / `zip(a.parameters(), b.parameters())` / `named_parameters()` (unless
     the file turns `requires_grad` off somewhere, as EMA copies do), a weight behind a
-    submodule index (`model.classifier[2].bias[:] = 0.0`), and a module-level leaf tensor
-    updated inside a function (`global W` ... `W -= lr * W.grad`).
+    submodule index (`model.classifier[2].bias[:] = 0.0`), a module-level leaf tensor
+    updated inside a function (`global W` ... `W -= lr * W.grad`), and an `nn.Parameter` of
+    a module class of the file reached through an instance built in the function or a
+    parameter annotated with the class (`loss_mod: ContrastiveLoss` ...
+    `loss_mod.temperature.clamp_(0.01, 1.0)`).
 
     ## Why is this bad
     Autograd refuses: "a leaf Variable that requires grad is being used in an in-place
@@ -127,6 +130,10 @@ class InplaceOnLeaf(Rule):
                 if rest[0] in class_attribute_roles(analysis, function.class_node)["parameter"]:
                     return "is an `nn.Parameter`"
                 return None
+            if len(rest) == 1:
+                cls = _module_instance_class(analysis, function, root, stmt)
+                if cls is not None and rest[0] in class_attribute_roles(analysis, cls)["parameter"]:
+                    return "is an `nn.Parameter`"  # `loss_mod.temperature.clamp_(...)` outside the class
             if rest and rest[-1] in ("weight", "bias") and "data" not in rest and "grad" not in rest:
                 if root == "self" and function.class_node is not None and function.class_node.name in local_module_classes(analysis):
                     if len(rest) >= 2 and rest[0] in class_attribute_roles(analysis, function.class_node)["model"]:
@@ -134,6 +141,25 @@ class InplaceOnLeaf(Rule):
                 elif root != "self" and roles.is_model(root):
                     return "is a model parameter"
         return None
+
+
+def _module_instance_class(analysis: Analysis, function: FunctionInfo, name: str, stmt: ast.stmt) -> ast.ClassDef | None:
+    """The file's `nn.Module` class that `name` is an instance of: built in the function
+    (`head = ContrastiveLoss()`) or a parameter annotated with it (`loss_mod: ContrastiveLoss`)."""
+    classes = local_module_classes(analysis)
+    assignment = analysis.roles_for(function).last_assignment(name, stmt)
+    if assignment is not None:
+        value = assignment.value
+        if assignment.unpacked or not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+            return None
+        return classes.get(value.func.id)
+    if function.is_module or name not in function.params:
+        return None
+    args = function.node.args
+    for arg in args.posonlyargs + args.args + args.kwonlyargs:
+        if arg.arg == name and isinstance(arg.annotation, ast.Name):
+            return classes.get(arg.annotation.id)
+    return None
 
 
 def _makes_leaf(analysis: Analysis, value: ast.AST | None) -> bool:

@@ -5,6 +5,7 @@ unless a CUDA test guards the call.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Iterator
 
 from torch_lsp.analysis import Analysis, FunctionInfo, under_cuda_guard
@@ -20,7 +21,8 @@ class HardcodedDevice(Rule):
     """
     ## What it does
     Flags `.cuda()`, `.cuda(args.gpu)`, `.to("cuda")` and `device="cuda"` where a device
-    variable (`device = torch.device(...)`) is defined in the same function (or is one of
+    variable (`device = torch.device(...)`, or the device accelerate or Fabric picked,
+    `device = accelerator.device`) is defined in the same function (or is one of
     its parameters) or at module level. A device variable local to another function does
     not count, and a call under a
     CUDA test (`if device.type == "cuda":`, `if torch.cuda.is_available():`, `if args.cuda:`,
@@ -29,7 +31,9 @@ class HardcodedDevice(Rule):
     the file passes `device="cpu"`: the routine is run on each device in turn. The fix of
     `.cuda(<index variable>)` is unsafe (the index may differ from
     the device variable's), and so is any fix in a function the module calls before it
-    assigns its device variable (`.to(device)` there would raise `NameError`).
+    assigns its device variable (`.to(device)` there would raise `NameError`). A variable
+    named for where results are kept (`gather_device`, `storage_device`, `offload_device`,
+    `cpu_device`) is not the device the computation runs on, so it does not count.
 
     ## Why is this bad
     The file already decides where tensors live; a hardcoded `"cuda"` ignores that choice,
@@ -195,11 +199,34 @@ _DEVICE_ASSIGNMENTS: FactKey[list[ast.Assign]] = FactKey("tl105.device_assignmen
 
 
 def _device_assignments(analysis: Analysis, statements: list[ast.stmt]) -> list[ast.Assign]:
-    """`device = torch.device(...)`, `device = "cuda" if ... else "cpu"` among `statements`, in order."""
+    """`device = torch.device(...)`, `device = "cuda" if ... else "cpu"`, `device = accelerator.device`
+    among `statements`, in order."""
     found = []
     for stmt in statements:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             name, value = stmt.targets[0].id, stmt.value
-            if constructed_kind(analysis, value) == "device" or (DEVICE_NAME.match(name) and isinstance(value, ast.IfExp)):
+            if _names_where_results_are_kept(name):
+                continue  # `gather_device`: where outputs are collected, not where the model runs
+            if constructed_kind(analysis, value) == "device" or (DEVICE_NAME.match(name) and (
+                    isinstance(value, ast.IfExp) or _launcher_device(value))):
                 found.append(stmt)
     return found
+
+
+_LAUNCHER = re.compile(r"(?:^|_)(?:accelerator|fabric)$", re.IGNORECASE)
+
+
+def _launcher_device(value: ast.AST) -> bool:
+    """`accelerator.device`, `fabric.device`: the device accelerate or Fabric chose for this process."""
+    return isinstance(value, ast.Attribute) and value.attr == "device" and isinstance(value.value, ast.Name) \
+        and bool(_LAUNCHER.search(value.value.id))
+
+
+# A device variable qualified by one of these words names where results are gathered, stored or
+# offloaded (`gather_device = torch.device("cpu") if gather_on_cpu else ...`), a choice made
+# beside the device the computation runs on: a `.cuda()` next to it is not that choice ignored.
+_KEEPING_WORDS = {"gather", "storage", "store", "offload", "host", "cpu"}
+
+
+def _names_where_results_are_kept(name: str) -> bool:
+    return any(word in _KEEPING_WORDS for word in name.lower().split("_")[:-1])
