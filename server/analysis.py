@@ -986,13 +986,13 @@ def _wraps_evaluated_model(analysis: Analysis, function: FunctionInfo, model: st
         if any(isinstance(a, ast.Name) and _wraps_evaluated_model(analysis, function, a.id, value)
                for a in value.args[:1]):
             return True
-        for owner, loader in _loaders_called(analysis, value):
+        for owner, loader in functions_called(analysis, value):
             if any(_returns_evaluated(owner, loader, r) for r in walk_nodes(loader.node) if isinstance(r, ast.Return)):
                 return True
     return False
 
 
-def _loaders_called(analysis: Analysis, call: ast.Call) -> list[tuple[Analysis, FunctionInfo]]:
+def functions_called(analysis: Analysis, call: ast.Call) -> list[tuple[Analysis, FunctionInfo]]:
     """The functions `call` may run, with the analysis of their file: those of this file so
     named, else the function imported from a project file (`from utils import load_model`,
     whose `model.eval()` before `return model` decides the mode of what it hands back)."""

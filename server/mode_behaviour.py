@@ -20,7 +20,7 @@ import builtins
 import sys
 from typing import TYPE_CHECKING
 
-from torch_lsp.analysis import construction_of, holds_plain_function
+from torch_lsp.analysis import construction_of, functions_called, holds_plain_function
 from torch_lsp.fact_cache import FactKey
 from torch_lsp.roles import ACTIVATION_MODULES, MODEL_WRAPPERS, MODULE_BASES
 from torch_lsp.syntax_nodes import walk_nodes
@@ -67,21 +67,71 @@ def mode_independent(analysis: "Analysis", node: ast.AST, depth: int = 0) -> boo
 
 
 def named_model_is_mode_independent(analysis: "Analysis", function: "FunctionInfo", name: str,
-                                    at: ast.AST) -> bool:
+                                    at: ast.AST, depth: int = 0) -> bool:
     """The model `name` holds at `at` in `function` was built mode-independent, followed back
     through moves re-bound to the same name (`model = Net()`, then `model = model.cuda()`)
-    and the model wrappers (`DistributedDataParallel(model)`); or it is a plain function of
-    the file (`def net(X): ...`), which has no mode at all."""
+    and the model wrappers (`DistributedDataParallel(model)`), or through what a factory
+    returns (`psnr, ssim = build_metrics()`, see `_factory_result_is_mode_independent`); or it
+    is a plain function of the file (`def net(X): ...`), which has no mode at all."""
+    if depth >= _MAX_DEPTH:
+        return False
     if holds_plain_function(analysis, function, name, at):
         return True
     for _ in range(_MAX_DEPTH):
         built = construction_of(analysis, function, name, at, unwrap=tuple(MODEL_WRAPPERS))
         if built is None:
-            return False
+            return _factory_result_is_mode_independent(analysis, function, name, at, depth)
         if _moved_name(built) != name:
             return constructed_model_is_mode_independent(analysis, built)
         at = analysis.statement_of(built)  # `model = model.cuda()`: what `model` was before
     return False
+
+
+def _factory_result_is_mode_independent(analysis: "Analysis", function: "FunctionInfo", name: str,
+                                        at: ast.AST, depth: int) -> bool:
+    """`name` is bound from a factory's result, `model = build()` or one place of a tuple,
+    `psnr, ssim = build_metrics(...)`, where the factory is a function of the file or one
+    imported from a project file whose every `return` hands back, at that place, a model
+    proven mode-independent in its own file (an image-quality metric of fixed arithmetic).
+    A parameter counts when every caller in the file passes such a name."""
+    roles = analysis.roles_for(function)
+    assignment = roles.last_assignment(name, at)
+    if assignment is None and name in function.params and not function.is_module:
+        sites = analysis.callers(function)
+        return bool(sites) and all(
+            isinstance(passed := analysis.argument_for(site, function, name), ast.Name)
+            and named_model_is_mode_independent(analysis, analysis.context(site).function, passed.id, site, depth + 1)
+            for site in sites)
+    if assignment is None or not isinstance(assignment.statement, ast.Assign) \
+            or not isinstance(assignment.value, ast.Call) or len(assignment.statement.targets) != 1:
+        return False
+    place = None
+    if assignment.unpacked:
+        target = assignment.statement.targets[0]
+        if not (isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts)):
+            return False
+        place = [e.id for e in target.elts].index(name)
+    factories = functions_called(analysis, assignment.value)
+    return bool(factories) and all(
+        _returns_mode_independent(owner, factory, place, depth) for owner, factory in factories)
+
+
+def _returns_mode_independent(analysis: "Analysis", factory: "FunctionInfo", place: int | None, depth: int) -> bool:
+    returns = [r for r in walk_nodes(factory.node) if isinstance(r, ast.Return)]
+    if not returns:
+        return False
+    for ret in returns:
+        value = ret.value
+        if place is not None:
+            if not (isinstance(value, ast.Tuple) and len(value.elts) > place):
+                return False
+            value = value.elts[place]
+        if isinstance(value, ast.Name):
+            if not named_model_is_mode_independent(analysis, factory, value.id, ret, depth + 1):
+                return False
+        elif not constructed_model_is_mode_independent(analysis, value):
+            return False
+    return True
 
 
 def _moved_name(value: ast.AST) -> str | None:
@@ -185,7 +235,23 @@ def _call_is_mode_independent(analysis: "Analysis", call: ast.Call, depth: int) 
             return True
         found = project_definition(analysis, func)
         return found is not None and mode_independent(found[0], found[1], depth + 1)
+    if isinstance(func, ast.Call) and isinstance(func.func, ast.Name):
+        # `_to_tuple(2)(size)`: a closure that a project function proven here builds and returns.
+        found = project_definition(analysis, func.func)
+        return found is not None and _returns_own_closure(found[1]) \
+            and _call_is_mode_independent(analysis, func, depth)
     return False
+
+
+def _returns_own_closure(node: ast.AST) -> bool:
+    """Every `return` of the function hands back a function defined in its own body
+    (`def parse(x): ...; return parse`): what calling its result runs was proven with it."""
+    if not isinstance(node, ast.FunctionDef):
+        return False
+    nested = [n for n in node.body if isinstance(n, ast.FunctionDef)]
+    theirs = {id(r) for f in nested for r in walk_nodes(f) if isinstance(r, ast.Return)}
+    own = [r for r in walk_nodes(node) if isinstance(r, ast.Return) and id(r) not in theirs]
+    return bool(own) and all(isinstance(r.value, ast.Name) and r.value.id in {f.name for f in nested} for r in own)
 
 
 def _named_call_is_mode_independent(analysis: "Analysis", call: ast.Call, qualname: str, depth: int) -> bool:

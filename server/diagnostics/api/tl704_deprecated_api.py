@@ -84,7 +84,7 @@ class DeprecatedApi(Rule):
             removal = f" and is removed in {api.removed_in}" if api.removed_in else ""
             finding = self.finding(
                 use.node,
-                f"{what_is_used(analysis, use)} is deprecated since PyTorch {api.since}{removal}. Use {advice_for(use)}.",
+                f"{what_is_used(analysis, use)} is deprecated since PyTorch {api.since}{removal}. Use {advice_for(use, analysis)}.",
                 plan.title if plan else None,
             )
             if plan is not None and plan.safety != self.fix_safety:

@@ -14,6 +14,7 @@ from torch_lsp.analysis import (
 )
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Related, Rule
+from torch_lsp.diagnostics.correctness.provenance import without_moves
 
 
 @register
@@ -30,7 +31,8 @@ class EvalWithoutNoGrad(Rule):
     val_loader)` with no backward or step after it, that runs the model and does not train) is
     flagged too, and so are trainers written as classes (`self.model.eval()` then
     `self.model(x)` in a loop, or an `evaluate`-style method running `self.model`). A model
-    frozen first (`model.requires_grad_(False)`, also at the end of the chain that builds it,
+    frozen first (`model.requires_grad_(False)`, also at the end of calls that return the module,
+    `model.eval().requires_grad_(False).to(device)`, or of the chain that builds it,
     `copy.deepcopy(model).requires_grad_(False)`, or `p.requires_grad = False` over its
     parameters) records no graph and is not flagged.
 
@@ -100,15 +102,16 @@ class EvalWithoutNoGrad(Rule):
 
 
 def _frozen_before(function: FunctionInfo, call: ast.Call, model: str) -> bool:
-    """`model.requires_grad_(False)`, or `p.requires_grad = False` in a loop over
-    `model.parameters()`, earlier in the function: with no parameter requiring grad (and
+    """`model.requires_grad_(False)` (also at the end of calls that return the module,
+    `model.eval().requires_grad_(False).to(device)`), or `p.requires_grad = False` in a loop
+    over `model.parameters()`, earlier in the function: with no parameter requiring grad (and
     inputs that do not), the forward records no graph."""
     at = (call.lineno, call.col_offset)
     for node in ast.walk(function.node):
         if (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)) >= at:
             continue
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_" \
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == model and _turns_grad_off(node):
+                and _names(without_moves(node.func.value), model) and _turns_grad_off(node):
             return True
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == model for t in node.targets) \
                 and _frozen_chain(node.value):
@@ -119,6 +122,10 @@ def _frozen_before(function: FunctionInfo, call: ast.Call, model: str) -> bool:
                 for s in node.body):
             return True
     return False
+
+
+def _names(node: ast.AST, model: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == model
 
 
 def _turns_grad_off(call: ast.Call) -> bool:

@@ -30,7 +30,10 @@ class MissingEvalMode(Rule):
     `load_model`) are callbacks, not models. Not flagged either: a model built from a class
     of the project whose layers have no train/eval behaviour (no dropout, no batch norm,
     checked through its submodule classes, also in imported workspace files: `eval()`
-    changes nothing) or built in place from such torch layers (`probe = nn.Linear(d, k)`),
+    changes nothing), built in place from such torch layers (`probe = nn.Linear(d, k)`), or
+    handed back by a factory of the project that builds such a model (`psnr, ssim =
+    build_iqa_model(device)`: image-quality metrics of fixed arithmetic; also a parameter
+    every caller fills that way),
     a model loaded with `from_pretrained()` (which returns it in eval mode), a "model" fed
     NumPy arrays (`isp_model.forward(img.copy(), hq)`: no torch module), a "model" that is a
     plain function of the file (`def net(X): return softmax(X @ W + b)`, handed in by every
