@@ -34,9 +34,8 @@ def module_parameters(module: Value, depth: int = 0) -> Dim | None:
     if isinstance(module, Instance):
         counts = []
         for name, value in module.attrs.items():
-            if isinstance(value, Tensor):
-                if name in module.parameters:
-                    counts.append(product(value.dims) if value.fully_known else None)
+            if name in module.parameters:  # a parameter of unknown shape leaves the count unknown
+                counts.append(product(value.dims) if isinstance(value, Tensor) and value.fully_known else None)
             elif isinstance(value, (Layer, Instance, ListValue, DictValue)):
                 counts.append(module_parameters(value, depth + 1))
         counts.extend(-tied if tied is not None else None for tied in module.tied)

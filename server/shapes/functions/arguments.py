@@ -54,15 +54,25 @@ def items_of(value: Value | None) -> list[Value] | None:
 
 def sizes_from(values: list[Value]) -> list | None:
     """`(B, T)`, `B, T`, `x.shape`, `[B, -1]` as sizes; None when the count is unknown.  One
-    argument nothing is known about (`torch.zeros(shape)`, `x.view(view_shape)` with a
-    parameter) may as well be a tuple of sizes as one size: the count is unknown."""
+    parameter nothing is known about is one size (`torch.zeros(channels)`), unless its name
+    says it holds several (`torch.zeros(shape)`, `x.view(view_shape)`, `torch.ones(size)`):
+    then the count is unknown."""
     if len(values) == 1:
         items = items_of(values[0])
         if items is not None:
             values = items
-        elif not isinstance(values[0], Int):
+        elif isinstance(values[0], Opaque) and _names_sizes(values[0].name):
+            return None
+        elif not isinstance(values[0], (Int, Opaque)):
             return None
     return [size_of(v) for v in values]
+
+
+def _names_sizes(name: str) -> bool:
+    """`shape`, `view_shape`, `size`, `sizes`, `dims`: a name for a tuple of sizes (but not
+    `hidden_size` or `dim`, which name one)."""
+    lowered = name.lower()
+    return "shape" in lowered or lowered in ("size", "sizes", "dims", "dimensions") or lowered.endswith(("_sizes", "_dims"))
 
 
 def dims_list(value: Value | None) -> list[int] | None:
