@@ -44,7 +44,8 @@ class MissingEvalMode(Rule):
     does a closure's model that its enclosing function bound to a loader returning it in eval
     mode, `net = load_net()` before `def get_metrics(): ... accumulate(sample, net)`), and
     so does a model returned by a loader that calls `.eval()` on it (`model = load_model(path)`,
-    a function of the file or imported from a project file), and a model that a function of
+    a function of the file or imported from a project file; also one element of the tuple it
+    returns, `ours, hf_model = build_pair(cfg)` after `return ours, hf_model`), and a model that a function of
     the file called on it earlier in the same function left in eval mode (each epoch ends with
     `test(encoder, data)`, then a last pass under
     `no_grad`). A run whose output is discarded (`model(batch)` as a statement, or bound to a
