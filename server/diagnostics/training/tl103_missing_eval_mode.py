@@ -30,7 +30,9 @@ class MissingEvalMode(Rule):
     `load_model`) are callbacks, not models. Not flagged either: a model built from a class
     of the project whose layers have no train/eval behaviour (no dropout, no batch norm,
     checked through its submodule classes, also in imported workspace files: `eval()`
-    changes nothing) or built in place from such torch layers (`probe = nn.Linear(d, k)`),
+    changes nothing; nor when its only dropout layers take a rate the construction passes as
+    0, `CausalAttention(d_in, d_out, context_length, 0.0)`) or built in place from such
+    torch layers (`probe = nn.Linear(d, k)`),
     a model loaded with `from_pretrained()` (which returns it in eval mode), a "model" fed
     NumPy arrays (`isp_model.forward(img.copy(), hq)`: no torch module), a "model" that is a
     plain function of the file (`def net(X): return softmax(X @ W + b)`, handed in by every
