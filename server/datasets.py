@@ -116,7 +116,7 @@ def batches_made_on_device(analysis: "Analysis", loader: ast.Call) -> bool:
     if collate is not None:
         return _collate_moves_to_device(analysis, collate.value, loader)
     values = list(_dataset_values(analysis, argument(loader, 0, "dataset"), loader, depth=0))
-    classes = [_dataset_class(analysis, v) if isinstance(v, ast.Call) else None for v in values]
+    classes = [_dataset_class(analysis, v, nested=True) if isinstance(v, ast.Call) else None for v in values]
     return bool(classes) and all(cls is not None and _items_moved_to_device(cls) for cls in classes)
 
 
@@ -405,15 +405,16 @@ def _unpacks_views(call: ast.Call) -> bool:
     return call_name(call) == "random_split"
 
 
-def _dataset_class(analysis: "Analysis", call: ast.Call) -> ast.ClassDef | None:
+def _dataset_class(analysis: "Analysis", call: ast.Call, nested: bool = False) -> ast.ClassDef | None:
     """The class `Dataset(...)` or `module.Dataset(...)` constructs: of this file, or of the
-    workspace file its import names."""
+    workspace file its import names; with `nested`, also one defined inside the function
+    that builds the dataset."""
     if isinstance(call.func, ast.Name):
         for node in analysis.tree.body:
             if isinstance(node, ast.ClassDef) and node.name == call.func.id:
                 return node
         scope = analysis.context(call).function
-        if not scope.is_module:  # a class defined inside the function that builds the dataset
+        if nested and not scope.is_module:
             for node in walk_nodes(scope.node):
                 if isinstance(node, ast.ClassDef) and node.name == call.func.id:
                     return node
