@@ -7,6 +7,7 @@ import ast
 from typing import Iterator
 
 from torch_lsp.analysis import Analysis, LoopInfo, construction_of
+from torch_lsp.codeactions.names import bound_in_loop, root_name
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import FixInfo, Finding, Related, Rule
 from torch_lsp.roles import constructed_kind, self_attribute_values
@@ -104,15 +105,18 @@ class MissingZeroGrad(Rule):
                 continue
             if construction is not None and _fresh_each_iteration(analysis, loop, construction):
                 continue  # new parameters every iteration: their gradients start empty
+            # An optimizer built in the loop body does not exist yet at the top of the body.
+            built_here = _root_bound_in_loop(optimizer, loop)
+            where = "before each backward pass" if built_here else "at the start of each iteration"
             message = (
                 f"This training loop calls `{ast.unparse(backward[0].func)}()` and `{ast.unparse(steps[0])}` "
                 f"but never clears gradients, so they accumulate across steps. "
-                f"Call `{optimizer}.zero_grad(set_to_none=True)` at the start of each iteration."
+                f"Call `{optimizer}.zero_grad(set_to_none=True)` {where}."
             )
             known = construction is not None and _known_optimizer(analysis, construction)
             finding = self.finding_at(
                 loop_header_span(loop.node), message,
-                f"Insert `{optimizer}.zero_grad(set_to_none=True)` at the top of the loop",
+                None if built_here else f"Insert `{optimizer}.zero_grad(set_to_none=True)` at the top of the loop",
                 data={"optimizer": optimizer, "safety": "safe" if known else "unsafe"},
             )
             if finding.fix is not None and not known:
@@ -120,6 +124,14 @@ class MissingZeroGrad(Rule):
             if construction is not None:
                 finding.related.append(Related.at(construction, f"`{optimizer}` is constructed here"))
             yield finding
+
+
+def _root_bound_in_loop(optimizer: str, loop: LoopInfo) -> bool:
+    try:
+        root = root_name(ast.parse(optimizer, mode="eval").body)
+    except SyntaxError:
+        return False
+    return root in bound_in_loop(loop.node)
 
 
 _PARAMETER_LISTS = ("parameters", "named_parameters")
