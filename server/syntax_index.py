@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, TypeVar
 
 from torch_lsp.fact_cache import FactKey
 from torch_lsp.statement_walk import TRY_NODES
-from torch_lsp.syntax_nodes import walk_nodes
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -39,7 +38,7 @@ N = TypeVar("N", bound=ast.AST)
 class SyntaxIndex:
     """The nodes of one version by type, and the parent of each node.
 
-    Merged from the index of each top-level statement (`_StatementIndex`, kept across
+    Merged from the index of each top-level statement (`StatementIndex`, kept across
     versions with the statement), one type at a time, on first use: a rule asks for a few
     types, and an edit re-indexes only the statements it touched."""
 
@@ -47,11 +46,13 @@ class SyntaxIndex:
         self._parents = analysis.parents
         parts = {id(statement): part for statement, part in zip(analysis.tree.body, analysis.walk_parts)}
         self._statements = analysis.statement_facts.each(
-            _STATEMENT_INDEX, lambda statement: _StatementIndex(statement, parts[id(statement)]))
+            _STATEMENT_INDEX, lambda statement: StatementIndex(statement, parts[id(statement)]))
         self._by_type: dict[type, list[ast.AST]] = {}
         self._other_parents: dict[ast.AST, ast.AST] | None = None
         self._attributes_by_name: dict[str, list[ast.Attribute]] | None = None
         self._names: dict[str, list[ast.Name]] = {}
+        self._body = analysis.tree.body
+        self._positions: dict[int, int] | None = None
 
     def of_type(self, kind: type[N]) -> list[N]:
         """Every node of exactly this type (not subclasses): statements in source order,
@@ -71,6 +72,17 @@ class SyntaxIndex:
                     found = list(dict.fromkeys(found))  # one shared `Add()` is a child of many nodes
             self._by_type[kind] = found
         return found  # type: ignore[return-value]
+
+    def position_of(self, statement: ast.stmt) -> int:
+        """Where the top-level `statement` is in the module's body."""
+        if self._positions is None:
+            self._positions = {id(each): position for position, each in enumerate(self._body)}
+        return self._positions[id(statement)]
+
+    def of_statement(self, position: int) -> "StatementIndex":
+        """The index of the top-level statement at `position` in the module's body, kept with
+        the statement across versions."""
+        return self._statements[position]
 
     def attributes_named(self, attr: str) -> list[ast.Attribute]:
         """Every `<x>.<attr>` (read, assigned or deleted), in no particular order."""
@@ -123,7 +135,7 @@ class SyntaxIndex:
 _SINGLETONS = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
 
 
-class _StatementIndex:
+class StatementIndex:
     """The nodes of one top-level statement by type: its statements (in the analysis walk's
     order), the nodes of match patterns and guards (which the walk leaves out), and every
     other node the walk gave a parent; and the parents `analysis.parents` lacks: of the
@@ -151,6 +163,20 @@ class _StatementIndex:
                 others.setdefault(type(node), []).append(node)
         self._names_by_id: dict[str, list[ast.Name]] | None = None
 
+    def nodes(self, kind: type[N]) -> list[N]:
+        """The statement's nodes of exactly this type, the statement itself included."""
+        if issubclass(kind, ast.stmt):
+            return self.statements.get(kind, [])  # type: ignore[return-value]
+        return [*self.in_patterns.get(kind, ()), *self.others.get(kind, ())]  # type: ignore[list-item]
+
+    def by_type(self) -> dict[type, list[ast.AST]]:
+        """Every node of the statement by type (the statement itself included)."""
+        merged: dict[type, list[ast.AST]] = dict(self.statements)
+        for table in (self.in_patterns, self.others):
+            for kind, nodes in table.items():
+                merged[kind] = [*merged[kind], *nodes] if kind in merged else nodes
+        return merged
+
     def names_by_id(self) -> dict[str, list[ast.Name]]:
         """The statement's `Name` nodes by identifier, made on first use."""
         if self._names_by_id is None:
@@ -177,7 +203,7 @@ class _StatementIndex:
                         match_parents[child] = node
 
 
-_STATEMENT_INDEX: FactKey[_StatementIndex] = FactKey("syntax_index.statement_index")
+_STATEMENT_INDEX: FactKey[StatementIndex] = FactKey("syntax_index.statement_index")
 
 
 _INDEX: FactKey[SyntaxIndex] = FactKey("syntax_index")
@@ -188,18 +214,10 @@ def syntax_index(analysis: "Analysis") -> SyntaxIndex:
     return analysis.facts.get_or_compute(_INDEX, lambda: SyntaxIndex(analysis))
 
 
-_STATEMENT_NODES: FactKey[dict[int, dict[type, list[ast.AST]]]] = FactKey("syntax_index.statement_nodes")
-
-
 def statement_nodes(analysis: "Analysis", statement: ast.stmt) -> dict[type, list[ast.AST]]:
-    """Every node of one top-level statement (`walk_nodes`' order) by type: one walk shared
-    by the per-statement facts (`analysis.statement_facts`: the name scan, TL702's uses)
-    that this version computes for the statement, instead of a walk each.  Kept for this
-    version only: the facts computed from it are what later versions take over."""
-    cache = analysis.facts.get_or_compute(_STATEMENT_NODES, dict)
-    nodes = cache.get(id(statement))
-    if nodes is None:
-        nodes = cache[id(statement)] = {}
-        for node in walk_nodes(statement):
-            nodes.setdefault(type(node), []).append(node)
-    return nodes
+    """Every node of one top-level statement by type, in no particular order: read from the
+    index (`StatementIndex`), which the analysis walk filled, by the per-statement facts
+    (`analysis.statement_facts`: the name scan, TL702's uses) that this version computes for
+    the statement.  A walk of the statement's nodes instead costs as much as parsing it."""
+    index = syntax_index(analysis)
+    return index.of_statement(index.position_of(statement)).by_type()

@@ -35,10 +35,12 @@ from typing import TYPE_CHECKING, Any, Iterator
 from torch_lsp.fact_cache import FactKey
 from torch_lsp.shapes.limits import MAX_STEPS, Superseded
 from torch_lsp.shapes.syntax import assigned_foreign_attributes
+from torch_lsp.syntax_index import syntax_index
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
     from torch_lsp.shapes.interpret import Engine
+    from torch_lsp.syntax_index import StatementIndex
 
 # Names through which code reaches module-level values without naming them.
 _DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "exec", "eval", "__import__", "setattr", "delattr"})
@@ -58,7 +60,10 @@ class StatementNames:
 _STATEMENT_NAMES: "FactKey[StatementNames]" = FactKey("names a top-level statement mentions")
 
 
-def statement_names(statement: ast.stmt) -> StatementNames:
+def statement_names(statement: ast.stmt, nodes: "StatementIndex") -> StatementNames:
+    """What `statement` says about module-level names, read from the index of its nodes
+    (`syntax_index`, which holds every node a walk of the statement gives): a second walk
+    of every node costs as much as parsing the file, on each file opened."""
     kind = statement.__class__
     if kind is ast.Import or kind is ast.ImportFrom:
         binds = frozenset((alias.asname or alias.name).split(".")[0] for alias in statement.names)
@@ -70,34 +75,35 @@ def statement_names(statement: ast.stmt) -> StatementNames:
     declared: set[str] = set()
     roots: set[str] = set()
     dynamic = False
-    for node in ast.walk(statement):
-        node_kind = node.__class__
-        if node_kind is ast.Name:
-            mentions.add(node.id)
-            if node.ctx.__class__ is not ast.Load:
-                stored.add(node.id)
-        elif node_kind is ast.Attribute:
-            if node.attr == "modules" and node.value.__class__ is ast.Name and node.value.id == "sys":
-                dynamic = True
-            if node.ctx.__class__ is not ast.Load:
-                root = _root_name(node)
-                if root is not None:
-                    roots.add(root)
-        elif node_kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+    for node in nodes.nodes(ast.Name):
+        mentions.add(node.id)
+        if node.ctx.__class__ is not ast.Load:
+            stored.add(node.id)
+    for node in nodes.nodes(ast.Attribute):
+        if node.attr == "modules" and node.value.__class__ is ast.Name and node.value.id == "sys":
+            dynamic = True
+        if node.ctx.__class__ is not ast.Load:
+            root = _root_name(node)
+            if root is not None:
+                roots.add(root)
+    for definition in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        for node in nodes.nodes(definition):
             mentions.add(node.name)
             stored.add(node.name)
-        elif node_kind is ast.Global or node_kind is ast.Nonlocal:
+    for declaration in (ast.Global, ast.Nonlocal):
+        for node in nodes.nodes(declaration):
             mentions.update(node.names)
             declared.update(node.names)
-        elif node_kind is ast.alias:
-            name = (node.asname or node.name).split(".")[0]
-            mentions.add(name)
-            stored.add(name)
-        elif node_kind is ast.ExceptHandler and node.name:
+    for node in nodes.nodes(ast.alias):
+        name = (node.asname or node.name).split(".")[0]
+        mentions.add(name)
+        stored.add(name)
+    for node in nodes.nodes(ast.ExceptHandler):
+        if node.name:
             mentions.add(node.name)
             stored.add(node.name)
-        elif node_kind is ast.arg:
-            mentions.add(node.arg)
+    for node in nodes.nodes(ast.arg):
+        mentions.add(node.arg)
     if mentions & _DYNAMIC_NAMES:
         dynamic = True
     if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
@@ -118,7 +124,9 @@ def partition(analysis: "Analysis") -> list[tuple[list[int], int]] | None:
     shared statements in every part) and the index of the part's first own statement, or
     None when the file must run as one."""
     body = analysis.tree.body
-    facts = analysis.statement_facts.each(_STATEMENT_NAMES, statement_names)
+    index = syntax_index(analysis)
+    facts = analysis.statement_facts.each(
+        _STATEMENT_NAMES, lambda statement: statement_names(statement, index.of_statement(index.position_of(statement))))
     bound: set[str] = set()
     imported: set[str] = set()
     for names in facts:

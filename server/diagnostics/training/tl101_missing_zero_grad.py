@@ -61,9 +61,12 @@ class MissingZeroGrad(Rule):
     Clearing is `optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None` or
     `p.grad.zero_()` (the manual forms may get TL407). A `DistributedOptimizer` stepped with
     a `dist_autograd` context is not flagged: its gradients live in the per-iteration
-    context and never accumulate (and it has no `zero_grad`). Nor is a loop that builds its
-    modules and the optimizer over their parameters anew in every iteration (a test taking
-    one step per configuration): new parameters start without gradients. The fix is safe only when the
+    context and never accumulate (and it has no `zero_grad`). Nor is an optimizer built in
+    the loop over tensors the same iteration makes anew (`x = z.detach().clone()`, then
+    `torch.optim.SGD([x])`, as latent-optimising guidance does): a new tensor starts without
+    a gradient; nor a loop that builds its modules and the optimizer over their parameters
+    anew in every iteration (a test taking one step per configuration): new parameters
+    start without gradients. The fix is safe only when the
     optimizer is known to be a `torch.optim` optimizer (constructed in the function, at
     module level, or passed one by every caller in the file); otherwise it is offered as
     unsafe.
@@ -105,6 +108,8 @@ class MissingZeroGrad(Rule):
                 continue
             if construction is not None and _fresh_each_iteration(analysis, loop, construction):
                 continue  # new parameters every iteration: their gradients start empty
+            if construction is not None and _steps_fresh_tensors(analysis, loop, construction):
+                continue  # each iteration's gradients land on tensors made in that iteration
             # An optimizer built in the loop body does not exist yet at the top of the body.
             built_here = _root_bound_in_loop(optimizer, loop)
             where = "before each backward pass" if built_here else "at the start of each iteration"
@@ -202,6 +207,37 @@ def _distributed_autograd(analysis: Analysis, call: ast.Call) -> bool:
 
 def _is_distributed_optimizer(analysis: Analysis, value: ast.AST) -> bool:
     return isinstance(value, ast.Call) and (call_name(value) or "").endswith("DistributedOptimizer")
+
+
+def _steps_fresh_tensors(analysis: Analysis, loop: LoopInfo, construction: ast.AST) -> bool:
+    """The optimizer is built in the loop's body over tensors that every iteration makes anew
+    (`x_in = latents.detach().clone()`, then `opt = torch.optim.SGD([x_in], lr=...)`): a new
+    tensor starts without a gradient, so nothing accumulates from one step to the next."""
+    if not isinstance(construction, ast.Call) or not any(l is loop for l in analysis.context(construction).loops):
+        return False
+    params = construction.args[0] if construction.args else next(
+        (k.value for k in construction.keywords if k.arg == "params"), None)
+    if not isinstance(params, (ast.List, ast.Tuple)) or not params.elts:
+        return False
+    roles = analysis.roles_for(loop.function)
+    in_loop = {id(statement) for statement in loop.statements}
+    for element in params.elts:
+        if not isinstance(element, ast.Name):
+            return False
+        bindings = roles.assignments.get(element.id, [])
+        if not bindings or any(b.unpacked or not _makes_fresh_tensor(b.value) or id(b.statement) not in in_loop
+                               for b in bindings):
+            return False
+    return True
+
+
+def _makes_fresh_tensor(value: ast.AST | None) -> bool:
+    """`x.detach().clone()`, `x.clone().detach()`, `x.detach().requires_grad_()`: a new tensor object."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
+        return False
+    if value.func.attr == "requires_grad_":
+        return _makes_fresh_tensor(value.func.value)
+    return value.func.attr in ("detach", "clone") and not value.args and not value.keywords
 
 
 def _known_optimizer(analysis: Analysis, value: ast.AST) -> bool:
