@@ -986,10 +986,23 @@ def _wraps_evaluated_model(analysis: Analysis, function: FunctionInfo, model: st
         if any(isinstance(a, ast.Name) and _wraps_evaluated_model(analysis, function, a.id, value)
                for a in value.args[:1]):
             return True
+        index = _unpacked_index(assignment.statement, model) if assignment.unpacked else None
+        if assignment.unpacked and index is None:
+            return False
         for owner, loader in functions_called(analysis, value):
-            if any(_returns_evaluated(owner, loader, r) for r in walk_nodes(loader.node) if isinstance(r, ast.Return)):
+            if any(_returns_evaluated(owner, loader, r, index) for r in walk_nodes(loader.node)
+                   if isinstance(r, ast.Return)):
                 return True
     return False
+
+
+def _unpacked_index(statement: ast.stmt, name: str) -> int | None:
+    """`ours, hf_model = build_pair(...)`: the place of `name` in the one flat tuple target."""
+    targets = getattr(statement, "targets", ())
+    if len(targets) != 1 or not isinstance(targets[0], (ast.Tuple, ast.List)):
+        return None
+    names = [e.id if isinstance(e, ast.Name) else None for e in targets[0].elts]
+    return names.index(name) if name in names else None
 
 
 def functions_called(analysis: Analysis, call: ast.Call) -> list[tuple[Analysis, FunctionInfo]]:
@@ -1008,8 +1021,14 @@ def functions_called(analysis: Analysis, call: ast.Call) -> list[tuple[Analysis,
     return [(owner, f) for f in owner.functions if f.node is node]
 
 
-def _returns_evaluated(analysis: Analysis, function: FunctionInfo, ret: ast.Return) -> bool:
+def _returns_evaluated(analysis: Analysis, function: FunctionInfo, ret: ast.Return, index: int | None = None) -> bool:
+    """`return model.eval()`, or `return model` after `model.eval()`; with `index`, that
+    element of a returned tuple (`return ours, hf_model` after both are switched)."""
     value = ret.value
+    if index is not None:
+        if not (isinstance(value, (ast.Tuple, ast.List)) and index < len(value.elts)):
+            return False
+        value = value.elts[index]
     if _ends_in_eval(value):
         return True
     if isinstance(value, ast.Subscript):

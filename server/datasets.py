@@ -11,6 +11,8 @@ answers, for one `DataLoader(...)` call:
   the model): workers would iterate stale forked copies.
   The dataset class is looked up in the file, then in the workspace file its import names
   (beside the importer, in its parent folders, or a `src/` folder there).
+- `batches_made_on_device`: the dataset's `__getitem__` or the loader's `collate_fn` moves what it
+  returns to the GPU: worker processes cannot use CUDA after a fork, CUDA tensors cannot be pinned.
 - `read_once`: the loader is only ever read through `next(iter(loader))` (or its dunder spelling),
   besides reads that only look at it (`len(loader)`, a notebook cell displaying it).
 - `batches_reach_gpu`: a batch the loader yields is moved to an accelerator and fed to a model
@@ -23,7 +25,7 @@ import re
 from typing import TYPE_CHECKING
 
 from torch_lsp.syntax_index import syntax_index
-from torch_lsp.roles import reaching_assignment
+from torch_lsp.roles import DEVICE_NAME, reaching_assignment
 from torch_lsp.syntax_nodes import argument, call_name, is_self_attribute, keyword, walk_nodes
 from torch_lsp.workspace_files import workspace_analysis
 
@@ -37,7 +39,7 @@ _VIEWS_OF_A_DATASET = {"torch.utils.data.random_split", "torch.utils.data.Subset
 _CHEAP_CALLS = {"len", "int", "float", "min", "max", "range", "slice", "tuple", "list", "dict", "zip",
                 "long", "view", "reshape", "clone", "unsqueeze", "squeeze", "detach", "contiguous",
                 "tensor", "as_tensor", "from_numpy", "rand", "randn", "randint", "zeros", "ones", "full",
-                "arange", "manual_seed", "Generator", "stack", "item"}
+                "arange", "manual_seed", "Generator", "stack", "item", "size", "numel", "dim"}
 # `self.model(x)`, `net(x)`, `model.forward(x)`: a call that runs a model on the batch.
 _MODEL_CALLEE = re.compile(r"(?i)(model|net|encoder|forward)")
 
@@ -104,6 +106,65 @@ _TENSOR_PIECES = {"view", "reshape", "flatten", "squeeze", "unsqueeze", "split",
                   "long", "int", "contiguous", "clone", "detach", "t", "type", "float", "double"}
 # `torch.*` functions whose result is no tensor to batch.
 _NOT_TENSOR_FUNCTIONS = {"load", "device", "compile", "no_grad", "manual_seed", "Generator"}
+
+
+def batches_made_on_device(analysis: "Analysis", loader: ast.Call) -> bool:
+    """The loader's `collate_fn`, or the dataset's `__getitem__` / `__iter__`, moves what it
+    returns to the GPU (`.to(device)`, `.cuda()`): worker processes cannot use CUDA after a
+    fork and CUDA tensors cannot be pinned, so neither `num_workers` nor `pin_memory` fits."""
+    collate = keyword(loader, "collate_fn")
+    if collate is not None:
+        return _collate_moves_to_device(analysis, collate.value, loader)
+    values = list(_dataset_values(analysis, argument(loader, 0, "dataset"), loader, depth=0))
+    classes = [_dataset_class(analysis, v, nested=True) if isinstance(v, ast.Call) else None for v in values]
+    return bool(classes) and all(cls is not None and _items_moved_to_device(cls) for cls in classes)
+
+
+def _items_moved_to_device(cls: ast.ClassDef) -> bool:
+    methods = _methods(cls)
+    produce = methods.get("__getitem__") or methods.get("__iter__")
+    return produce is not None and any(_moved_to_device(n, ()) for n in walk_nodes(produce))
+
+
+def _collate_moves_to_device(analysis: "Analysis", value: ast.AST, loader: ast.Call, depth: int = 0) -> bool:
+    """`collate_fn=collate` or `partial(collate, device=device)` (also through a name bound
+    to either in the loader's function, every binding so) whose function of the file moves
+    the batch: `.cuda()`, or `.to(...)` a device that is not a parameter left at its default
+    (`def collate(batch, device="cpu")` handed in bare moves nothing)."""
+    bound = analysis.roles_for(analysis.context(loader).function).assignments.get(value.id, ()) \
+        if isinstance(value, ast.Name) and depth < 3 else ()
+    if bound:  # a local binding shadows a function of the file so named
+        values = [a.value for a in bound if not a.unpacked and a.value is not None]
+        return len(values) == len(bound) and all(_collate_moves_to_device(analysis, v, loader, depth + 1) for v in values)
+    passed: tuple[str, ...] = ()
+    if isinstance(value, ast.Call) and call_name(value) == "partial" and value.args:
+        passed = tuple(kw.arg for kw in value.keywords if kw.arg is not None and not _cpu_string(kw.value))
+        value = value.args[0]
+    if not isinstance(value, ast.Name):
+        return False
+    functions = analysis.function_named(value.id)
+    return bool(functions) and all(
+        any(_moved_to_device(n, tuple(p for p in f.params if p not in passed)) for n in walk_nodes(f.node))
+        for f in functions)
+
+
+def _moved_to_device(node: ast.AST, defaulted: tuple[str, ...]) -> bool:
+    """`x.cuda()`, `x.to(device)`, `x.to("cuda")`, `x.to(self.device)`: not a dtype, not `"cpu"`,
+    not a parameter named in `defaulted` (left at its default by the caller)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    if node.func.attr == "cuda":
+        return True
+    target = argument(node, 0, "device") if node.func.attr == "to" else None
+    if isinstance(target, ast.Constant):
+        return isinstance(target.value, str) and target.value.split(":")[0] == "cuda"
+    if isinstance(target, ast.Name):
+        return target.id not in defaulted and bool(DEVICE_NAME.match(target.id))
+    return isinstance(target, ast.Attribute) and bool(DEVICE_NAME.match(target.attr))
+
+
+def _cpu_string(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value == "cpu"
 
 
 def read_once(analysis: "Analysis", loader: ast.Call) -> bool:
@@ -344,13 +405,19 @@ def _unpacks_views(call: ast.Call) -> bool:
     return call_name(call) == "random_split"
 
 
-def _dataset_class(analysis: "Analysis", call: ast.Call) -> ast.ClassDef | None:
+def _dataset_class(analysis: "Analysis", call: ast.Call, nested: bool = False) -> ast.ClassDef | None:
     """The class `Dataset(...)` or `module.Dataset(...)` constructs: of this file, or of the
-    workspace file its import names."""
+    workspace file its import names; with `nested`, also one defined inside the function
+    that builds the dataset."""
     if isinstance(call.func, ast.Name):
         for node in analysis.tree.body:
             if isinstance(node, ast.ClassDef) and node.name == call.func.id:
                 return node
+        scope = analysis.context(call).function
+        if nested and not scope.is_module:
+            for node in walk_nodes(scope.node):
+                if isinstance(node, ast.ClassDef) and node.name == call.func.id:
+                    return node
         qualname = analysis.imports.get(call.func.id)
     elif isinstance(call.func, ast.Attribute):
         qualname = analysis.qualname(call.func)  # `expert.ExpertDataset` of `from rl.algo import expert`

@@ -159,7 +159,44 @@ def constructed_model_is_mode_independent(analysis: "Analysis", value: ast.AST) 
     if found is None or not isinstance(found[1], ast.ClassDef):
         return False
     owner, cls = found
-    return mode_independent(owner, cls)
+    return mode_independent(owner, cls) or _dropout_disabled(owner, cls, value)
+
+
+_DROPOUT_LAYERS = {"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"}
+
+
+def _dropout_disabled(analysis: "Analysis", cls: ast.ClassDef, built: ast.Call) -> bool:
+    """`CausalAttention(d_in, d_out, context_length, 0.0)`: a class whose only train/eval
+    layers are `nn.Dropout(rate)` with `rate` an `__init__` parameter this construction passes
+    as a literal 0, and nothing else mode-dependent: dropout of rate 0 is the identity, so
+    `eval()` changes nothing for this model."""
+    init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    if init is None or any(isinstance(a, ast.Starred) for a in built.args) or \
+            any(kw.arg is None for kw in built.keywords):
+        return False
+    params = [a.arg for a in init.args.posonlyargs + init.args.args][1:]  # after `self`
+    passed = dict(zip(params, built.args)) | {kw.arg: kw.value for kw in built.keywords}
+    rebound = {n.id for n in walk_nodes(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    zero = {name for name, value in passed.items() if isinstance(value, ast.Constant)
+            and type(value.value) in (int, float) and value.value == 0 and name not in rebound}
+    if not zero or not all(_module_base(analysis, base, 0) for base in cls.bases):
+        return False
+    for inner in walk_nodes(cls):
+        if isinstance(inner, ast.Attribute) and inner.attr == "training":
+            return False
+        if isinstance(inner, ast.Call) and not _idle_dropout(analysis, inner, zero) \
+                and not _call_is_mode_independent(analysis, inner, 0):
+            return False
+    return True
+
+
+def _idle_dropout(analysis: "Analysis", call: ast.Call, zero: set[str]) -> bool:
+    """`nn.Dropout(rate)` (or `p=rate`) with `rate` one of the parameters passed as 0."""
+    qualname = analysis.qualname(call.func) or ""
+    if not (qualname.startswith("torch.nn.") and qualname.rsplit(".", 1)[1] in _DROPOUT_LAYERS):
+        return False
+    rate = call.args[0] if call.args else next((kw.value for kw in call.keywords if kw.arg == "p"), None)
+    return isinstance(rate, ast.Name) and rate.id in zero
 
 
 def _built_layer_is_mode_independent(analysis: "Analysis", call: ast.Call) -> bool:

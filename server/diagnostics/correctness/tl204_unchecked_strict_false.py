@@ -25,7 +25,9 @@ class UncheckedStrictFalse(Rule):
     accounted for: the state dict was filtered against the model's keys (also through a
     name, `msd = model.state_dict()`) or reconciled key by key by a loop over them, or its
     size is logged after the load, the next statement asserts the outcome, `assign=True` loads onto
-    meta tensors, or the statement just before warns about the checkpoint. Nor in a notebook,
+    meta tensors, or the statement just before warns about the checkpoint. Nor a call passing
+    arguments `nn.Module.load_state_dict` does not take (`precision=`, `device=`): a project's
+    own loader, whose result is not the key lists. Nor in a notebook,
     where the load is the last expression of its cell: IPython displays the returned keys.
 
     ## Why is this bad
@@ -55,7 +57,7 @@ class UncheckedStrictFalse(Rule):
 
     def check(self, analysis: "Analysis") -> Iterator[Finding]:
         for call in analysis.iter_calls("load_state_dict"):
-            if receiver(call) is None or has_star_args(call):
+            if receiver(call) is None or has_star_args(call) or not _torch_signature(call):
                 continue
             strict = argument(call, 1, "strict")
             if not (isinstance(strict, ast.Constant) and strict.value is False):
@@ -73,6 +75,15 @@ class UncheckedStrictFalse(Rule):
                 "mismatched layers silently keep their random weights. Bind the result and check or log both lists.",
                 "Bind the result and warn about missing and unexpected keys",
             )
+
+
+# `nn.Module.load_state_dict(state_dict, strict=True, assign=False)`: a call passing anything
+# else (`precision=`, `device=`) is a project's own loader, whose result is not the key lists.
+_TORCH_PARAMETERS = ("state_dict", "strict", "assign")
+
+
+def _torch_signature(call: ast.Call) -> bool:
+    return len(call.args) <= len(_TORCH_PARAMETERS) and all(kw.arg in _TORCH_PARAMETERS for kw in call.keywords)
 
 
 def checks_keys_itself(analysis: "Analysis", call: ast.Call) -> bool:

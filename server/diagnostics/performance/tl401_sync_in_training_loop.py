@@ -34,10 +34,22 @@ def _guarded_by_modulo(analysis: Analysis, node: ast.AST) -> bool:
     """An enclosing `if step % 100 == 0:` (alone or joined with `and`) makes it periodic, and
     so does a flag bound to such a test (`regularize = i % every == 0` ... `if regularize:`)."""
     for if_stmt, in_body in analysis.context(node).guards:
-        if in_body and (_tests_modulo(if_stmt.test, lambda name: followed(analysis, name)[0])
+        if in_body and (_tests_modulo(if_stmt.test, lambda name: followed(analysis, name)[0],
+                                      lambda call: _modulo_predicate(analysis, call))
                         or _throttled(if_stmt)):
             return True
     return False
+
+
+def _modulo_predicate(analysis: Analysis, call: ast.Call) -> bool:
+    """`divisible_by(step, every)` where every function of the file so named only returns a
+    `%` test (`return (num % den) == 0`): the helper spelling of `step % every == 0`."""
+    if not isinstance(call.func, ast.Name):
+        return False
+    functions = analysis.function_named(call.func.id)
+    return bool(functions) and all(
+        len(f.node.body) == 1 and isinstance(f.node.body[0], ast.Return) and f.node.body[0].value is not None
+        and _tests_modulo(f.node.body[0].value) for f in functions)
 
 
 def _throttled(if_stmt: ast.If) -> bool:
@@ -217,19 +229,22 @@ def _always_fails(asserted: ast.AST, if_stmt: ast.If | None, in_body: bool) -> b
     return ruled_out is not None and ast.dump(asserted) == ast.dump(ruled_out)
 
 
-def _tests_modulo(test: ast.AST, value_of=None) -> bool:
-    """`value_of` gives a local name's value (the flag's own test), followed once."""
+def _tests_modulo(test: ast.AST, value_of=None, predicate=None) -> bool:
+    """`value_of` gives a local name's value (the flag's own test), followed once;
+    `predicate` says whether a call is a helper that tests `%` (`divisible_by(i, n)`)."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return any(_tests_modulo(v, value_of) for v in test.values)
+        return any(_tests_modulo(v, value_of, predicate) for v in test.values)
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
         # `if step == 0 or step % n == 0:`: a periodic test or-ed with one-off tests stays periodic
-        return any(_tests_modulo(v, value_of) for v in test.values) and all(
-            _tests_modulo(v, value_of) or _one_off(v) for v in test.values)
+        return any(_tests_modulo(v, value_of, predicate) for v in test.values) and all(
+            _tests_modulo(v, value_of, predicate) or _one_off(v) for v in test.values)
+    if isinstance(test, ast.Call):  # `divisible_by(step, n)`; never its negation, true on most steps
+        return predicate is not None and predicate(test)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test = test.operand
     if isinstance(test, ast.Name) and value_of is not None:
         value = value_of(test)
-        return value is not test and _tests_modulo(value)
+        return value is not test and _tests_modulo(value, predicate=predicate)
     if isinstance(test, ast.Compare):
         test = test.left
     return isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod)
@@ -248,7 +263,8 @@ class SyncInTrainingLoop(Rule):
     """
     ## What it does
     Flags `.item()`, `.cpu()`, `.numpy()` and `.tolist()` on a tensor in every iteration of
-    a training loop (not under a periodic `if step % N == 0:`, alone or or-ed with one-off
+    a training loop (not under a periodic `if step % N == 0:` or a helper of the file that
+    only returns such a test, `if divisible_by(step, N):`, alone or or-ed with one-off
     tests such as `step == 0`, or under a flag bound to such a test (`regularize = step % N
     == 0` ... `if regularize:`), or under a throttle that logs once per interval (`if now -
     last_logging > args.log_freq_time:` whose branch sets `last_logging = now`), nor in a branch

@@ -9,7 +9,7 @@ from typing import Iterator
 from torch_lsp.analysis import Analysis
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.datasets import batches_reach_gpu, dataset_without_loading_work, read_once
+from torch_lsp.datasets import batches_made_on_device, batches_reach_gpu, dataset_without_loading_work, read_once
 from torch_lsp.syntax_index import syntax_index
 from torch_lsp.syntax_nodes import argument, has_star_args, keyword
 from torch_lsp.workspace_files import workspace_analysis
@@ -24,7 +24,10 @@ class DataLoaderDefaults(Rule):
     loader, by `fabric.setup_dataloaders`, or, when the loader is not iterated where it is
     built, anywhere in the file).
 
-    Silent where workers have nothing to do or would change the program: the dataset holds
+    Silent where workers have nothing to do or would change the program: the dataset's
+    `__getitem__` or the loader's `collate_fn` already moves the batch to the GPU
+    (`.to(device)`, `.cuda()`, also `partial(collate, device=device)`: CUDA tensors cannot be
+    pinned, nor made in forked workers), the dataset holds
     its data in memory (`TensorDataset`, a class whose `__getitem__` only indexes attributes
     or builds random tensors, a synthetic `IterableDataset`, a tensor such as the node indices
     `mask.nonzero().view(-1)` or `torch.randperm(n)`, or a Python list of samples built before
@@ -73,6 +76,8 @@ class DataLoaderDefaults(Rule):
                 continue
             if dataset_without_loading_work(analysis, call) or read_once(analysis, call):
                 continue
+            if batches_made_on_device(analysis, call):
+                continue  # CUDA tensors cannot be pinned, nor made in forked workers
             if self._local_callable(analysis, call):
                 continue  # a closure `collate_fn` cannot be pickled for spawned workers: not a drop-in change
             problems, fixes = [], []

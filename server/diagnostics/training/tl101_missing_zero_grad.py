@@ -7,6 +7,7 @@ import ast
 from typing import Iterator
 
 from torch_lsp.analysis import Analysis, LoopInfo, construction_of
+from torch_lsp.codeactions.names import bound_in_loop
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import FixInfo, Finding, Related, Rule
 from torch_lsp.roles import constructed_kind, self_attribute_values
@@ -63,7 +64,9 @@ class MissingZeroGrad(Rule):
     context and never accumulate (and it has no `zero_grad`). Nor is an optimizer built in
     the loop over tensors the same iteration makes anew (`x = z.detach().clone()`, then
     `torch.optim.SGD([x])`, as latent-optimising guidance does): a new tensor starts without
-    a gradient. The fix is safe only when the
+    a gradient; nor a loop that builds its modules and the optimizer over their parameters
+    anew in every iteration (a test taking one step per configuration): new parameters
+    start without gradients. The fix is safe only when the
     optimizer is known to be a `torch.optim` optimizer (constructed in the function, at
     module level, or passed one by every caller in the file); otherwise it is offered as
     unsafe.
@@ -103,11 +106,12 @@ class MissingZeroGrad(Rule):
             construction = _construction(analysis, loop, steps[0], optimizer)
             if construction is not None and _is_distributed_optimizer(analysis, construction):
                 continue
+            if construction is not None and _fresh_each_iteration(analysis, loop, construction):
+                continue  # new parameters every iteration: their gradients start empty
             if construction is not None and _steps_fresh_tensors(analysis, loop, construction):
                 continue  # each iteration's gradients land on tensors made in that iteration
             # An optimizer the loop builds anew does not exist yet at the top of the body.
-            root = root_name(ast.parse(optimizer, mode="eval").body)
-            built_in_loop = root is not None and analysis.loop_rebinds(loop, root)
+            built_in_loop = _root_bound_in_loop(optimizer, loop)  # as the fix decides
             where = "before each backward pass" if built_in_loop else "at the start of each iteration"
             message = (
                 f"This training loop calls `{ast.unparse(backward[0].func)}()` and `{ast.unparse(steps[0])}` "
@@ -125,6 +129,77 @@ class MissingZeroGrad(Rule):
             if construction is not None:
                 finding.related.append(Related.at(construction, f"`{optimizer}` is constructed here"))
             yield finding
+
+
+def _root_bound_in_loop(optimizer: str, loop: LoopInfo) -> bool:
+    """The optimizer's name is bound in the loop: the fix that inserts `zero_grad` at the top
+    of the loop declines there (`codeactions.fixes.tl101_insert_zero_grad`)."""
+    try:
+        root = root_name(ast.parse(optimizer, mode="eval").body)
+    except SyntaxError:
+        return False
+    return root in bound_in_loop(loop.node)
+
+
+_PARAMETER_LISTS = ("parameters", "named_parameters")
+
+
+def _fresh_each_iteration(analysis: Analysis, loop: LoopInfo, construction: ast.AST) -> bool:
+    """The optimizer is built in the loop's body over the parameters of modules also built
+    there (`cgen = CopyGenerator(**case)`, `SGD(cgen.parameters(), lr)`, also through names
+    bound in the body): every iteration steps new parameters, whose gradients start empty."""
+    if not (isinstance(construction, ast.Call) and _inside(loop.node, construction)) or not construction.args:
+        return False
+    roles = analysis.roles_for(loop.function)
+    owners: list[ast.AST] = []
+    if not _built_in_loop(roles, loop, construction.args[0], construction, owners, depth=0):
+        return False
+    return bool(owners)
+
+
+def _built_in_loop(roles, loop: LoopInfo, expr: ast.AST, at: ast.AST, owners: list, depth: int) -> bool:
+    """Every name `expr` reads is bound in the loop's body, a `.parameters()` receiver is a
+    module constructed there from names bound there; each such receiver goes to `owners`."""
+    if depth > 4:
+        return False
+    local = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    called = {id(n.func) for n in ast.walk(expr) if isinstance(n, ast.Call)}
+    receivers = {id(n.func.value) for n in ast.walk(expr) if isinstance(n, ast.Call)
+                 and isinstance(n.func, ast.Attribute) and n.func.attr in _PARAMETER_LISTS}
+    for name in ast.walk(expr):
+        if not isinstance(name, ast.Name) or name.id in local or id(name) in called:
+            continue
+        binding = roles.last_assignment(name.id, at)
+        if binding is None or binding.value is None or binding.unpacked or not _inside(loop.node, binding.statement):
+            return False
+        if id(name) in receivers:
+            if not _constructed_from_loop(roles, loop, binding.value, binding.statement):
+                return False
+            owners.append(binding.value)
+        elif not _built_in_loop(roles, loop, binding.value, binding.statement, owners, depth + 1):
+            return False
+    return True
+
+
+def _constructed_from_loop(roles, loop: LoopInfo, value: ast.AST, at: ast.AST) -> bool:
+    """`CopyGenerator(**case)`, `nn.Linear(d, k)`: a class called (not a method of a local
+    object, `model.to(device)` returns the same module) with arguments read only from names
+    the loop binds (its header's targets or its body's assignments), not an outer module."""
+    if not isinstance(value, ast.Call) or not (dotted(value.func) or "").split(".")[-1][:1].isupper():
+        return False
+    targets = {n.id for n in ast.walk(loop.node.target) if isinstance(n, ast.Name)} \
+        if isinstance(loop.node, (ast.For, ast.AsyncFor)) else set()
+    for argument in [*value.args, *(kw.value for kw in value.keywords)]:
+        for name in ast.walk(argument):
+            if isinstance(name, ast.Name) and name.id not in targets:
+                binding = roles.last_assignment(name.id, at)
+                if binding is None or not _inside(loop.node, binding.statement) or not isinstance(binding.value, ast.Constant):
+                    return False
+    return True
+
+
+def _inside(outer: ast.AST, node: ast.AST) -> bool:
+    return outer.lineno < node.lineno <= outer.end_lineno
 
 
 def _distributed_autograd(analysis: Analysis, call: ast.Call) -> bool:

@@ -30,10 +30,11 @@ class MissingEvalMode(Rule):
     `load_model`) are callbacks, not models. Not flagged either: a model built from a class
     of the project whose layers have no train/eval behaviour (no dropout, no batch norm,
     checked through its submodule classes, also in imported workspace files: `eval()`
-    changes nothing), built in place from such torch layers (`probe = nn.Linear(d, k)`), or
-    handed back by a factory of the project that builds such a model (`psnr, ssim =
-    build_iqa_model(device)`: image-quality metrics of fixed arithmetic; also a parameter
-    every caller fills that way),
+    changes nothing; nor when its only dropout layers take a rate the construction passes as
+    0, `CausalAttention(d_in, d_out, context_length, 0.0)`), built in place from such torch
+    layers (`probe = nn.Linear(d, k)`), or handed back by a factory of the project that builds
+    such a model (`psnr, ssim = build_iqa_model(device)`: image-quality metrics of fixed
+    arithmetic; also a parameter every caller fills that way),
     a model loaded with `from_pretrained()` (which returns it in eval mode), a "model" fed
     NumPy arrays (`isp_model.forward(img.copy(), hq)`: no torch module), a "model" that is a
     plain function of the file (`def net(X): return softmax(X @ W + b)`, handed in by every
@@ -48,8 +49,9 @@ class MissingEvalMode(Rule):
     mode, `net = load_net()` before `def get_metrics(): ... accumulate(sample, net)`), and
     so does a model returned by a loader that calls `.eval()` on it (`model = load_model(path)`,
     a function of the file or imported from a project file; also one that gathers checkpoints
-    each put in eval mode, `ensemble.append(ckpt["model"].float().eval())`, or a wrapper
-    built around such a model), and a model that a function of
+    each put in eval mode, `ensemble.append(ckpt["model"].float().eval())`, a wrapper built
+    around such a model, or one element of the tuple it returns, `ours, hf_model =
+    build_pair(cfg)` after `return ours, hf_model`), and a model that a function of
     the file called on it earlier in the same function left in eval mode (each epoch ends with
     `test(encoder, data)`, then a last pass under
     `no_grad`). A run whose output is discarded (`model(batch)` as a statement, or bound to a

@@ -28,7 +28,9 @@ class HardcodedDevice(Rule):
     CUDA test (`if device.type == "cuda":`, `if torch.cuda.is_available():`, `if args.cuda:`,
     `if cuda:` with `cuda = torch.cuda.is_available()`) is the device variable in disguise:
     not flagged. Nor is `f(..., device="cuda")` when another call of the same function of
-    the file passes `device="cpu"`: the routine is run on each device in turn. The fix of
+    the file passes `device="cpu"`: the routine is run on each device in turn. Nor
+    `device="cuda"` given to a library outside PyTorch that names devices its own way
+    (`ctranslate2.Generator(path, device="cuda")`, ONNX Runtime, FAISS). The fix of
     `.cuda(<index variable>)` is unsafe (the index may differ from
     the device variable's), and so is any fix in a function the module calls before it
     assigns its device variable (`.to(device)` there would raise `NameError`). A variable
@@ -88,7 +90,7 @@ class HardcodedDevice(Rule):
             else:
                 kw = keyword(call, "device")
                 if kw is not None and _is_cuda_string(kw.value) and not under_cuda_guard(analysis, call) \
-                        and not _run_on_each_device(analysis, call):
+                        and not _run_on_each_device(analysis, call) and not _own_device_strings(analysis, call):
                     span = (kw.lineno, kw.col_offset, kw.end_lineno, kw.end_col_offset)
                     yield self._report(span, f"`device={ast.unparse(kw.value)}`", device, defined, "keyword",
                                        "unsafe" if early else "safe")
@@ -132,6 +134,16 @@ def _run_on_each_device(analysis: Analysis, call: ast.Call) -> bool:
                 and not _is_cuda_string(kw.value):
             return True
     return False
+
+
+# Libraries outside PyTorch whose `device=` takes their own device string, not a `torch.device`:
+# the file's device variable is no drop-in there.
+_NON_TORCH_DEVICE_APIS = {"ctranslate2", "onnxruntime", "faiss", "tensorflow", "jax", "cupy", "tensorrt"}
+
+
+def _own_device_strings(analysis: Analysis, call: ast.Call) -> bool:
+    """`ctranslate2.Generator(path, device="cuda")`: a library that names devices its own way."""
+    return (analysis.call_qualname(call) or "").split(".")[0] in _NON_TORCH_DEVICE_APIS
 
 
 def _runs_before_device(analysis: Analysis, function: FunctionInfo, defined: ast.Assign | None) -> bool:
