@@ -73,16 +73,11 @@ class SyntaxIndex:
             self._by_type[kind] = found
         return found  # type: ignore[return-value]
 
-    def position_of(self, statement: ast.stmt) -> int:
-        """Where the top-level `statement` is in the module's body."""
+    def of_statement(self, statement: ast.stmt) -> "StatementIndex":
+        """The index of the top-level `statement`, kept with it across versions."""
         if self._positions is None:
             self._positions = {id(each): position for position, each in enumerate(self._body)}
-        return self._positions[id(statement)]
-
-    def of_statement(self, position: int) -> "StatementIndex":
-        """The index of the top-level statement at `position` in the module's body, kept with
-        the statement across versions."""
-        return self._statements[position]
+        return self._statements[self._positions[id(statement)]]
 
     def attributes_named(self, attr: str) -> list[ast.Attribute]:
         """Every `<x>.<attr>` (read, assigned or deleted), in no particular order."""
@@ -219,5 +214,4 @@ def statement_nodes(analysis: "Analysis", statement: ast.stmt) -> dict[type, lis
     index (`StatementIndex`), which the analysis walk filled, by the per-statement facts
     (`analysis.statement_facts`: the name scan, TL702's uses) that this version computes for
     the statement.  A walk of the statement's nodes instead costs as much as parsing it."""
-    index = syntax_index(analysis)
-    return index.of_statement(index.position_of(statement)).by_type()
+    return syntax_index(analysis).of_statement(statement).by_type()

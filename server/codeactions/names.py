@@ -9,7 +9,6 @@ import ast
 import builtins
 from typing import TYPE_CHECKING, Iterable
 
-
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis, FunctionInfo
 

@@ -126,7 +126,7 @@ def partition(analysis: "Analysis") -> list[tuple[list[int], int]] | None:
     body = analysis.tree.body
     index = syntax_index(analysis)
     facts = analysis.statement_facts.each(
-        _STATEMENT_NAMES, lambda statement: statement_names(statement, index.of_statement(index.position_of(statement))))
+        _STATEMENT_NAMES, lambda statement: statement_names(statement, index.of_statement(statement)))
     bound: set[str] = set()
     imported: set[str] = set()
     for names in facts:
