@@ -24,6 +24,7 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
+from torch_lsp.notebooks import is_notebook_program
 from torch_lsp.syntax_index import syntax_index
 from torch_lsp.roles import DEVICE_NAME, reaching_assignment
 from torch_lsp.syntax_nodes import argument, call_name, is_self_attribute, keyword, walk_nodes
@@ -172,8 +173,8 @@ def read_once(analysis: "Analysis", loader: ast.Call) -> bool:
     of this binding takes one batch (`next(iter(loader))`, also spelled
     `loader.__iter__().__next__()`, or a `for` over it that breaks after its first batch) or
     only looks at the loader (`len(loader)`, its `.dataset`, a notebook cell displaying it, an
-    f-string); a binding nothing reads (a settings cell's test loader no later cell uses)
-    loads nothing at all."""
+    f-string); in a notebook, a binding nothing reads (a settings cell's test loader no later
+    cell uses) loads nothing at all."""
     if _read_by_one_next(analysis, loader):
         return True
     name = _assigned_name(analysis, loader)
@@ -181,6 +182,8 @@ def read_once(analysis: "Analysis", loader: ast.Call) -> bool:
         return False
     function = analysis.context(loader).function
     uses = _reads_of_binding(analysis, function, name, analysis.statement_of(loader))
+    if not uses:  # a notebook is the whole program; a script's loader may be read by a module importing it
+        return is_notebook_program(analysis)
     return all(_read_by_one_next(analysis, n) or _iterator_advanced_once(analysis, function, n)
                or _first_batch_only(analysis, n) or _only_looks_at(analysis, n) for n in uses)
 

@@ -39,7 +39,7 @@ class DataLoaderDefaults(Rule):
     loop, or a `for` over it that breaks after its first batch: a notebook showing a batch;
     besides reads that only look at it, `len(loader)` or a cell displaying it, and not
     counting reads before the loader is built or after a later cell builds it anew, nor a
-    function's parameter of the same name) or not read at all, its `collate_fn` is
+    function's parameter of the same name) or, in a notebook, not read at all, its `collate_fn` is
     a closure or lambda, or what a factory returns as one (`collate_fn=create_collate_fn()`,
     the factory of the file or of the workspace file its import names: spawned workers cannot
     pickle it), or the file is a test or a helper of a test suite. The dataset class is
