@@ -821,6 +821,10 @@ def is_pytest_test(analysis: Analysis, function: FunctionInfo, model: str | None
     return analysis.is_test_file or (model is not None and model not in function.params)
 
 
+# Lightning's hooks: its trainer puts the model in the mode each one needs before calling it.
+LIGHTNING_STEPS = ("training_step", "validation_step", "test_step", "predict_step")
+
+
 def evaluation_model_calls(analysis: Analysis) -> Iterator[tuple[FunctionInfo, ast.Call, str]]:
     """(function, its first call of the model, model) for each model run where the run may be
     an evaluation: in a function or at module level, not in a method, a Lightning step, a
@@ -829,7 +833,7 @@ def evaluation_model_calls(analysis: Analysis) -> Iterator[tuple[FunctionInfo, a
     for function in analysis.functions:
         if function.is_method or analysis.computes_gradients(function):
             continue
-        if function.name in ("training_step", "validation_step", "test_step", "predict_step"):
+        if function.name in LIGHTNING_STEPS:
             continue
         roles = analysis.roles_for(function)
         seen: set[str] = set()
@@ -1311,6 +1315,8 @@ def trainer_model_calls(analysis: Analysis) -> Iterator[TrainerModelCall]:
         cls = function.class_node
         if cls is None or cls in modules or not _plain_class(cls) or analysis.computes_gradients(function):
             continue
+        if function.name in LIGHTNING_STEPS:
+            continue  # a mixin's `validation_step(self, batch, batch_idx)`, called by a LightningModule's
         built = class_attribute_roles(analysis, cls)["model"]
         methods = {node.name for node in cls.body if isinstance(node, FunctionNode)}
         seen: set[str] = set()
