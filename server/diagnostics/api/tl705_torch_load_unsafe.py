@@ -8,6 +8,7 @@ from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.api.catalogue import at_least, version_text
 from torch_lsp.diagnostics.api.uses import calls_of
 from torch_lsp.diagnostics.base import Finding, FixInfo, Related, Rule
+from torch_lsp.name_resolution import in_compatibility_code
 from torch_lsp.syntax_nodes import argument, has_star_args, keyword, node_text
 
 if TYPE_CHECKING:
@@ -41,7 +42,10 @@ class TorchLoadUnsafe(Rule):
     torch.load(f)` after `torch.save([model, criterion, optimizer], f)`), one of them a model,
     optimizer, scheduler or loss module, or an instance of a class of the project.  Not
     flagged: a load in a branch on the caller's own `weights_only` (`if not weights_only:`),
-    or in an `except TypeError:` fallback for a PyTorch whose `torch.load` lacks the keyword,
+    one given a `pickle_module` (then every PyTorch unpickles by default, and `weights_only=True`
+    cannot go with it: the caller's choice), one in a branch for some PyTorch versions (`if
+    torch_version < "2.6":`), or in an `except TypeError:` fallback for a PyTorch whose
+    `torch.load` lacks the keyword,
     nor one reading an `io.BytesIO` in a function that also `torch.save`s into one (a
     round trip of the program's own objects, as when ranks broadcast them).
 
@@ -60,8 +64,7 @@ class TorchLoadUnsafe(Rule):
     ```
 
     ## Fix safety
-    Adds `weights_only=True`, the default of PyTorch 2.6 and later (not offered when a
-    `pickle_module` is given): safe on a `target-version` of 2.6 or later, where it only
+    Adds `weights_only=True`, the default of PyTorch 2.6 and later: safe on a `target-version` of 2.6 or later, where it only
     states the default; unsafe before, where a checkpoint that pickles more than tensors and
     plain containers then fails to load (allow its types with
     `torch.serialization.add_safe_globals`).
@@ -77,9 +80,10 @@ class TorchLoadUnsafe(Rule):
         version = analysis.torch_version
         safe_default = at_least(version, SAFE_DEFAULT_FROM)
         for call in calls_of(analysis, "torch.load"):
-            if keyword(call, "weights_only") is not None or has_star_args(call):
-                continue
-            if _chosen_or_fallback(analysis, call) or _reads_own_bytes(analysis, call):
+            if keyword(call, "weights_only") is not None or has_star_args(call) or passes_pickle_module(call):
+                continue  # with a `pickle_module`, every PyTorch unpickles (the default is False): the caller's choice
+            if _chosen_or_fallback(analysis, call) or in_compatibility_code(analysis, call) \
+                    or _reads_own_bytes(analysis, call):
                 continue  # the caller's choice, a fallback for an old torch, or bytes this program made
             name = node_text(analysis.lines, call.func)
             module_use = _loaded_module_use(analysis, call)
@@ -98,7 +102,7 @@ class TorchLoadUnsafe(Rule):
             if settings is not None:
                 yield self._saved_settings(call, name, settings)
                 continue
-            title = None if passes_pickle_module(call) else "Add `weights_only=True`"
+            title = "Add `weights_only=True`"
             if safe_default:
                 message = (f"`{name}(...)` without `weights_only`: {version_text(version)} loads only weights by "
                            f"default, but PyTorch before {SAFE_DEFAULT_FROM} unpickles anything the file holds, "

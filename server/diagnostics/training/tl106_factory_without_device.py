@@ -182,8 +182,11 @@ def _climb(analysis: Analysis, function: FunctionInfo, start: ast.AST) -> tuple[
     while True:
         parent = analysis.parents.get(node)
         if isinstance(parent, ast.BinOp):
-            return True, parent
-        if isinstance(parent, ast.Compare):
+            other = parent.right if parent.left is node else parent.left
+            if not _plain_number(analysis, function, other):
+                return True, parent
+            # `lo + (hi - lo) * torch.rand(2)`: still a CPU tensor made of numbers only
+        elif isinstance(parent, ast.Compare):
             if not _compared_to_numbers(analysis, function, parent, node):
                 return True, parent
         elif isinstance(parent, ast.Attribute):
