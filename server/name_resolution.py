@@ -190,14 +190,14 @@ def _catches_a_missing_api(handler: ast.ExceptHandler) -> bool:
                for kind in kinds)
 
 
-def in_compatibility_code(analysis: "Analysis", node: ast.AST) -> bool:
+def in_compatibility_code(analysis: "Analysis", node: ast.AST, handlers: bool = True) -> bool:
     """`node` runs only on some PyTorch versions: in the `except` of a `try` that catches what a
-    missing API raises (the fallback of an import or call that failed), or in a branch of an
-    `if`/`... if ... else ...` that tests the version or what the module has."""
+    missing API raises (the fallback of an import or call that failed; not with `handlers=False`),
+    or in a branch of an `if`/`... if ... else ...` that tests the version or what the module has."""
     parent_of = syntax_index(analysis).parent_of  # the parents the analysis walk recorded: no walk here
     child, parent = node, parent_of(node)
     while parent is not None:
-        if isinstance(parent, ast.ExceptHandler) and _catches_a_missing_api(parent):
+        if handlers and isinstance(parent, ast.ExceptHandler) and _catches_a_missing_api(parent):
             return True
         if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
             if _VERSION_TEST.search(ast.unparse(parent.test)):

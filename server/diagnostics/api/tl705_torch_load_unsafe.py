@@ -82,7 +82,9 @@ class TorchLoadUnsafe(Rule):
         for call in calls_of(analysis, "torch.load"):
             if keyword(call, "weights_only") is not None or has_star_args(call) or passes_pickle_module(call):
                 continue  # with a `pickle_module`, every PyTorch unpickles (the default is False): the caller's choice
-            if _chosen_or_fallback(analysis, call) or in_compatibility_code(analysis, call) \
+            # A branch for some PyTorch versions; of the handlers, only `except TypeError:` is a
+            # fallback for a `torch.load` without the keyword (`_chosen_or_fallback`).
+            if _chosen_or_fallback(analysis, call) or in_compatibility_code(analysis, call, handlers=False) \
                     or _reads_own_bytes(analysis, call):
                 continue  # the caller's choice, a fallback for an old torch, or bytes this program made
             name = node_text(analysis.lines, call.func)
