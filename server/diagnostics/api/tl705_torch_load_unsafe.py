@@ -84,7 +84,7 @@ class TorchLoadUnsafe(Rule):
                 continue  # with a `pickle_module`, every PyTorch unpickles (the default is False): the caller's choice
             # A branch for some PyTorch versions; of the handlers, only `except TypeError:` is a
             # fallback for a `torch.load` without the keyword (`_chosen_or_fallback`).
-            if _chosen_or_fallback(analysis, call) or in_compatibility_code(analysis, call, handlers=False) \
+            if _chosen_or_fallback(analysis, call) or in_compatibility_code(analysis, call, versions_only=True) \
                     or _reads_own_bytes(analysis, call):
                 continue  # the caller's choice, a fallback for an old torch, or bytes this program made
             name = node_text(analysis.lines, call.func)
