@@ -174,9 +174,18 @@ def _is_bytes_buffer(analysis: "Analysis", value: ast.AST | None, at: ast.AST) -
         return analysis.call_qualname(value) == "io.BytesIO"
     if not isinstance(value, ast.Name):
         return False
-    bound = analysis.roles_for(at).assignments.get(value.id, ())
-    return bool(bound) and all(isinstance(a.value, ast.Call) and analysis.call_qualname(a.value) == "io.BytesIO"
-                               for a in bound)
+    bound = [_bound_value(a) for a in analysis.roles_for(at).assignments.get(value.id, ())]
+    return bool(bound) and all(isinstance(v, ast.Call) and analysis.call_qualname(v) == "io.BytesIO" for v in bound)
+
+
+def _bound_value(assignment) -> ast.AST | None:
+    """What an assignment binds its name to; for `with io.BytesIO() as buffer:` the context
+    expression (the value `__enter__` returns is the buffer itself)."""
+    statement = assignment.statement
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        return next((item.context_expr for item in statement.items if isinstance(item.optional_vars, ast.Name)
+                     and item.optional_vars.id == assignment.name), None)
+    return assignment.value
 
 
 def _saved_objects_read(analysis: "Analysis", call: ast.Call) -> tuple[ast.Call, str, str] | None:
