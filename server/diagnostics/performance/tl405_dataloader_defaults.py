@@ -34,7 +34,8 @@ class DataLoaderDefaults(Rule):
     the loader sees it, `[(f, l) for f, l in pairs]` or `list(zip(x, y))`, each when no
     `collate_fn` loads each batch), it iterates live state of the
     main process (a replay buffer, a generator handed in by the model: workers would see a
-    stale copy), the loader is only read through `next(iter(loader))` (or its dunder spelling
+    stale copy) or seeks in one file its `__init__` opened (`self.file = open(path, "rb")`,
+    then `self.file.seek(...)` per item: forked workers would share the offset), the loader is only read through `next(iter(loader))` (or its dunder spelling
     `loader.__iter__().__next__()`, or an `iter(loader)` advanced by `next()` outside any
     loop, a notebook showing a batch; besides reads that only look at it, `len(loader)` or a
     cell displaying it, and not counting reads after a later cell builds the loader anew or
