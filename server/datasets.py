@@ -33,7 +33,11 @@ from torch_lsp.workspace_files import workspace_analysis
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis, FunctionInfo
 
-_IN_MEMORY_DATASETS = {"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"}
+_IN_MEMORY_DATASETS = {
+    "torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset",
+    # torchrec's synthetic recommendation batches: generated up front and cycled (nothing to load).
+    "torchrec.datasets.random.RandomRecDataset", "torchrec.datasets.RandomRecDataset",
+}
 _VIEWS_OF_A_DATASET = {"torch.utils.data.random_split", "torch.utils.data.Subset",
                        "torch.utils.data.dataset.random_split", "torch.utils.data.dataset.Subset"}
 # Calls a `__getitem__` may make without doing loading work: sizes, conversions, random tensors.

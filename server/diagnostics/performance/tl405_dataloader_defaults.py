@@ -28,7 +28,8 @@ class DataLoaderDefaults(Rule):
     `__getitem__` or the loader's `collate_fn` already moves the batch to the GPU
     (`.to(device)`, `.cuda()`, also `partial(collate, device=device)`: CUDA tensors cannot be
     pinned, nor made in forked workers), the dataset holds
-    its data in memory (`TensorDataset`, a class whose `__getitem__` only indexes attributes
+    its data in memory (`TensorDataset`, torchrec's synthetic `RandomRecDataset`, a class whose
+    `__getitem__` only indexes attributes
     or builds random tensors, a synthetic `IterableDataset`, a tensor such as the node indices
     `mask.nonzero().view(-1)` or `torch.randperm(n)`, or a Python list of samples built before
     the loader sees it, `[(f, l) for f, l in pairs]` or `list(zip(x, y))`, each when no
