@@ -33,8 +33,15 @@ _VERB_FIRST = (
     "run|get|load|build|make|create|init|initialize|call|apply|wrap|prepare|setup|save|export|compute|fetch"
     "|construct|instantiate|evaluate|validate|predict|forward"
 )
+# A last word that names something about a model, not a model: `model_transform` (a tokenizer),
+# `model_fn`, `model_config`, `model_path`, `model_inputs`, `model_cls`.
+_NOT_MODEL_SUFFIX = (
+    "transforms?|tokenizer|processor|preprocess|config|cfg|conf|args|kwargs|params|name|names|path|paths|dir|file|url"
+    "|id|type|kind|class|cls|factory|builder|fn|func|function|inputs?|outputs?|state|dict|info|spec|version|size"
+)
 MODEL_NAME = re.compile(
-    rf"^(?!(?:{_VERB_FIRST})_)(?:[a-z0-9]+_)*(?:{_MODEL_WORDS})(?:_[a-z0-9]+)?$|^net[A-Z]\w*$", re.IGNORECASE)
+    rf"^(?!(?:{_VERB_FIRST})_)(?:[a-z0-9]+_)*(?:{_MODEL_WORDS})(?:_(?!(?:{_NOT_MODEL_SUFFIX})$)[a-z0-9]+)?$"
+    r"|^net[A-Z]\w*$", re.IGNORECASE)
 # `optimizerD`, `optG`: the DCGAN tutorial's CamelCase suffix names one optimizer per network (case
 # matters there, or `options` and `optimum` would be optimizers too).
 OPTIMIZER_NAME = re.compile(

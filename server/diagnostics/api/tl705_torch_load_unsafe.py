@@ -32,6 +32,9 @@ class TorchLoadUnsafe(Rule):
     a checkpoint dict), the
     finding says so instead: 2.6 and later refuse such a file by default, so the advice is a
     `state_dict()` or `weights_only=False` for a trusted file, and no fix is offered.  So
+    too for a load the function then requires to be an instance of a class that a
+    weights-only load never gives (`obj = torch.load(fname); assert isinstance(obj, cls)`: a
+    pickled object, whose advice is `weights_only=False` for a trusted file).  So
     too for a load read for other entries (`checkpoint["optimizer"]`) of a checkpoint dict
     the file saves with its arguments or config in it (`{..., "args": args}`, where `args` is
     read by attribute, `args.output_dir`: an object, not a plain dict), and for a load that
@@ -85,6 +88,10 @@ class TorchLoadUnsafe(Rule):
             if module_use is not None:
                 yield self._whole_module(call, name, module_use)
                 continue
+            checked = _checked_as_object(analysis, call)
+            if checked is not None:
+                yield self._pickled_object(call, name, *checked)
+                continue
             round_trip = _saved_objects_read(analysis, call)
             if round_trip is not None:
                 yield self._saved_objects(analysis, call, name, *round_trip)
@@ -120,6 +127,16 @@ class TorchLoadUnsafe(Rule):
         finding.related.append(Related.at(evidence, "a module is what it loads"))
         return finding
 
+
+    def _pickled_object(self, call: ast.Call, name: str, check: ast.Call, kind: str) -> Finding:
+        what = "instance of this class" if kind in ("cls", "self.__class__", "type(self)") else f"`{kind}` object"
+        message = (f"`{name}(...)` loads a pickled {what} here, not only weights: PyTorch "
+                   f"{SAFE_DEFAULT_FROM} and later refuse it by default (`weights_only=True`), and before that "
+                   "unpickling can run arbitrary code. Pass `weights_only=False` for a file you trust (or allow "
+                   "the class with `torch.serialization.add_safe_globals`).")
+        finding = self.finding(call, message, None)
+        finding.related.append(Related.at(check, f"what it loads must be a `{kind}`"))
+        return finding
 
     def _saved_objects(self, analysis: "Analysis", call: ast.Call, name: str, saving: ast.Call, obj: str,
                        kind: str) -> Finding:
@@ -348,6 +365,41 @@ def _names_a_model(analysis: "Analysis", at: ast.AST, name: str) -> bool:
 # Methods only a module has: calling one on what `torch.load` returned shows a pickled module.
 _MODULE_METHODS = {"eval", "train", "parameters", "named_parameters", "modules", "named_modules", "children",
                    "state_dict", "load_state_dict", "zero_grad"}
+
+
+# Types a weights-only load gives back: a check against one of them says nothing of pickled objects.
+_WEIGHTS_ONLY_TYPES = {"dict", "list", "tuple", "set", "str", "int", "float", "bool", "bytes", "OrderedDict",
+                       "Mapping", "MutableMapping", "Sequence", "Tensor", "Parameter", "Number", "type"}
+
+
+def _checked_as_object(analysis: "Analysis", call: ast.Call) -> tuple[ast.Call, str] | None:
+    """`obj = torch.load(f)` that the function then requires to be an instance of a class a
+    weights-only load never gives (`assert isinstance(obj, cls)`, or `if not isinstance(obj,
+    Vocab): raise ...`): the file holds a pickled object.  The `isinstance` call and the
+    class's text; None when nothing requires it."""
+    holder = analysis.parents.get(call)
+    if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)):
+        return None
+    loaded = holder.targets[0].id
+    for stmt in analysis.context(call).function.statements:
+        if stmt.lineno <= holder.lineno:
+            continue
+        if isinstance(stmt, ast.Assert):
+            test = stmt.test
+        elif (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not)
+              and stmt.body and isinstance(stmt.body[0], ast.Raise)):
+            test = stmt.test.operand
+        else:
+            continue
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+                and len(test.args) == 2 and isinstance(test.args[0], ast.Name) and test.args[0].id == loaded):
+            continue
+        kinds = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+        names = [kind.id if isinstance(kind, ast.Name) else kind.attr if isinstance(kind, ast.Attribute) else None
+                 for kind in kinds]
+        if names and all(n is not None and n not in _WEIGHTS_ONLY_TYPES for n in names):
+            return test, node_text(analysis.lines, test.args[1])
+    return None
 
 
 def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:

@@ -62,7 +62,9 @@ class MissingEvalMode(Rule):
     The fix is safe only on a model known to be an `nn.Module` (built in view) in a function
     that does not go on to train; otherwise it is offered as unsafe. Trainers written as
     classes are checked too: an `evaluate`-style method, or one under `no_grad`, running
-    `self.model` when no method of the class switches that model's mode, unless the class
+    `self.model` when no method of the class switches that model's mode (not a Lightning hook,
+    `validation_step(self, batch, batch_idx)` of a task mixin, before which Lightning's trainer
+    switches the mode), unless the class
     builds that attribute only from layers without train/eval behaviour (a fixed blur of
     pads and convolutions; a rollout policy of `Linear` and `Tanh` layers, moved to the
     device where it is built: `self.policy = Policy().to(device)`) or only loads it in eval
