@@ -28,7 +28,9 @@ class TorchLoadUnsafe(Rule):
     is a warning; from 2.6, where `weights_only` defaults to True, it is information: the
     same file still unpickles anything when run on an older PyTorch.  Where what it loads is
     used as a module (`decoder = checkpoint["decoder"]; decoder.eval()`), or a load that is
-    returned or bound to a model name sits in a file that `torch.save`s whole models, the
+    returned or bound to a model name sits in a file that `torch.save`s whole models (at
+    module level a name like `GMF_model` or `model` counts, unless it is read by a string key:
+    a checkpoint dict), the
     finding says so instead: 2.6 and later refuse such a file by default, so the advice is a
     `state_dict()` or `weights_only=False` for a trusted file, and no fix is offered.  So
     too for a load the function then requires to be an instance of a class that a
@@ -197,9 +199,18 @@ def _is_bytes_buffer(analysis: "Analysis", value: ast.AST | None, at: ast.AST) -
         return analysis.call_qualname(value) == "io.BytesIO"
     if not isinstance(value, ast.Name):
         return False
-    bound = analysis.roles_for(at).assignments.get(value.id, ())
-    return bool(bound) and all(isinstance(a.value, ast.Call) and analysis.call_qualname(a.value) == "io.BytesIO"
-                               for a in bound)
+    bound = [_bound_value(a) for a in analysis.roles_for(at).assignments.get(value.id, ())]
+    return bool(bound) and all(isinstance(v, ast.Call) and analysis.call_qualname(v) == "io.BytesIO" for v in bound)
+
+
+def _bound_value(assignment) -> ast.AST | None:
+    """What an assignment binds its name to; for `with io.BytesIO() as buffer:` the context
+    expression (the value `__enter__` returns is the buffer itself)."""
+    statement = assignment.statement
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        return next((item.context_expr for item in statement.items if isinstance(item.optional_vars, ast.Name)
+                     and item.optional_vars.id == assignment.name), None)
+    return assignment.value
 
 
 def _saved_objects_read(analysis: "Analysis", call: ast.Call) -> tuple[ast.Call, str, str] | None:
@@ -342,6 +353,21 @@ def _saved_dicts(analysis: "Analysis") -> list[tuple[ast.Dict, ast.Call]]:
     return found
 
 
+def _names_a_model(analysis: "Analysis", at: ast.AST, name: str) -> bool:
+    """`name` is a model where `at` reads it, or is named like one (`GMF_model = torch.load(p)`,
+    `torch.save(model, p)` at module level, where a name's convention alone gives no role)
+    and never read by a string key there (`model["optim"] = None` shows a checkpoint dict):
+    enough to choose which advice the finding gives, never whether there is a finding."""
+    from torch_lsp.roles import MODEL_NAME
+
+    if analysis.roles_for(at).is_model(name):
+        return True
+    scope = analysis.context(at).function.node
+    return MODEL_NAME.match(name) is not None and not any(
+        isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name
+        and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str) for node in ast.walk(scope))
+
+
 # Methods only a module has: calling one on what `torch.load` returned shows a pickled module.
 _MODULE_METHODS = {"eval", "train", "parameters", "named_parameters", "modules", "named_modules", "children",
                    "state_dict", "load_state_dict", "zero_grad"}
@@ -400,10 +426,10 @@ def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:
         holder = analysis.parents.get(holder)
     handed_on = isinstance(holder, ast.Return) or (
         isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)
-        and analysis.roles_for(call).is_model(holder.targets[0].id))
+        and _names_a_model(analysis, call, holder.targets[0].id))
     if handed_on:  # `return torch.load(path)`, `model = torch.load(path)` in a file that saves whole models
         saved = next((c for c in analysis.calls_to("torch.save") if c.args and isinstance(c.args[0], ast.Name)
-                      and analysis.roles_for(c).is_model(c.args[0].id)), None)
+                      and _names_a_model(analysis, c, c.args[0].id)), None)
         if saved is not None:
             return saved
     if isinstance(holder, ast.Attribute) and holder.attr in _MODULE_METHODS:

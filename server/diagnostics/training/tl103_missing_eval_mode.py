@@ -31,7 +31,9 @@ class MissingEvalMode(Rule):
     of the project whose layers have no train/eval behaviour (no dropout, no batch norm,
     checked through its submodule classes, also in imported workspace files: `eval()`
     changes nothing; nor when its only dropout layers take a rate the construction passes as
-    0, `CausalAttention(d_in, d_out, context_length, 0.0)`), built in place from such torch
+    0, `CausalAttention(d_in, d_out, context_length, 0.0)`; Opacus' `DPLSTM`/`DPGRU`/`DPRNN`
+    count as their `nn` twins, and the model Opacus' `make_private` hands back runs the
+    `module=` it was given), built in place from such torch
     layers (`probe = nn.Linear(d, k)`), or handed back by a factory of the project that builds
     such a model (`psnr, ssim = build_iqa_model(device)`: image-quality metrics of fixed
     arithmetic; also a parameter every caller fills that way),
