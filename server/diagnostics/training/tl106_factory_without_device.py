@@ -162,7 +162,13 @@ def _meets_other_values(analysis: Analysis, function: FunctionInfo, call: ast.Ca
                 holder = analysis.parents.get(use)
                 if isinstance(holder, (ast.BinOp, ast.AugAssign)):
                     return True
-                if isinstance(holder, ast.Compare):
+                # A piece of it handed to a call that combines tensors (`torch.where(keep[:, None], x, y)`);
+                # a piece in arithmetic (`coords[:, None] - coords[None, :]`, `int(w * r[0])`) is an index or a
+                # number as often as not: not followed.
+                subscripted = False
+                while isinstance(holder, ast.Subscript) and holder.value is use:
+                    use, holder, subscripted = holder, analysis.parents.get(holder), True
+                if isinstance(holder, ast.Compare) and not subscripted:
                     if not _compared_to_numbers(analysis, function, holder, use):
                         return True
                     if _climb(analysis, function, holder)[0]:  # `mask == 0` is still a CPU tensor: where does it go?
@@ -183,7 +189,7 @@ def _climb(analysis: Analysis, function: FunctionInfo, start: ast.AST) -> tuple[
         parent = analysis.parents.get(node)
         if isinstance(parent, ast.BinOp):
             other = parent.right if parent.left is node else parent.left
-            if not _plain_number(analysis, function, other):
+            if not _plain_number(analysis, function, other) and not _ends_as_number(analysis, parent):
                 return True, parent
             # `lo + (hi - lo) * torch.rand(2)`: still a CPU tensor made of numbers only
         elif isinstance(parent, ast.Compare):
@@ -203,6 +209,18 @@ def _climb(analysis: Analysis, function: FunctionInfo, start: ast.AST) -> tuple[
         elif not (isinstance(parent, ast.Call) or (isinstance(parent, ast.Subscript) and parent.value is node)):
             return None, parent
         node = parent
+
+
+def _ends_as_number(analysis: Analysis, arithmetic: ast.AST) -> bool:
+    """The arithmetic (`orig_w * r[0]`) only feeds a Python number: `int(...)`, `float(...)`,
+    `round(...)` or `.item()` of it, so the tensor never meets data on another device."""
+    node, parent = arithmetic, analysis.parents.get(arithmetic)
+    while isinstance(parent, (ast.BinOp, ast.UnaryOp)):
+        node, parent = parent, analysis.parents.get(parent)
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in ("int", "float", "round") \
+            and node in parent.args:
+        return True
+    return isinstance(parent, ast.Attribute) and parent.attr in ("item", "tolist")
 
 
 def _compared_to_numbers(analysis: Analysis, function: FunctionInfo, compare: ast.Compare, node: ast.AST) -> bool:
