@@ -124,8 +124,9 @@ class CheckScheduler:
         # Per document: how long its last first pass took to parse and build facts, the part of
         # a check that runs to its end even when an edit makes it stale.
         self._unstoppable_seconds: dict[str, float] = {}
-        # Per document: the parse of a version whose complete pass was stopped (typed past), which
-        # no kept version holds: the next check of the document parses its edit from there.
+        # Per document: the parse of a version whose check was stopped (typed past) in its rules or
+        # its shape pass, which no kept version holds: the next check parses its edit from there
+        # (in a storm of edits no check finishes, and each would otherwise parse from scratch).
         self._typed_past: dict[str, ParsedVersion] = {}
         self._last_collection = 0.0
         self._collection_waits = False  # a collection is asked for, once the interval has passed
@@ -461,11 +462,13 @@ class CheckScheduler:
                 if completes:
                     result = add_shape_findings(first_pass.result, settings)
                 else:
+                    edited_from = self._edited_from(document.uri)
                     result = check_source(document.text, document.path, settings, shapes=shapes,
-                                          previous=self._edited_from(document.uri))
-            except Superseded:
-                if completes:
-                    self._remember(self._typed_past, document.uri, first_pass.result.analysis.parsed)
+                                          previous=edited_from)
+            except Superseded as stopped:
+                parsed = first_pass.result.analysis.parsed if completes else stopped.parsed
+                if parsed is not None:
+                    self._remember(self._typed_past, document.uri, parsed)
                 self._forget_parts_if_closed(document.uri)
                 return None
             lines = result.analysis.lines
@@ -482,7 +485,11 @@ class CheckScheduler:
             imports = first_pass.imported_modules
         else:
             imports = imported_modules(result.analysis.statements)
-            self._remember(self._unstoppable_seconds, document.uri, result.analysed_in)  # what the debounce weighs
+            # What the debounce weighs: the next edit is parsed in part, as this one was; after a
+            # parse from scratch (the open) that cost is not known yet, and the parse of the whole
+            # file, several times more, says nothing of it: the next edit is checked at once.
+            unstoppable = result.analysed_in if edited_from is not None else 0.0
+            self._remember(self._unstoppable_seconds, document.uri, unstoppable)
         return CheckedVersion(document.version, generation, result, diagnostics, problems,
                               imported_modules=imports, proofs=proofs)
 
@@ -509,8 +516,8 @@ class CheckScheduler:
         return self.server.documents.get(document.uri) is not document
 
     def _edited_from(self, uri: str) -> ParsedVersion | None:
-        """The newest parse of the document at hand (a version whose complete pass was typed
-        past, else the newest version that still holds its analysis): the text the version
+        """The newest parse of the document at hand (a version whose check was typed past,
+        else the newest version that still holds its analysis): the text the version
         being checked was most likely edited from (any text will do: it is only compared).
         Read on the analysis thread, which alone releases analyses."""
         typed_past = self._typed_past.pop(uri, None)

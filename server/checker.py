@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from torch_lsp.diagnostics import Finding, all_rules, run_rules
 from torch_lsp.incremental_parse import ParsedVersion
 from torch_lsp.settings import Settings
+from torch_lsp.shapes.limits import Superseded
 from torch_lsp.torch_version import target_version
 
 if TYPE_CHECKING:
@@ -110,12 +111,16 @@ def _check(source: str, path: str | None, settings: Settings, shapes: bool,
     analysis = analyze(source, path, target_version(settings, path), previous)
     analysed_in = time.perf_counter() - started
     findings = [syntax_finding(issue) for issue in analysis.syntax_errors]
-    findings += run_rules(
-        analysis,
-        is_selected=lambda code: (shapes or not _needs(code, "needs_shapes")) and not _needs(code, "needs_probe")
-        and settings.is_selected(code, analysis.path),
-        severity_of=settings.severity_of,
-    )
+    try:
+        findings += run_rules(
+            analysis,
+            is_selected=lambda code: (shapes or not _needs(code, "needs_shapes")) and not _needs(code, "needs_probe")
+            and settings.is_selected(code, analysis.path),
+            severity_of=settings.severity_of,
+        )
+    except Superseded as stopped:
+        stopped.parsed = analysis.parsed  # the next version parses its edit from this one
+        raise
     # In position order, as `add_shape_findings` gives them: a version shows the same list
     # whichever way it was checked (in one step, or in two).
     return CheckResult(analysis, sorted(findings, key=lambda f: f.sort_key), analysed_in)

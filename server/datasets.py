@@ -24,6 +24,7 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
+from torch_lsp.notebooks import is_notebook_program
 from torch_lsp.syntax_index import syntax_index
 from torch_lsp.roles import DEVICE_NAME, reaching_assignment
 from torch_lsp.syntax_nodes import argument, call_name, is_self_attribute, keyword, walk_nodes
@@ -170,8 +171,10 @@ def _cpu_string(node: ast.AST) -> bool:
 def read_once(analysis: "Analysis", loader: ast.Call) -> bool:
     """`next(iter(DataLoader(...)))`, or a loader name never iterated past a batch: each read
     of this binding takes one batch (`next(iter(loader))`, also spelled
-    `loader.__iter__().__next__()`) or only looks at the loader (`len(loader)`, its `.dataset`,
-    a notebook cell displaying it, an f-string)."""
+    `loader.__iter__().__next__()`, or a `for` over it that breaks after its first batch) or
+    only looks at the loader (`len(loader)`, its `.dataset`, a notebook cell displaying it, an
+    f-string); in a notebook, a binding nothing reads (a settings cell's test loader no later
+    cell uses) loads nothing at all."""
     if _read_by_one_next(analysis, loader):
         return True
     name = _assigned_name(analysis, loader)
@@ -179,15 +182,41 @@ def read_once(analysis: "Analysis", loader: ast.Call) -> bool:
         return False
     function = analysis.context(loader).function
     uses = _reads_of_binding(analysis, function, name, analysis.statement_of(loader))
-    return bool(uses) and all(_read_by_one_next(analysis, n) or _iterator_advanced_once(analysis, function, n)
-                              or _only_looks_at(analysis, n) for n in uses)
+    if not uses:  # a notebook is the whole program; a script's loader may be read by a module importing it
+        return is_notebook_program(analysis)
+    return all(_read_by_one_next(analysis, n) or _iterator_advanced_once(analysis, function, n)
+               or _first_batch_only(analysis, n) or _only_looks_at(analysis, n) for n in uses)
+
+
+def _first_batch_only(analysis: "Analysis", name: ast.Name) -> bool:
+    """`for images, labels in loader:` (or `enumerate(loader)`) whose body ends in an
+    unconditional `break` and never `continue`s, outside any other loop: a notebook cell that
+    shows the first batch's shapes, or grabs one batch to plot."""
+    loop = analysis.parents.get(name)
+    if isinstance(loop, ast.Call) and isinstance(loop.func, ast.Name) and loop.func.id == "enumerate" \
+            and loop.args and loop.args[0] is name:
+        name, loop = loop, analysis.parents.get(loop)
+    if not (isinstance(loop, ast.For) and loop.iter is name and loop.body and isinstance(loop.body[-1], ast.Break)):
+        return False
+    if any(isinstance(node, ast.Continue) for stmt in loop.body for node in _same_loop_nodes(stmt)):
+        return False
+    return not analysis.context(loop).loops
+
+
+def _same_loop_nodes(node: ast.AST):
+    """The nodes of `node` that belong to the loop around it: not those of a nested loop or function."""
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            yield from _same_loop_nodes(child)
 
 
 def _reads_of_binding(analysis: "Analysis", function: "FunctionInfo", name: str, binding: ast.stmt) -> list[ast.Name]:
     """The reads of `name` that may see the value `binding` gives it: not those in a nested
     function where `name` is local (a parameter of the same name), nor those after a later
     unconditional rebinding in the function's own body (a notebook cell that builds the
-    loader anew)."""
+    loader anew), nor those of the function's own statements that run before `binding`
+    (an earlier cell's loop over the loader the name held then)."""
     # The index's names spelled so, not a walk of the function (at module level, the file).
     reads = [n for n in syntax_index(analysis).names_in(name, function.node) if isinstance(n.ctx, ast.Load)]
     body = function.node.body
@@ -202,6 +231,8 @@ def _reads_of_binding(analysis: "Analysis", function: "FunctionInfo", name: str,
         at = _body_index(analysis, function, read)
         if rebound and at is not None and any(index < at for index in rebound):
             continue
+        if inner.node is function.node and at is not None and start is not None and at < start:
+            continue  # this statement ran before the binding: it read an earlier value
         kept.append(read)
     return kept
 
@@ -527,14 +558,19 @@ def _assigned_name(analysis: "Analysis", loader: ast.Call) -> str | None:
 
 
 def _loops_over_loader(analysis: "Analysis", loader: ast.Call) -> list[ast.For]:
+    """The loops over this binding of the loader: those whose iterable reads a name that may
+    see it (not a loop over what the name held before or after, in a notebook that builds
+    `train_loader` twice), and those of the functions of the file it is passed to."""
     name = _assigned_name(analysis, loader)
     if name is None:
         return []
     function = analysis.context(loader).function
-    loops = _loops_over_name(analysis, function.node, name)
+    reads = {id(n) for n in _reads_of_binding(analysis, function, name, analysis.statement_of(loader))}
+    loops = [loop for loop in _loops_over_name(analysis, function.node, name)
+             if any(isinstance(n, ast.Name) and n.id == name and id(n) in reads for n in walk_nodes(loop.iter))]
     for site in function.calls:  # `train(model, train_loader)`: the loops of a function of this file
         for index, arg in enumerate(site.args):
-            if isinstance(arg, ast.Name) and arg.id == name and isinstance(site.func, ast.Name):
+            if isinstance(arg, ast.Name) and arg.id == name and id(arg) in reads and isinstance(site.func, ast.Name):
                 for callee in analysis.function_named(site.func.id):
                     params = callee.params
                     if index < len(params):

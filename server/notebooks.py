@@ -150,4 +150,10 @@ def shown_as_cell_output(analysis: "Analysis", statement: ast.stmt) -> bool:
         if text and not text.startswith("#"):
             return False  # another statement of the same cell comes after it
         line += 1
+    return is_notebook_program(analysis)
+
+
+def is_notebook_program(analysis: "Analysis") -> bool:
+    """The analysed text is a notebook's cells (an `.ipynb` file, or a text with cell
+    separators): a whole program that no other module imports from."""
     return analysis.path.endswith(".ipynb") or CELL_SEPARATOR in analysis.source

@@ -86,6 +86,8 @@ def _walk_statement(stmt: ast.stmt, parents: dict[ast.AST, ast.AST], calls: dict
         _walk_block(stmt.body, parents, calls, statements)
         for handler in stmt.handlers:
             parents.setdefault(handler, stmt)
+            for child in handler.body:  # the handler is no statement: no block field of `stmt` names them
+                parents[child] = handler
             if handler.type is not None:
                 _header(handler, [handler.type], parents, calls)
             _walk_block(handler.body, parents, calls, statements)
@@ -95,6 +97,8 @@ def _walk_statement(stmt: ast.stmt, parents: dict[ast.AST, ast.AST], calls: dict
         _header(stmt, [stmt.subject], parents, calls)
         for case in stmt.cases:
             parents.setdefault(case, stmt)
+            for child in case.body:
+                parents[child] = case
             _walk_block(case.body, parents, calls, statements)
     else:
         _header(stmt, _child_nodes(stmt), parents, calls)

@@ -44,3 +44,15 @@ def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     wheels = list(out.glob("torch_lsp-*.whl"))
     assert len(wheels) == 1, wheels
     return wheels[0]
+
+
+@pytest.fixture(autouse=True)
+def _default_import_resolver_restored():
+    """A server created in process (some tests drive one) sets the shape pass's default
+    import resolver to its workspace, for every later analysis of the process: a later test
+    would resolve imports it means to leave unresolved (and give up the order it runs in)."""
+    from torch_lsp import shapes
+
+    resolver = shapes._default_resolver
+    yield
+    shapes.set_default_resolver(resolver)

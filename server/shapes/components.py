@@ -27,13 +27,13 @@ a part run in a version whose budget ran out is never taken over.
 from __future__ import annotations
 
 import ast
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
 from torch_lsp.fact_cache import FactKey
-from torch_lsp.shapes.limits import MAX_STEPS, Superseded
+from torch_lsp.shapes.limits import MAX_STEPS, Superseded, stopping_when
 from torch_lsp.shapes.syntax import assigned_foreign_attributes
 from torch_lsp.syntax_index import syntax_index
 
@@ -249,6 +249,11 @@ def run_in_parts(analysis: "Analysis", resolver, make_engine) -> "PartEngines | 
     step_limit = None
     runs: list[PartRun] = []
     finished = 0  # runs[:finished] ran to their end (or were taken over)
+    # A document's first pass runs to its end even when the user types on: every later version
+    # takes its parts over, while stopped, it would leave the next version as much to do (typing
+    # right after opening, no pass would ever finish).  Later passes, which run only the parts
+    # an edit touched, stop when typed past.
+    first_pass = document is not None and previous is None
     try:
         for indices, first_own in parts:
             statements = tuple(body[i] for i in indices)
@@ -269,7 +274,8 @@ def run_in_parts(analysis: "Analysis", resolver, make_engine) -> "PartEngines | 
             functions = [info for i in indices for info in groups[i]]
             part = Part(statements, anchor, ast.Module(body=list(statements), type_ignores=[]), functions, above,
                         foreign_volatile, dict(analysis.imports), steps, step_limit)
-            engine = make_engine(part)
+            with stopping_when(_never) if first_pass else nullcontext():
+                engine = make_engine(part)  # it reads there whether, and when, to stop
             run = PartRun(part, engine, 0, {})
             runs.append(run)
             engine.run()
@@ -298,6 +304,10 @@ def run_in_parts(analysis: "Analysis", resolver, make_engine) -> "PartEngines | 
     if document is not None:
         _keep(document, runs, previous, len(lines.lines))
     return found
+
+
+def _never() -> bool:
+    return False
 
 
 def _keep(document: str, runs: list[PartRun], previous: KeptParts | None, lines: int) -> None:

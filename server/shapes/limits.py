@@ -27,6 +27,10 @@ class Superseded(BaseException):
     pass stops and leaves no result.  A BaseException, so that the pass's guard against its own
     bugs (`except Exception`, which keeps what was found) lets it through."""
 
+    # Set when it stopped the rules of a check: that version's parse (an `incremental_parse.
+    # ParsedVersion`), from which the next version parses its edit.
+    parsed = None
+
 
 _stop_requested: ContextVar[Callable[[], bool] | None] = ContextVar("stop_requested", default=None)
 

@@ -39,7 +39,7 @@ def module_parameters(module: Value, depth: int = 0) -> Dim | None:
             elif isinstance(value, (Layer, Instance, ListValue, DictValue)):
                 counts.append(module_parameters(value, depth + 1))
         counts.extend(-tied if tied is not None else None for tied in module.tied)
-        if _unknown_submodule(module) is not None:
+        if unknown_submodule(module) is not None:
             return None
         return known_sum(counts)
     if isinstance(module, ListValue):
@@ -61,7 +61,7 @@ def unknown_parameters_reason(module: Value, depth: int = 0) -> str | None:
     """Why the module's total is unknown: the first attribute whose count is not known."""
     if not isinstance(module, Instance) or depth > 8:
         return None
-    unknown = _unknown_submodule(module)
+    unknown = unknown_submodule(module)
     if unknown is not None:
         return f"`self.{unknown}` is called as a module, but what it holds is not known here"
     for name, value in module.attrs.items():
@@ -77,7 +77,7 @@ def unknown_parameters_reason(module: Value, depth: int = 0) -> str | None:
     return None
 
 
-def _unknown_submodule(module: Instance) -> str | None:
+def unknown_submodule(module: Instance) -> str | None:
     """An attribute the class calls (`self.backbone(x)`) that holds nothing known."""
     called = _called_attributes(module.cls.node)
     for name in called:

@@ -220,3 +220,28 @@ def test_a_cells_last_expression_is_displayed_not_thrown_away(tmp_path, cli):
     (tmp_path / "load.ipynb").write_text(notebook_text(cells), encoding="utf-8")
     items = json.loads(cli("check", "--format", "json", "--select", "TL204", "load.ipynb", cwd=tmp_path).stdout)
     assert [(item["cell"], item["line"]) for item in items] == [(3, 1), (4, 1), (5, 2)]
+
+
+# A settings cell builds a train and a test loader over image files; only the training
+# loop reads the train loader, no cell reads the test loader.
+SETTINGS_LOADERS = [
+    code_cell("import torch\nfrom torch.utils.data import DataLoader\nfrom torchvision import datasets, transforms\n"
+              "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')"),
+    code_cell("train_set = datasets.ImageFolder('data/train', transform=transforms.ToTensor())\n"
+              "test_set = datasets.ImageFolder('data/test', transform=transforms.ToTensor())\n"
+              "train_loader = DataLoader(train_set, batch_size=64, shuffle=True)\n"
+              "test_loader = DataLoader(test_set, batch_size=64)"),
+    code_cell("model = torch.nn.Conv2d(3, 8, 3).to(device)\n"
+              "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+              "for images, labels in train_loader:\n"
+              "    optimizer.zero_grad()\n"
+              "    model(images.to(device)).mean().backward()\n"
+              "    optimizer.step()"),
+]
+
+
+def test_a_loader_no_cell_reads_gets_no_dataloader_advice(tmp_path, cli):
+    (tmp_path / "train.ipynb").write_text(notebook_text(SETTINGS_LOADERS), encoding="utf-8")
+    completed = cli("check", "--select", "TL405", "--format", "json", "train.ipynb", cwd=tmp_path)
+    found = [(item["cell"], item["line"]) for item in json.loads(completed.stdout)]
+    assert found == [(2, 3)]  # the train loader only: nothing ever waits on the test loader

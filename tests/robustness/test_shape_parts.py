@@ -167,19 +167,36 @@ def test_parts_are_kept_for_the_most_recently_checked_documents_only(monkeypatch
     assert kept == documents[-2:]
 
 
+def test_a_documents_first_pass_runs_to_its_end_though_typed_past():
+    # Typing right after opening, a first pass that stopped would leave the next version the
+    # whole file to run again, and in a storm of edits no pass would ever finish.
+    from torch_lsp.shapes.limits import stopping_when
+
+    with keeping_parts("opened"):
+        with stopping_when(lambda: True):
+            report = infer_shapes(analyze(GENERATED, "generated.py"))
+        kept = list(_latest["opened"].runs)
+    forget_parts("opened")
+    assert len(report.engine.runs) > 1 and kept == report.engine.runs
+    assert shown(report) == shown(whole_file_report(GENERATED, "generated.py"))
+
+
 def test_a_pass_stopped_for_a_newer_version_hands_it_the_parts_it_finished():
     from torch_lsp.shapes.limits import Superseded, stopping_when
 
-    text = GENERATED
+    # A new first line moves every statement: the second version runs every part again.
+    text = "import os\n" + GENERATED
     at = text.index("return ", len(text) // 2) + len("return")
     asked = []
     with keeping_parts("stopped"):
-        first = analyze(text, "generated.py")
+        first = analyze(GENERATED, "generated.py")
+        opened = infer_shapes(first).engine.runs
+        second = analyze(text, "generated.py", previous=first.parsed)
         with stopping_when(lambda: asked.append(True) or len(asked) > 3):  # stops at the 4th question
             with pytest.raises(Superseded):
-                infer_shapes(first)
-        finished = list(_latest["stopped"].runs)
-        edited = analyze(text[:at] + " " + text[at:], "generated.py", previous=first.parsed)
+                infer_shapes(second)
+        finished = [run for run in _latest["stopped"].runs if run not in opened]
+        edited = analyze(text[:at] + " " + text[at:], "generated.py", previous=second.parsed)
         report = infer_shapes(edited)
     forget_parts("stopped")
     assert 1 <= len(finished) < len(report.engine.runs)

@@ -96,3 +96,28 @@ def test_a_device_named_for_where_results_are_kept_is_not_the_compute_device(tmp
     reported = [(d["line"], d["message"]) for d in json.loads(completed.stdout)]
     assert [line for line, _ in reported] == [19]
     assert "`run_device`" in reported[0][1]
+
+
+PIPELINE = '''import torch
+from torch import nn
+from torchsummary import summary
+
+device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+blocks = [nn.Conv2d(3, 64, 3), nn.Conv2d(64, 64, 3), nn.Conv2d(64, 128, 3), nn.Linear(128, 10)]
+
+block_1 = blocks[0].cuda(0)
+block_2 = blocks[1].cuda(0)
+block_3 = blocks[2].cuda(2)
+head = blocks[3].to("cuda:3")
+summary(block_1, input_size=(3, 32, 32), device="cuda")
+inputs = torch.randn(8, 3, 32, 32).cuda()
+'''
+
+
+def test_gpus_placed_by_hand_and_torchsummary_device_strings_are_not_hardcoded_devices(tmp_path, cli):
+    """Blocks placed on GPUs 0, 2 and 3 by number are model (pipeline) parallelism, which one
+    device variable cannot express; torchsummary's `device=` takes "cuda" or "cpu" only, a
+    `torch.device` would fail there.  The bare `.cuda()` of the inputs still ignores `device`."""
+    (tmp_path / "pipeline.py").write_text(PIPELINE, encoding="utf-8")
+    completed = cli("check", "--select", "TL105", "--format", "json", "pipeline.py", cwd=tmp_path)
+    assert [d["line"] for d in json.loads(completed.stdout)] == [13]

@@ -35,10 +35,11 @@ class DataLoaderDefaults(Rule):
     `collate_fn` loads each batch), it iterates live state of the
     main process (a replay buffer, a generator handed in by the model: workers would see a
     stale copy), the loader is only read through `next(iter(loader))` (or its dunder spelling
-    `loader.__iter__().__next__()`, or an `iter(loader)` advanced by `next()` outside any
-    loop, a notebook showing a batch; besides reads that only look at it, `len(loader)` or a
-    cell displaying it, and not counting reads after a later cell builds the loader anew or
-    a function's parameter of the same name), its `collate_fn` is
+    `loader.__iter__().__next__()`, an `iter(loader)` advanced by `next()` outside any
+    loop, or a `for` over it that breaks after its first batch: a notebook showing a batch;
+    besides reads that only look at it, `len(loader)` or a cell displaying it, and not
+    counting reads before the loader is built or after a later cell builds it anew, nor a
+    function's parameter of the same name) or, in a notebook, not read at all, its `collate_fn` is
     a closure or lambda, or what a factory returns as one (`collate_fn=create_collate_fn()`,
     the factory of the file or of the workspace file its import names: spawned workers cannot
     pickle it), or the file is a test or a helper of a test suite. The dataset class is
@@ -84,7 +85,7 @@ class DataLoaderDefaults(Rule):
             workers = argument(call, 5, "num_workers")
             if workers is None or (isinstance(workers, ast.Constant) and workers.value == 0):
                 problems.append("loads batches in the main process (no `num_workers`)"
-                                if workers is None else "uses `num_workers=0`, so batches load in the main process")
+                                if workers is None else "loads batches in the main process (`num_workers=0`)")
                 fixes.append("num_workers=4")
             gpu_batches = batches_reach_gpu(analysis, call)
             if gpu_batches is None:

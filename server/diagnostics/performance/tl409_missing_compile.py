@@ -9,8 +9,8 @@ from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.roles import MODEL_WRAPPERS, reaching_assignment
 from torch_lsp.shapes import infer_shapes
-from torch_lsp.shapes.parameters import module_parameters
-from torch_lsp.shapes.values import Instance, Layer
+from torch_lsp.shapes.parameters import module_parameters, unknown_submodule
+from torch_lsp.shapes.values import DictValue, Instance, Layer, ListValue
 from torch_lsp.syntax_nodes import call_name, keyword
 from torch_lsp.workspace_files import project_definition
 
@@ -26,6 +26,8 @@ class MissingCompile(Rule):
     file it imports, or picked from a dict of such classes (Dynamo graph-breaks at them, so
     compiling captures little), nor for a model whose parameters are all known and number at
     most a thousand (a `nn.Linear(1, 1)` fitted to a few points: nothing to compile), nor for
+    a model that is one `nn.Linear` of any size, bare or the only layer with parameters of
+    its class (a logistic or softmax regression: one matmul per step, nothing to fuse), nor for
     a model prepared by an accelerate `Accelerator` built to compile (`dynamo_backend="inductor"`,
     `dynamo_plugin=TorchDynamoPlugin(...)`: `prepare` compiles it). A model run under
     `torch.no_grad()` in the loop (a frozen backbone feeding a trained head, a DQN/SAC target
@@ -88,8 +90,8 @@ class MissingCompile(Rule):
                     continue  # a gradient penalty backpropagates through its gradient: compiled graphs refuse that
                 if model and _runs_recurrent_layers(analysis, loop.function, model, call):
                     break  # Dynamo graph-breaks at nn.LSTM/GRU/RNN: compile would capture little
-                if model and _tiny_model(analysis, call):
-                    break  # `nn.Linear(1, 1)` fitted to a few points: nothing to compile
+                if model and (_tiny_model(analysis, call) or _one_linear_layer(analysis, call)):
+                    break  # `nn.Linear(1, 1)` fitted to a few points, a logistic regression: nothing to compile
                 if model and _compiled_by_accelerate(analysis, model):
                     return  # the script's `Accelerator` compiles the model in `prepare`
                 if model:
@@ -268,6 +270,30 @@ def _tiny_model(analysis: Analysis, call: ast.Call) -> bool:
     count = module_parameters(module)
     known = count.as_int() if count is not None else None
     return known is not None and 0 < known <= TINY_MODEL
+
+
+def _one_linear_layer(analysis: Analysis, call: ast.Call) -> bool:
+    """The called model is one `nn.Linear` of any size: bare, in a `Sequential`, or the only
+    layer with parameters of an instance of the file's module classes (a logistic or softmax
+    regression: `self.linear(x)` then a sigmoid). Each step is one matmul, which
+    `torch.compile` leaves to the same library kernel: nothing to fuse, only warm-up."""
+    module = infer_shapes(analysis).value_of(call.func)
+    if isinstance(module, Instance):
+        if module.standalone or module.parameters or unknown_submodule(module) is not None:
+            return False  # its own `nn.Parameter`s, or a submodule nothing is known of
+        layers = [value for value in module.attrs.values() if isinstance(value, (Layer, Instance, ListValue, DictValue))]
+    elif isinstance(module, Layer):
+        layers = list(module.children) if module.kind.name == "Sequential" else [module]
+    else:
+        return False
+    weighted = [layer for layer in layers if not _parameter_free(layer)]
+    return len(weighted) == 1 and isinstance(weighted[0], Layer) and weighted[0].kind.name == "Linear"
+
+
+def _parameter_free(module) -> bool:
+    """`nn.ReLU()`, `nn.Dropout(0.2)`, `nn.Sigmoid()`: a layer known to hold no parameters."""
+    count = module_parameters(module)
+    return count is not None and count.as_int() == 0
 
 
 _RECURRENT_LAYERS = {"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"}

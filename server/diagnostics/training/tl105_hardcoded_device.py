@@ -30,7 +30,10 @@ class HardcodedDevice(Rule):
     not flagged. Nor is `f(..., device="cuda")` when another call of the same function of
     the file passes `device="cpu"`: the routine is run on each device in turn. Nor
     `device="cuda"` given to a library outside PyTorch that names devices its own way
-    (`ctranslate2.Generator(path, device="cuda")`, ONNX Runtime, FAISS). The fix of
+    (`ctranslate2.Generator(path, device="cuda")`, ONNX Runtime, FAISS, torchsummary's
+    `summary`), nor a GPU named by number in a file that names several (`block_1.cuda(0)`,
+    `block_3.cuda(2)`: modules placed on GPUs by hand for model or pipeline parallelism,
+    which one device variable cannot express). The fix of
     `.cuda(<index variable>)` is unsafe (the index may differ from
     the device variable's), and so is any fix in a function the module calls before it
     assigns its device variable (`.to(device)` there would raise `NameError`). A variable
@@ -63,6 +66,9 @@ class HardcodedDevice(Rule):
         devices = _device_variables(analysis)
         if not devices:
             return
+        # `.cuda(0)` here and `.cuda(2)` there: the file places modules on GPUs by hand (model or
+        # pipeline parallelism), which one device variable cannot express.
+        by_hand = len({index for call in analysis.calls if (index := _gpu_index(call)) is not None}) > 1
         device_in: dict[FunctionInfo, tuple[str | None, ast.Assign | None]] = {}
         for call in analysis.calls:
             name = call_name(call)
@@ -73,6 +79,8 @@ class HardcodedDevice(Rule):
                 device_in[function] = _device_in(analysis, devices, function)
             device, defined = device_in[function]
             if device is None or analysis.call_qualname(call) == "torch.device":
+                continue
+            if by_hand and _gpu_index(call) is not None:
                 continue
             # A function the module runs before it assigns the device: `.to(device)` would raise NameError.
             early = _runs_before_device(analysis, function, defined)
@@ -138,7 +146,8 @@ def _run_on_each_device(analysis: Analysis, call: ast.Call) -> bool:
 
 # Libraries outside PyTorch whose `device=` takes their own device string, not a `torch.device`:
 # the file's device variable is no drop-in there.
-_NON_TORCH_DEVICE_APIS = {"ctranslate2", "onnxruntime", "faiss", "tensorflow", "jax", "cupy", "tensorrt"}
+_NON_TORCH_DEVICE_APIS = {"ctranslate2", "onnxruntime", "faiss", "tensorflow", "jax", "cupy", "tensorrt",
+                          "torchsummary"}  # `summary(model, size, device="cuda")` asserts "cuda" or "cpu"
 
 
 def _own_device_strings(analysis: Analysis, call: ast.Call) -> bool:
@@ -167,6 +176,20 @@ def _hardcoded_cuda_call(analysis: Analysis, call: ast.Call) -> bool:
         return False
     return all(isinstance(a, (ast.Constant, ast.Name, ast.Attribute)) and not _is_device_value(analysis, call, a)
                for a in call.args)
+
+
+def _gpu_index(call: ast.Call) -> int | None:
+    """The GPU a call names by number: `.cuda(2)`, `.to("cuda:1")`, `device="cuda:0"`."""
+    name = call_name(call)
+    if name == "cuda" and isinstance(call.func, ast.Attribute) and len(call.args) == 1 and not call.keywords:
+        arg = call.args[0]
+        return arg.value if isinstance(arg, ast.Constant) and type(arg.value) is int else None
+    target = call.args[0] if name == "to" and isinstance(call.func, ast.Attribute) and call.args else None
+    if target is None:
+        target = getattr(keyword(call, "device"), "value", None)
+    if _is_cuda_string(target) and target.value.startswith("cuda:") and target.value[5:].isdigit():
+        return int(target.value[5:])
+    return None
 
 
 def _constant_index(call: ast.Call) -> bool:
