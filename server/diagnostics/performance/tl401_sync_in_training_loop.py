@@ -376,4 +376,6 @@ def _moved_to_accelerator(analysis: Analysis, base: ast.AST) -> bool:
         return False
     if isinstance(value, ast.DictComp):
         value = value.value
-    return isinstance(value, ast.Call) and analysis.moves_batch_to_accelerator(value)
+    # the moved value is data in a name or a batch entry: `get_model().cuda()` is a module
+    return isinstance(value, ast.Call) and isinstance(receiver(value), (ast.Name, ast.Subscript)) \
+        and analysis.moves_batch_to_accelerator(value)

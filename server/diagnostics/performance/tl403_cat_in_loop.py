@@ -84,8 +84,9 @@ class CatInLoop(Rule):
         """Only grown here and not read elsewhere in the loop: `x = torch.cat((x, skip))` in a
         U-Net, `out = torch.cat((out, token))` in generation and `x = torch.cat([x, layer(x)], 1)`
         in a DenseNet block (the new piece is computed from the whole) are not collect-then-use.
-        The reads that only grow it are its own: the target, the bare piece in the list, and the
-        `acc is None` test of the first-time form."""
+        The reads that only grow it are its own: the target, the bare piece in the list, the
+        `acc is None` test of the first-time form, and reads of what it is (`acc.new_zeros(...)`,
+        `acc.shape`) within the statement."""
         loop = analysis.context(stmt).loop
         if analysis.loop_rebinds(loop, name, besides=stmt):
             return False
@@ -93,10 +94,17 @@ class CatInLoop(Rule):
         own |= {id(e) for e in call.args[0].elts if isinstance(e, ast.Name) and e.id == name}
         if isinstance(stmt.value, ast.IfExp):
             own |= {id(n) for n in walk_nodes(stmt.value.test)}
+        # `acc.new_zeros(...)`, `acc.shape[0]` in the new piece read only what it is, not its data.
+        own |= {id(n.value) for n in walk_nodes(stmt) if isinstance(n, ast.Attribute) and n.attr in _METADATA
+                and isinstance(n.value, ast.Name) and n.value.id == name}
         for node in walk_nodes(loop.node):
             if isinstance(node, ast.Name) and node.id == name and id(node) not in own:
                 return False
         return True
+
+
+_METADATA = {"shape", "dtype", "device", "ndim", "size", "dim", "new_zeros", "new_ones", "new_full", "new_empty",
+             "new_tensor"}
 
 
 def _first_time_or_join(value: ast.AST, call: ast.Call) -> bool:

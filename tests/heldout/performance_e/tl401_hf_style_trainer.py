@@ -3,7 +3,8 @@
 F1, and `grad_norm.item()` returned by `clip_grad_norm_` each optimizer step; near misses are
 a log line under `if self.state.global_step % self.args.logging_steps == 0`, a check combined
 with `and` on a `%` test, the learning rate from `scheduler.get_last_lr()` (a Python float),
-and the evaluation loop's `.tolist()` (no backward there)."""
+the evaluation loop's `.tolist()` (no backward there), and a parameter-server worker that
+sends its model (`get_model().cuda()`, a module, not a batch) back with `m.cpu()`."""
 import numpy as np
 import torch
 from sklearn.metrics import f1_score
@@ -63,3 +64,12 @@ class Trainer:
             labels += batch["labels"].tolist()  # clean
         self.model.train()
         return {"eval_f1": f1_score(labels, preds, average="macro")}
+
+
+def parameter_server_worker(server, batches, loss_fn):
+    m = server.get_model().cuda()
+    for inputs, labels in batches:
+        loss_fn(m(inputs.cuda()), labels.cuda()).backward()
+        grads = [p.grad for p in m.cpu().parameters()]  # clean
+        m = server.update_and_fetch(grads).cuda()
+    return m

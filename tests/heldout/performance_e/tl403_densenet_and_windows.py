@@ -1,7 +1,8 @@
 """TL403 probe: an embedding extractor that grows a feature bank with
-`torch.cat((bank, emb.cpu()), dim=0)` (tuple form) over a loader, and a streaming ASR
-evaluator that grows its transcript tensor with `torch.cat` per chunk; near misses are a
-DenseNet block (each layer's input is the concatenation so far: the growth is the computation
+`torch.cat((bank, emb.cpu()), dim=0)` (tuple form) over a loader, a streaming ASR
+evaluator that grows its transcript tensor with `torch.cat` per chunk, and segments joined with
+a separator made by `joined.new_zeros(...)` (it reads the accumulator's dtype, not its data);
+near misses are a DenseNet block (each layer's input is the concatenation so far: the growth is the computation
 itself), a fixed-size sliding context (`cat([ctx[:, 1:], new], 1)` drops as much as it adds),
 and concatenating each batch's two views once (not an accumulator)."""
 import torch
@@ -43,6 +44,13 @@ def stream_decode(model, chunks, context=16):
         step_tokens = model.decode(ctx).argmax(-1)[0, -feats.size(1):]
         tokens = torch.cat([tokens, step_tokens])  # expect: TL403
     return tokens
+
+
+def join_segments(segments, width):
+    joined = torch.empty(0, width)
+    for segment in segments:
+        joined = torch.cat([joined, joined.new_zeros(1, width), segment])  # expect: TL403
+    return joined
 
 
 def two_view_batches(loader, augment):
