@@ -277,7 +277,7 @@ def _built_batch_first(analysis: "Analysis", source: ast.AST) -> str | None:
         return f"{origin}, whose dim 0 is the batch"
     if qualname == "torch.einsum" and _einsum_batch_first(source):
         return origin
-    if _flattens_behind_dim0(analysis, source) or _views_behind_batch_size(analysis, source):
+    if _flattens_behind_dim0(analysis, source):
         return origin
     return None
 
@@ -304,31 +304,6 @@ def _flattens_behind_dim0(analysis: "Analysis", call: ast.Call) -> bool:
         return False
     start = args[0] if args else next((kw.value for kw in call.keywords if kw.arg == "start_dim"), None)
     return int_constant(start) == 1 and len(args) <= 1 and all(kw.arg == "start_dim" for kw in call.keywords)
-
-
-def _views_behind_batch_size(analysis: "Analysis", call: ast.Call) -> bool:
-    """`x.view(B, -1)`, `x.reshape(bsz, T, -1)`, `x.view(x.size(0), -1)`: the code spells dim 0
-    as a batch-like name or as dim 0 of the input (the flatten idiom), and no other size the
-    same way; the shape pass may not know what `B` is (`B = x.size(0)` of a tensor of unknown
-    rank), but the name says which dim is the batch as `flatten(1)` does."""
-    if analysis.call_qualname(call) is not None or not isinstance(call.func, ast.Attribute):
-        return False
-    if call.func.attr not in ("view", "reshape") or len(call.args) < 2 or call.keywords:
-        return False
-    first = call.args[0]
-    if isinstance(first, ast.Name):
-        batch_like = BATCH_NAME.match(first.id) is not None
-    else:
-        batch_like = _is_size(first) and _size_index(first) == 0
-    text = ast.dump(first)
-    return batch_like and all(ast.dump(other) != text for other in call.args[1:])
-
-
-def _size_index(expr: ast.AST) -> int | None:
-    """k of `x.size(k)`, `x.shape[k]`, `x.size()[k]`."""
-    if isinstance(expr, ast.Call):
-        return int_constant(expr.args[0])
-    return int_constant(expr.slice)
 
 
 def _stated_by_comment(analysis: "Analysis", source: ast.AST) -> tuple[tuple[Dim | None, ...], str] | None:

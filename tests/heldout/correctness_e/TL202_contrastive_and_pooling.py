@@ -1,7 +1,7 @@
 """TL202 probe: a CLIP-style retrieval evaluator, prototype scoring and attention-MIL pooling.
 Reported: a pooling head that scores the tokens of a batch (`B, N, D = tokens.shape`, then
 `tokens @ self.query` is `[B, N]`) and normalises over dim 0, and a classifier whose logits are
-kept batch-first by `.view(B, -1)` and go through `log_softmax(0)`. Near misses where dim 0 is
+kept batch-first by `.view(B, -1)` (`B, T, D = x.shape`) and go through `log_softmax(0)`. Near misses where dim 0 is
 the right axis or not surely the batch: the text-to-image direction of an image-text similarity
 matrix (`img @ txt.T` is batch-by-batch: each column over the images is a real distribution),
 prototype assignment over the batch (`einsum("bd,nd->bn")`, Sinkhorn-style balancing does this
@@ -44,8 +44,8 @@ class Classifier(nn.Module):
         self.fc = nn.Linear(dim, n_classes)
 
     def forward(self, x):
-        B = x.size(0)
-        logits = self.fc(x).view(B, -1)
+        B, T, D = x.shape
+        logits = self.fc(x.mean(1)).view(B, -1)
         return logits.log_softmax(0)  # expect: TL202
 
 
