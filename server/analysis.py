@@ -29,7 +29,7 @@ from torch_lsp.fact_cache import FactCache, FactKey
 from torch_lsp.incremental_parse import ParsedVersion, reparse_edit
 from torch_lsp.notebooks import shown_as_cell_output
 from torch_lsp.parsing import SyntaxIssue, parse_source
-from torch_lsp.roles import ScopeRoles, compute_roles
+from torch_lsp.roles import DEVICE_NAME, ScopeRoles, compute_roles
 from torch_lsp.statement_facts import StatementFacts
 from torch_lsp.statement_walk import (
     BLOCK_FIELDS, FUNCTION_NODES, LOOP_NODES, TRY_NODES, WalkParts, walk_parts,
@@ -821,6 +821,10 @@ def is_pytest_test(analysis: Analysis, function: FunctionInfo, model: str | None
     return analysis.is_test_file or (model is not None and model not in function.params)
 
 
+# Lightning's hooks: its trainer puts the model in the mode each one needs before calling it.
+LIGHTNING_STEPS = ("training_step", "validation_step", "test_step", "predict_step")
+
+
 def evaluation_model_calls(analysis: Analysis) -> Iterator[tuple[FunctionInfo, ast.Call, str]]:
     """(function, its first call of the model, model) for each model run where the run may be
     an evaluation: in a function or at module level, not in a method, a Lightning step, a
@@ -829,7 +833,7 @@ def evaluation_model_calls(analysis: Analysis) -> Iterator[tuple[FunctionInfo, a
     for function in analysis.functions:
         if function.is_method or analysis.computes_gradients(function):
             continue
-        if function.name in ("training_step", "validation_step", "test_step", "predict_step"):
+        if function.name in LIGHTNING_STEPS:
             continue
         roles = analysis.roles_for(function)
         seen: set[str] = set()
@@ -1109,7 +1113,8 @@ _CUDA_FLAG = re.compile(r"(?:^|_)cuda$", re.IGNORECASE)
 
 
 def under_cuda_guard(analysis: Analysis, node: ast.AST) -> bool:
-    """`node` only runs when CUDA is in use: inside `if device.type == "cuda":`,
+    """`node` only runs when CUDA is in use: inside `if device.type == "cuda":` (or
+    `if device == "cuda":`),
     `if torch.cuda.is_available():`, `if args.cuda:`, `if cuda:` (a flag named so, or assigned
     from `torch.cuda.is_available()`), the `else` of `if not cuda:`, or the chosen branch of
     `x.cuda() if cuda else x`.  There `.cuda()` is the device variable in disguise."""
@@ -1137,12 +1142,22 @@ def tests_cuda(analysis: Analysis, function: FunctionInfo, test: ast.AST) -> boo
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
         sides = (test.left, test.comparators[0])
         return any(isinstance(s, ast.Constant) and s.value == "cuda" for s in sides) and any(
-            isinstance(s, ast.Attribute) and s.attr == "type" for s in sides)
+            _names_the_device(s) for s in sides)
     if isinstance(test, ast.Attribute):
         return test.attr == "is_cuda" or bool(_CUDA_FLAG.search(test.attr))
     if isinstance(test, ast.Name):
         return bool(_CUDA_FLAG.search(test.id)) or _assigned_cuda_availability(analysis, function, test.id)
     return False
+
+
+def _names_the_device(node: ast.AST) -> bool:
+    """`device.type`, a device variable (`device`, `args.device`, `mock_device`) or its text
+    (`str(device)`): compared equal to "cuda", the branch runs only on the GPU."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str" and len(node.args) == 1:
+        node = node.args[0]
+    if isinstance(node, ast.Attribute):
+        return node.attr == "type" or bool(DEVICE_NAME.match(node.attr))
+    return isinstance(node, ast.Name) and bool(DEVICE_NAME.match(node.id))
 
 
 def _assigned_cuda_availability(analysis: Analysis, function: FunctionInfo, name: str) -> bool:
@@ -1300,6 +1315,8 @@ def trainer_model_calls(analysis: Analysis) -> Iterator[TrainerModelCall]:
         cls = function.class_node
         if cls is None or cls in modules or not _plain_class(cls) or analysis.computes_gradients(function):
             continue
+        if function.name in LIGHTNING_STEPS:
+            continue  # a mixin's `validation_step(self, batch, batch_idx)`, called by a LightningModule's
         built = class_attribute_roles(analysis, cls)["model"]
         methods = {node.name for node in cls.body if isinstance(node, FunctionNode)}
         seen: set[str] = set()

@@ -8,7 +8,8 @@ answers, for one `DataLoader(...)` call:
   whose `__getitem__` only indexes attributes or builds random tensors, a tensor of indices, a
   Python list of samples built before the loader sees it), or it is an
   `IterableDataset` that reads live state of the main process (a replay buffer, a bound method of
-  the model): workers would iterate stale forked copies.
+  the model): workers would iterate stale forked copies; or it holds one open file that
+  `__getitem__` seeks in (workers would share its offset and mix up records).
   The dataset class is looked up in the file, then in the workspace file its import names
   (beside the importer, in its parent folders, or a `src/` folder there).
 - `batches_made_on_device`: the dataset's `__getitem__` or the loader's `collate_fn` moves what it
@@ -33,7 +34,11 @@ from torch_lsp.workspace_files import workspace_analysis
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis, FunctionInfo
 
-_IN_MEMORY_DATASETS = {"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"}
+_IN_MEMORY_DATASETS = {
+    "torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset",
+    # torchrec's synthetic recommendation batches: generated up front and cycled (nothing to load).
+    "torchrec.datasets.random.RandomRecDataset", "torchrec.datasets.RandomRecDataset",
+}
 _VIEWS_OF_A_DATASET = {"torch.utils.data.random_split", "torch.utils.data.Subset",
                        "torch.utils.data.dataset.random_split", "torch.utils.data.dataset.Subset"}
 # Calls a `__getitem__` may make without doing loading work: sizes, conversions, random tensors.
@@ -66,7 +71,8 @@ def _holds_data_in_memory(analysis: "Analysis", value: ast.AST | None, loader: a
         # `collate_fn` turns each batch of indices into loaded data.
         return keyword(loader, "collate_fn") is None
     cls = _dataset_class(analysis, value)
-    return cls is not None and (_indexes_memory(cls) or _iterates_memory(cls) or _iterates_live_state(cls))
+    return cls is not None and (_indexes_memory(cls) or _iterates_memory(cls) or _iterates_live_state(cls)
+                                or _seeks_shared_file(cls))
 
 
 def _made_tensor(analysis: "Analysis", value: ast.AST | None, depth: int) -> bool:
@@ -517,6 +523,20 @@ def _iterates_live_state(cls: ast.ClassDef) -> bool:
     return False
 
 
+def _seeks_shared_file(cls: ast.ClassDef) -> bool:
+    """`__init__` opens a file into an attribute (`self.file = open(path, "rb")`) and
+    `__getitem__` seeks in it: forked workers share that handle's offset, so with workers
+    one worker's `seek` moves another's `read` and batches mix (`num_workers=0` is required)."""
+    methods = _methods(cls)
+    init, getitem = methods.get("__init__"), methods.get("__getitem__")
+    if init is None or getitem is None:
+        return False
+    opened = {target.attr for stmt in walk_nodes(init) if isinstance(stmt, ast.Assign)
+              and isinstance(stmt.value, ast.Call) and call_name(stmt.value) == "open"
+              for target in stmt.targets if is_self_attribute(target)}
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "seek"
+               and is_self_attribute(node.func.value)
+               and node.func.value.attr in opened for node in walk_nodes(getitem))
 
 
 # ------------------------------------------------------------------ how the loader is used

@@ -50,6 +50,10 @@ _MODE_INDEPENDENT_LIBRARY_LAYERS = {
     f"torch_geometric.nn{package}.{layer}" for package in ("", ".conv")
     for layer in ("GCNConv", "SAGEConv", "GraphConv", "ChebConv")
 }
+# Opacus' differentially private recurrent layers mirror `nn.RNN`/`nn.LSTM`/`nn.GRU` (the same
+# arguments in the same places): mode-dependent only with `dropout=`.
+_LIBRARY_RECURRENT = {f"opacus.layers{module}.{layer}" for module in ("", ".dp_rnn")
+                      for layer in ("DPRNN", "DPLSTM", "DPGRU")}
 _FREE_TORCH_NAMESPACES = ("torch.nn.init.", "torch.nn.utils.", "torch.distributions.")
 _MAX_DEPTH = 6
 
@@ -111,9 +115,31 @@ def _factory_result_is_mode_independent(analysis: "Analysis", function: "Functio
         if not (isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts)):
             return False
         place = [e.id for e in target.elts].index(name)
+    private = _made_private(analysis, function, assignment.value) if place == 0 else None
+    if isinstance(private, ast.Name):  # Opacus' wrapper runs the module it was given
+        return named_model_is_mode_independent(analysis, function, private.id, assignment.statement, depth + 1)
+    if private is not None:
+        return constructed_model_is_mode_independent(analysis, private)
     factories = functions_called(analysis, assignment.value)
     return bool(factories) and all(
         _returns_mode_independent(owner, factory, place, depth) for owner, factory in factories)
+
+
+_OPACUS_ENGINES = {"opacus.PrivacyEngine", "opacus.privacy_engine.PrivacyEngine"}
+
+
+def _made_private(analysis: "Analysis", function: "FunctionInfo", call: ast.Call) -> ast.AST | None:
+    """`model, optimizer, loader = privacy_engine.make_private(module=model, ...)` (or
+    `make_private_with_epsilon`) on an Opacus `PrivacyEngine`: the model it hands back first
+    is a `GradSampleModule` that runs the `module=` it was given, which this returns."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in ("make_private", "make_private_with_epsilon")
+            and isinstance(func.value, ast.Name)):
+        return None
+    engine = construction_of(analysis, function, func.value.id, call)
+    if not (isinstance(engine, ast.Call) and analysis.call_qualname(engine) in _OPACUS_ENGINES):
+        return None
+    return next((kw.value for kw in call.keywords if kw.arg == "module"), None)
 
 
 def _returns_mode_independent(analysis: "Analysis", factory: "FunctionInfo", place: int | None, depth: int) -> bool:
@@ -296,10 +322,12 @@ def _named_call_is_mode_independent(analysis: "Analysis", call: ast.Call, qualna
         return True
     if qualname.startswith("torch.nn.functional."):
         return "dropout" not in qualname
+    if qualname in _LIBRARY_RECURRENT:
+        return _recurrent_without_dropout(call)
     if qualname.startswith("torch.nn.") and qualname.count(".") == 2:
         layer = qualname.rsplit(".", 1)[1]
         if layer in _RECURRENT:
-            return not any(kw.arg == "dropout" for kw in call.keywords) and len(call.args) < 6
+            return _recurrent_without_dropout(call)
         if layer in _INSTANCE_NORMS:
             return _keeps_no_running_stats(call)
         if any(word in layer for word in _MODE_DEPENDENT_WORDS):
@@ -312,6 +340,12 @@ def _named_call_is_mode_independent(analysis: "Analysis", call: ast.Call, qualna
         return True
     found = project_definition(analysis, call.func)
     return found is not None and mode_independent(found[0], found[1], depth + 1)
+
+
+def _recurrent_without_dropout(call: ast.Call) -> bool:
+    """`nn.LSTM(d, h, batch_first=True)`: no `dropout=`, neither by keyword nor in its place
+    (the sixth argument), so train and eval mode compute the same."""
+    return not any(kw.arg == "dropout" for kw in call.keywords) and len(call.args) < 6
 
 
 def _keeps_no_running_stats(call: ast.Call) -> bool:

@@ -173,19 +173,38 @@ def _scan_statement(nodes: dict[type, list[ast.AST]]) -> _StatementScan:
 # A test that asks which PyTorch runs: `_TORCH_GREATER_EQUAL_2_4`, `torch.__version__ >= ...`,
 # `hasattr(torch, "compile")`, `version.parse(...)`.
 _VERSION_TEST = re.compile(r"version|VERSION|GREATER|LESS|_LT_|_GE_|hasattr|getattr")
+_VERSION_NUMBER_TEST = re.compile(r"version|VERSION|GREATER|LESS|_LT_|_GE_")
 
 
-def in_compatibility_code(analysis: "Analysis", node: ast.AST) -> bool:
-    """`node` runs only on some PyTorch versions: in the `except` of a `try` (the fallback of an
-    import or call that failed), or in a branch of an `if`/`... if ... else ...` that tests the
-    version or what the module has."""
+# What a failed import or call of an API a PyTorch version lacks raises (or what catches it).
+_MISSING_API_ERRORS = {"ImportError", "ModuleNotFoundError", "AttributeError", "TypeError", "NameError",
+                       "RuntimeError", "Exception", "BaseException"}
+
+
+def _catches_a_missing_api(handler: ast.ExceptHandler) -> bool:
+    """`except ImportError:`, `except (AttributeError, TypeError):`, a bare `except:`; not
+    `except KeyboardInterrupt:` or `except FileNotFoundError:`, which no version difference raises."""
+    if handler.type is None:
+        return True
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any((kind.id if isinstance(kind, ast.Name) else getattr(kind, "attr", None)) in _MISSING_API_ERRORS
+               for kind in kinds)
+
+
+def in_compatibility_code(analysis: "Analysis", node: ast.AST, versions_only: bool = False) -> bool:
+    """`node` runs only on some PyTorch versions: in the `except` of a `try` that catches what a
+    missing API raises (the fallback of an import or call that failed), or in a branch of an
+    `if`/`... if ... else ...` that tests the version or what the module has.  With
+    `versions_only`, only branches on a version (`if torch.__version__ < "2.6":`) count: a
+    handler or a `hasattr` test may be about anything else."""
     parent_of = syntax_index(analysis).parent_of  # the parents the analysis walk recorded: no walk here
+    test_pattern = _VERSION_NUMBER_TEST if versions_only else _VERSION_TEST
     child, parent = node, parent_of(node)
     while parent is not None:
-        if isinstance(parent, ast.ExceptHandler):
+        if not versions_only and isinstance(parent, ast.ExceptHandler) and _catches_a_missing_api(parent):
             return True
         if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
-            if _VERSION_TEST.search(ast.unparse(parent.test)):
+            if test_pattern.search(ast.unparse(parent.test)):
                 return True
         child, parent = parent, parent_of(parent)
     return False

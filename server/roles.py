@@ -33,8 +33,15 @@ _VERB_FIRST = (
     "run|get|load|build|make|create|init|initialize|call|apply|wrap|prepare|setup|save|export|compute|fetch"
     "|construct|instantiate|evaluate|validate|predict|forward"
 )
+# A last word that names something about a model, not a model: `model_transform` (a tokenizer),
+# `model_fn`, `model_config`, `model_path`, `model_inputs`, `model_cls`.
+_NOT_MODEL_SUFFIX = (
+    "transforms?|tokenizer|processor|preprocess|config|cfg|conf|args|kwargs|params|name|names|path|paths|dir|file|url"
+    "|id|type|kind|class|cls|factory|builder|fn|func|function|inputs?|outputs?|state|dict|info|spec|version|size"
+)
 MODEL_NAME = re.compile(
-    rf"^(?!(?:{_VERB_FIRST})_)(?:[a-z0-9]+_)*(?:{_MODEL_WORDS})(?:_[a-z0-9]+)?$|^net[A-Z]\w*$", re.IGNORECASE)
+    rf"^(?!(?:{_VERB_FIRST})_)(?:[a-z0-9]+_)*(?:{_MODEL_WORDS})(?:_(?!(?:{_NOT_MODEL_SUFFIX})$)[a-z0-9]+)?$"
+    r"|^net[A-Z]\w*$", re.IGNORECASE)
 # `optimizerD`, `optG`: the DCGAN tutorial's CamelCase suffix names one optimizer per network (case
 # matters there, or `options` and `optimum` would be optimizers too).
 OPTIMIZER_NAME = re.compile(
@@ -600,6 +607,22 @@ def _module_classes(analysis: "Analysis") -> dict[str, ast.ClassDef]:
     return found
 
 
+def _number_parameters(cls: ast.ClassDef) -> set[str]:
+    """Parameters of the class's `__init__` that take numbers: a number default
+    (`min_scale=0.3`) or a `float`/`int` annotation."""
+    for method in cls.body:
+        if isinstance(method, ast.FunctionDef) and method.name == "__init__":
+            args = [*method.args.posonlyargs, *method.args.args]
+            defaults = dict(zip([a.arg for a in args][len(args) - len(method.args.defaults):], method.args.defaults))
+            defaults.update((a.arg, d) for a, d in zip(method.args.kwonlyargs, method.args.kw_defaults) if d is not None)
+            found = {name for name, default in defaults.items() if isinstance(default, ast.Constant)
+                     and type(default.value) in (int, float)}
+            found |= {a.arg for a in [*args, *method.args.kwonlyargs]
+                      if isinstance(a.annotation, ast.Name) and a.annotation.id in ("int", "float")}
+            return found
+    return set()
+
+
 def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, set[str]]:
     """`self.x = ...` in a class: which attributes are parameters, models, loss modules."""
     cache = analysis.facts.get_or_compute(_CLASS_ATTRIBUTE_ROLES, dict)
@@ -607,7 +630,8 @@ def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, 
         return cache[cls]
     result = {"parameter": set(), "model": set(), "loss": set(), "activation": set(), "number": set()}
     containers: set[str] = set()  # also bound to a dict or list somewhere: not one tensor
-    numbers: dict[str, bool] = {}  # only ever set to a constant or a config value
+    numbers: dict[str, bool] = {}  # only ever set to a constant, a config value or a number parameter
+    number_parameters = _number_parameters(cls)
     for node in walk_nodes(cls):
         if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             continue
@@ -615,7 +639,8 @@ def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, 
         for target in targets:
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
                 numbers[target.attr] = numbers.get(target.attr, True) and not isinstance(node, ast.AugAssign) \
-                    and node.value is not None and is_config_number(node.value)
+                    and node.value is not None and (is_config_number(node.value) or (
+                        isinstance(node.value, ast.Name) and node.value.id in number_parameters))
                 if node.value is None or isinstance(node, ast.AugAssign):
                     continue
                 if _is_container(analysis, node.value):

@@ -495,8 +495,9 @@ def test_invalid_toml_falls_back_to_defaults_with_a_message(tmp_path, cli):
 
 
 def test_off_by_default_rule_needs_its_full_code(tmp_path, cli):
-    # A model big enough to be worth compiling (TL409 is silent on a known tiny one).
-    write(tmp_path, {"train.py": TRAINING_LOOP.replace("nn.Linear(4, 2)", "nn.Linear(512, 256)")})
+    # A model worth compiling (TL409 is silent on a known tiny one and on a single nn.Linear).
+    write(tmp_path, {"train.py": TRAINING_LOOP.replace(
+        "nn.Linear(4, 2)", "nn.Sequential(nn.Linear(4, 512), nn.ReLU(), nn.Linear(512, 2))")})
 
     def codes(*options):
         return {i["code"] for i in findings(cli("check", "--format", "json", *options, "train.py", cwd=tmp_path))}

@@ -407,6 +407,9 @@ class ExpressionRules:
                 if same_value is None:
                     return Bool(None)
                 return Bool(same_value if isinstance(op, ast.Is) else not same_value)
+            if isinstance(left, SizeOf) and isinstance(right, SizeOf) and isinstance(op, (ast.Eq, ast.NotEq)):
+                equal = _same_shape(left.tensor, right.tensor)  # `if x.shape == residual.shape:`
+                return Bool(None if equal is None else equal == isinstance(op, ast.Eq))
             if isinstance(left, Tensor) or isinstance(right, Tensor):
                 result = self._tensor_binop(ast.Add(), left, right, node)
                 return result.with_dims(result.dims, dtype="bool") if isinstance(result, Tensor) else UNKNOWN
@@ -592,6 +595,20 @@ def _compare_ints(op: ast.cmpop, left: Value, right: Value) -> bool | None:
         return None
     table = {ast.Eq: a == b, ast.NotEq: a != b, ast.Lt: a < b, ast.LtE: a <= b, ast.Gt: a > b, ast.GtE: a >= b}
     return table.get(type(op))
+
+
+def _same_shape(a: Tensor, b: Tensor) -> bool | None:
+    """Whether two tensors' shapes are equal: False when a dim known on both sides (counted
+    from the right) surely differs, or both ranks are known and differ; True when both are
+    fully known and the same; None otherwise.  A branch guarded by a shape comparison is then
+    followed only where it runs, as for a residual that adds its input only on equal shapes."""
+    if a.rank is not None and b.rank is not None and a.rank != b.rank:
+        return False
+    if any(ops.surely_differ(x, y) for x, y in zip(reversed(a.dims), reversed(b.dims))):
+        return False
+    if a.fully_known and b.fully_known and a.dims == b.dims:
+        return True
+    return None
 
 
 def _is_none_check(left: Value, right: Value) -> bool | None:

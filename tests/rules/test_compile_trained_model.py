@@ -249,3 +249,61 @@ def test_a_feature_extractor_whose_class_runs_under_inference_mode_is_not_the_tr
     assert _tl409(tmp_path, cli) == [
         (9, "`linear_classifier` is trained without `torch.compile`. Try "
             "`linear_classifier = torch.compile(linear_classifier)` for faster steps.")]
+
+
+MLDG = """\
+import copy
+import torch
+import torch.nn.functional as F
+
+
+class MLDG:
+    def update(self, minibatches):
+        self.optimizer.zero_grad()
+        for (xi, yi), (xj, yj) in minibatches:
+            inner_net = copy.deepcopy(self.network)
+            inner_opt = torch.optim.Adam(inner_net.parameters(), lr=1e-3)
+            inner_obj = F.cross_entropy(inner_net(xi), yi)
+            inner_opt.zero_grad()
+            inner_obj.backward()
+            inner_opt.step()
+"""
+
+
+def test_a_model_copied_anew_in_each_iteration_is_not_asked_to_compile(tmp_path, cli):
+    """Compiling a module made fresh every iteration recompiles every iteration."""
+    write(tmp_path, {"train.py": MLDG})
+    assert _tl409(tmp_path, cli) == []
+    hoisted = MLDG.replace("            inner_net = copy.deepcopy(self.network)\n", "").replace(
+        "        self.optimizer.zero_grad()\n", "        self.optimizer.zero_grad()\n"
+        "        inner_net = copy.deepcopy(self.network)\n")
+    write(tmp_path, {"train.py": hoisted})
+    assert [line for line, _ in _tl409(tmp_path, cli)] == [12]
+
+
+OPACUS = """\
+import torch
+from opacus import PrivacyEngine
+
+model = torch.nn.Sequential(torch.nn.Conv2d(1, 16, 8, 2), torch.nn.ReLU(), torch.nn.Flatten(),
+                            torch.nn.LazyLinear(10))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.25)
+privacy_engine = PrivacyEngine()
+model, optimizer, train_loader = privacy_engine.make_private(
+    module=model, optimizer=optimizer, data_loader=train_loader, noise_multiplier=1.1, max_grad_norm=1.0)
+for epoch in range(10):
+    for data, target in train_loader:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(data), target)
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_a_model_trained_with_opacus_is_not_asked_to_compile(tmp_path, cli):
+    """Opacus' GradSampleModule hooks do not support compiled models."""
+    write(tmp_path, {"train.py": OPACUS})
+    assert _tl409(tmp_path, cli) == []
+    plain = "\n".join(line for line in OPACUS.splitlines() if "rivacy" not in line and "module=model" not in line)
+    write(tmp_path, {"train.py": plain + "\n"})
+    assert [line for line, _ in _tl409(tmp_path, cli)] == [9]

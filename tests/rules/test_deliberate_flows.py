@@ -264,6 +264,33 @@ def test_a_state_dict_load_beside_a_module_save_keeps_the_weights_only_advice():
     assert "pickled module" in messages[8] and "Pass `weights_only=True`" in messages[11]
 
 
+# A script at module level, where a name's convention alone gives no role: NCF saves whole models
+# and reads the pretrained ones back into names of models (`GMF_model`), not into a checkpoint
+# dict read by key (OpenNMT's release tool sets `model["optim"] = None` and saves it again).
+PRETRAINED_SCRIPT = """
+    import torch
+
+    GMF_model = torch.load(gmf_path)
+    checkpoint_model = torch.load(release_path)
+    checkpoint_model["optim"] = None
+    torch.save(checkpoint_model, output_path)
+    model = NeuMF(GMF_model)
+    torch.save(model, model_path)
+"""
+
+
+def test_module_level_loads_into_model_names_read_back_pickled_modules(tmp_path):
+    messages = {f.line: f.message for f in findings(PRETRAINED_SCRIPT, "TL705")}
+    assert "loads a pickled module here" in messages[4]
+    assert "Pass `weights_only=True`" in messages[5]  # read by key: a checkpoint dict
+    module_file, dict_file = str(tmp_path / "GMF.pth"), str(tmp_path / "release.pt")
+    torch.save(torch.nn.Linear(2, 2), module_file)
+    torch.save({"model": {"w": torch.ones(1)}, "optim": {"lr": 0.1}}, dict_file)
+    with pytest.raises(Exception, match="Weights only load failed"):  # the advice for line 4 would refuse it
+        torch.load(module_file, weights_only=True)
+    assert torch.load(dict_file, weights_only=True)["optim"] == {"lr": 0.1}  # line 5's advice loads it
+
+
 # ----------------------------------------------------------------- TL103: a forward whose output is discarded
 LAZY_INIT = """
     import torch

@@ -25,11 +25,14 @@ TOR_LINE = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):\d+: (?P<code>TOR\d
 # TorchFix reports these, torch-lsp stays silent on purpose (precision first; the fixtures mark
 # them `# clean`): calls that pass `**kwargs`, which may carry `weights_only`/`use_reentrant`, the
 # old import in the `except ImportError:` fallback for an older PyTorch, the `torch.load` in an
-# `except TypeError:` fallback for a torch without `weights_only`, and the load of a buffer the
-# same function `torch.save`d into (a broadcast of the program's own objects), and a removed API
+# `except TypeError:` fallback for a torch without `weights_only` (or in a branch for old versions),
+# a load given a `pickle_module` (every PyTorch then unpickles: the caller's choice), and the load
+# of a buffer the same function `torch.save`d into (a broadcast of the program's own objects, or a
+# module cloned through a `with io.BytesIO() as buffer:`), and a removed API
 # tried in a `try` whose `except` catches the error and falls back (a shim for every version).
 SILENT_ON_PURPOSE = {("TL703.py", "TOR003", 24), ("TL705.py", "TOR102", 25), ("TL704.py", "TOR103", 79),
-                     ("TL705.py", "TOR102", 42), ("TL705.py", "TOR102", 57), ("TL705.py", "TOR102", 181),
+                     ("TL705.py", "TOR102", 42), ("TL705.py", "TOR102", 57), ("TL705.py", "TOR102", 67),
+                     ("TL705.py", "TOR102", 17), ("TL705.py", "TOR102", 191), ("TL705.py", "TOR102", 230),
                      ("TL701.py", "TOR004", 58), ("TL701.py", "TOR001", 76)}
 
 

@@ -8,6 +8,7 @@ from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.api.catalogue import at_least, version_text
 from torch_lsp.diagnostics.api.uses import calls_of
 from torch_lsp.diagnostics.base import Finding, FixInfo, Related, Rule
+from torch_lsp.name_resolution import in_compatibility_code
 from torch_lsp.syntax_nodes import argument, has_star_args, keyword, node_text
 
 if TYPE_CHECKING:
@@ -27,9 +28,14 @@ class TorchLoadUnsafe(Rule):
     is a warning; from 2.6, where `weights_only` defaults to True, it is information: the
     same file still unpickles anything when run on an older PyTorch.  Where what it loads is
     used as a module (`decoder = checkpoint["decoder"]; decoder.eval()`), or a load that is
-    returned or bound to a model name sits in a file that `torch.save`s whole models, the
+    returned or bound to a model name sits in a file that `torch.save`s whole models (at
+    module level a name like `GMF_model` or `model` counts, unless it is read by a string key:
+    a checkpoint dict), the
     finding says so instead: 2.6 and later refuse such a file by default, so the advice is a
     `state_dict()` or `weights_only=False` for a trusted file, and no fix is offered.  So
+    too for a load the function then requires to be an instance of a class that a
+    weights-only load never gives (`obj = torch.load(fname); assert isinstance(obj, cls)`: a
+    pickled object, whose advice is `weights_only=False` for a trusted file).  So
     too for a load read for other entries (`checkpoint["optimizer"]`) of a checkpoint dict
     the file saves with its arguments or config in it (`{..., "args": args}`, where `args` is
     read by attribute, `args.output_dir`: an object, not a plain dict), and for a load that
@@ -38,7 +44,10 @@ class TorchLoadUnsafe(Rule):
     torch.load(f)` after `torch.save([model, criterion, optimizer], f)`), one of them a model,
     optimizer, scheduler or loss module, or an instance of a class of the project.  Not
     flagged: a load in a branch on the caller's own `weights_only` (`if not weights_only:`),
-    or in an `except TypeError:` fallback for a PyTorch whose `torch.load` lacks the keyword,
+    one given a `pickle_module` (then every PyTorch unpickles by default, and `weights_only=True`
+    cannot go with it: the caller's choice), one in a branch for some PyTorch versions (`if
+    torch_version < "2.6":`), or in an `except TypeError:` fallback for a PyTorch whose
+    `torch.load` lacks the keyword,
     nor one reading an `io.BytesIO` in a function that also `torch.save`s into one (a
     round trip of the program's own objects, as when ranks broadcast them).
 
@@ -57,8 +66,7 @@ class TorchLoadUnsafe(Rule):
     ```
 
     ## Fix safety
-    Adds `weights_only=True`, the default of PyTorch 2.6 and later (not offered when a
-    `pickle_module` is given): safe on a `target-version` of 2.6 or later, where it only
+    Adds `weights_only=True`, the default of PyTorch 2.6 and later: safe on a `target-version` of 2.6 or later, where it only
     states the default; unsafe before, where a checkpoint that pickles more than tensors and
     plain containers then fails to load (allow its types with
     `torch.serialization.add_safe_globals`).
@@ -74,14 +82,21 @@ class TorchLoadUnsafe(Rule):
         version = analysis.torch_version
         safe_default = at_least(version, SAFE_DEFAULT_FROM)
         for call in calls_of(analysis, "torch.load"):
-            if keyword(call, "weights_only") is not None or has_star_args(call):
-                continue
-            if _chosen_or_fallback(analysis, call) or _reads_own_bytes(analysis, call):
+            if keyword(call, "weights_only") is not None or has_star_args(call) or passes_pickle_module(call):
+                continue  # with a `pickle_module`, every PyTorch unpickles (the default is False): the caller's choice
+            # A branch for some PyTorch versions; of the handlers, only `except TypeError:` is a
+            # fallback for a `torch.load` without the keyword (`_chosen_or_fallback`).
+            if _chosen_or_fallback(analysis, call) or in_compatibility_code(analysis, call, versions_only=True) \
+                    or _reads_own_bytes(analysis, call):
                 continue  # the caller's choice, a fallback for an old torch, or bytes this program made
             name = node_text(analysis.lines, call.func)
             module_use = _loaded_module_use(analysis, call)
             if module_use is not None:
                 yield self._whole_module(call, name, module_use)
+                continue
+            checked = _checked_as_object(analysis, call)
+            if checked is not None:
+                yield self._pickled_object(call, name, *checked)
                 continue
             round_trip = _saved_objects_read(analysis, call)
             if round_trip is not None:
@@ -91,7 +106,7 @@ class TorchLoadUnsafe(Rule):
             if settings is not None:
                 yield self._saved_settings(call, name, settings)
                 continue
-            title = None if passes_pickle_module(call) else "Add `weights_only=True`"
+            title = "Add `weights_only=True`"
             if safe_default:
                 message = (f"`{name}(...)` without `weights_only`: {version_text(version)} loads only weights by "
                            f"default, but PyTorch before {SAFE_DEFAULT_FROM} unpickles anything the file holds, "
@@ -118,6 +133,16 @@ class TorchLoadUnsafe(Rule):
         finding.related.append(Related.at(evidence, "a module is what it loads"))
         return finding
 
+
+    def _pickled_object(self, call: ast.Call, name: str, check: ast.Call, kind: str) -> Finding:
+        what = "instance of this class" if kind in ("cls", "self.__class__", "type(self)") else f"`{kind}` object"
+        message = (f"`{name}(...)` loads a pickled {what} here, not only weights: PyTorch "
+                   f"{SAFE_DEFAULT_FROM} and later refuse it by default (`weights_only=True`), and before that "
+                   "unpickling can run arbitrary code. Pass `weights_only=False` for a file you trust (or allow "
+                   "the class with `torch.serialization.add_safe_globals`).")
+        finding = self.finding(call, message, None)
+        finding.related.append(Related.at(check, f"what it loads must be a `{kind}`"))
+        return finding
 
     def _saved_objects(self, analysis: "Analysis", call: ast.Call, name: str, saving: ast.Call, obj: str,
                        kind: str) -> Finding:
@@ -174,9 +199,18 @@ def _is_bytes_buffer(analysis: "Analysis", value: ast.AST | None, at: ast.AST) -
         return analysis.call_qualname(value) == "io.BytesIO"
     if not isinstance(value, ast.Name):
         return False
-    bound = analysis.roles_for(at).assignments.get(value.id, ())
-    return bool(bound) and all(isinstance(a.value, ast.Call) and analysis.call_qualname(a.value) == "io.BytesIO"
-                               for a in bound)
+    bound = [_bound_value(a) for a in analysis.roles_for(at).assignments.get(value.id, ())]
+    return bool(bound) and all(isinstance(v, ast.Call) and analysis.call_qualname(v) == "io.BytesIO" for v in bound)
+
+
+def _bound_value(assignment) -> ast.AST | None:
+    """What an assignment binds its name to; for `with io.BytesIO() as buffer:` the context
+    expression (the value `__enter__` returns is the buffer itself)."""
+    statement = assignment.statement
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        return next((item.context_expr for item in statement.items if isinstance(item.optional_vars, ast.Name)
+                     and item.optional_vars.id == assignment.name), None)
+    return assignment.value
 
 
 def _saved_objects_read(analysis: "Analysis", call: ast.Call) -> tuple[ast.Call, str, str] | None:
@@ -319,9 +353,59 @@ def _saved_dicts(analysis: "Analysis") -> list[tuple[ast.Dict, ast.Call]]:
     return found
 
 
+def _names_a_model(analysis: "Analysis", at: ast.AST, name: str) -> bool:
+    """`name` is a model where `at` reads it, or is named like one (`GMF_model = torch.load(p)`,
+    `torch.save(model, p)` at module level, where a name's convention alone gives no role)
+    and never read by a string key there (`model["optim"] = None` shows a checkpoint dict):
+    enough to choose which advice the finding gives, never whether there is a finding."""
+    from torch_lsp.roles import MODEL_NAME
+
+    if analysis.roles_for(at).is_model(name):
+        return True
+    scope = analysis.context(at).function.node
+    return MODEL_NAME.match(name) is not None and not any(
+        isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name
+        and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str) for node in ast.walk(scope))
+
+
 # Methods only a module has: calling one on what `torch.load` returned shows a pickled module.
 _MODULE_METHODS = {"eval", "train", "parameters", "named_parameters", "modules", "named_modules", "children",
                    "state_dict", "load_state_dict", "zero_grad"}
+
+
+# Types a weights-only load gives back: a check against one of them says nothing of pickled objects.
+_WEIGHTS_ONLY_TYPES = {"dict", "list", "tuple", "set", "str", "int", "float", "bool", "bytes", "OrderedDict",
+                       "Mapping", "MutableMapping", "Sequence", "Tensor", "Parameter", "Number", "type"}
+
+
+def _checked_as_object(analysis: "Analysis", call: ast.Call) -> tuple[ast.Call, str] | None:
+    """`obj = torch.load(f)` that the function then requires to be an instance of a class a
+    weights-only load never gives (`assert isinstance(obj, cls)`, or `if not isinstance(obj,
+    Vocab): raise ...`): the file holds a pickled object.  The `isinstance` call and the
+    class's text; None when nothing requires it."""
+    holder = analysis.parents.get(call)
+    if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)):
+        return None
+    loaded = holder.targets[0].id
+    for stmt in analysis.context(call).function.statements:
+        if stmt.lineno <= holder.lineno:
+            continue
+        if isinstance(stmt, ast.Assert):
+            test = stmt.test
+        elif (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not)
+              and stmt.body and isinstance(stmt.body[0], ast.Raise)):
+            test = stmt.test.operand
+        else:
+            continue
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+                and len(test.args) == 2 and isinstance(test.args[0], ast.Name) and test.args[0].id == loaded):
+            continue
+        kinds = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+        names = [kind.id if isinstance(kind, ast.Name) else kind.attr if isinstance(kind, ast.Attribute) else None
+                 for kind in kinds]
+        if names and all(n is not None and n not in _WEIGHTS_ONLY_TYPES for n in names):
+            return test, node_text(analysis.lines, test.args[1])
+    return None
 
 
 def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:
@@ -342,10 +426,10 @@ def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:
         holder = analysis.parents.get(holder)
     handed_on = isinstance(holder, ast.Return) or (
         isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)
-        and analysis.roles_for(call).is_model(holder.targets[0].id))
+        and _names_a_model(analysis, call, holder.targets[0].id))
     if handed_on:  # `return torch.load(path)`, `model = torch.load(path)` in a file that saves whole models
         saved = next((c for c in analysis.calls_to("torch.save") if c.args and isinstance(c.args[0], ast.Name)
-                      and analysis.roles_for(c).is_model(c.args[0].id)), None)
+                      and _names_a_model(analysis, c, c.args[0].id)), None)
         if saved is not None:
             return saved
     if isinstance(holder, ast.Attribute) and holder.attr in _MODULE_METHODS:

@@ -23,7 +23,8 @@ class UncheckedStrictFalse(Rule):
     Flags `module.load_state_dict(state, strict=False)` used as a statement, its
     result (the missing and unexpected keys) thrown away. Silent where the mismatch is
     accounted for: the state dict was filtered against the model's keys (also through a
-    name, `msd = model.state_dict()`) or reconciled key by key by a loop over them, or its
+    name, `msd = model.state_dict()`) or reconciled key by key by a loop over them (or built
+    by one over `model.named_parameters()`: the model's own keys, its buffers left out), or its
     size is logged after the load, the next statement asserts the outcome, `assign=True` loads onto
     meta tensors, or the statement just before warns about the checkpoint. Nor a call passing
     arguments `nn.Module.load_state_dict` does not take (`precision=`, `device=`): a project's
@@ -166,13 +167,17 @@ def _filtered_against_model(value: ast.AST, model_dicts: set[str]) -> bool:
 def _reconciles(stmt: ast.stmt, state: str, model_dicts: set[str]) -> bool:
     """`for k in model_state_dict: ... state_dict[k] = model_state_dict[k]`: a loop over the
     model's own state dict that writes into the loaded one, so the author reconciles the
-    two key by key (filling or replacing what does not fit) before the non-strict load."""
+    two key by key (filling or replacing what does not fit) before the non-strict load; or
+    one over its `named_parameters()` that builds the dict (an interpolation of weights: its
+    keys are the model's, and only the buffers are left out, on purpose)."""
     if not isinstance(stmt, (ast.For, ast.AsyncFor)):
         return False
     source = stmt.iter
     if isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute) and source.func.attr in ("keys", "items"):
         source = source.func.value
-    if not (_is_state_dict_call(source) or isinstance(source, ast.Name) and source.id in model_dicts):
+    own_tensors = isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute) and \
+        source.func.attr in ("named_parameters", "named_buffers")  # a dict of the model's own keys
+    if not (_is_state_dict_call(source) or own_tensors or isinstance(source, ast.Name) and source.id in model_dicts):
         return False
     return any(isinstance(node, ast.Assign) and any(
         isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == state for t in node.targets)

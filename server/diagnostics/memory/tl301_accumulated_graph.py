@@ -22,6 +22,22 @@ def _backpropagated_later(analysis: Analysis, loop: LoopInfo, name: str) -> bool
     return False
 
 
+def _attribute_rebound(loop: LoopInfo, container: ast.Attribute) -> bool:
+    """The loop body binds the attribute afresh (`self.loss = self._make_empty_loss()`, not
+    `self.total = self.total + loss`): what is added into it lives one iteration."""
+    target = ast.dump(container, annotate_fields=False)
+
+    def same(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and ast.dump(node, annotate_fields=False) == target
+
+    for stmt in loop.statements:
+        if isinstance(stmt, ast.Assign) and any(same(t) for t in stmt.targets) or (
+                isinstance(stmt, ast.AnnAssign) and same(stmt.target) and stmt.value is not None):
+            if not any(same(n) for n in walk_nodes(stmt.value)):
+                return True
+    return False
+
+
 @register
 class AccumulatedGraph(Rule):
     """
@@ -30,7 +46,9 @@ class AccumulatedGraph(Rule):
     a model output) appended to a list or added into a running total that outlives the
     iteration: `losses.append(loss)`, `outputs.extend(logits)`, `total += loss`,
     `ema = 0.98 * ema + 0.02 * loss`, `sums["loss"] += loss`, also kept on a trainer object
-    (`self.total += loss`, `self.history["loss"].append(loss)`).
+    (`self.total += loss`, `self.history["loss"].append(loss)`). Not flagged: a running total
+    the loop binds afresh each iteration (`loss = 0.0`, `self.loss = self._make_empty_loss()`),
+    which sums one step's loss terms.
 
     ## Why is this bad
     Each stored tensor keeps its whole graph — every activation of the forward pass —
@@ -88,6 +106,8 @@ class AccumulatedGraph(Rule):
                         continue
                 elif not isinstance(container, ast.Attribute):
                     continue
+                elif _attribute_rebound(loop, container):
+                    continue  # `self.loss = self._make_empty_loss()` each iteration, then `self.loss += ...`
                 yield self._report(stmt, container, value, kind)
 
     def _report(self, stmt: ast.stmt, container: ast.AST, value: ast.AST, kind: str) -> Finding:

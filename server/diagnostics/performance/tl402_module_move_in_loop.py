@@ -22,7 +22,10 @@ class ModuleMoveInLoop(Rule):
     (under `if epoch == epochs - 1:`, or in a branch that leaves the loop), or a module the
     same loop also moves elsewhere (`m.eval().cpu()` to save a checkpoint, then
     `m.to(device)` back): hoisting either move would leave it on the wrong device. Neither
-    is a move to a device the loop changes (`for device in ["cpu", "cuda"]: model.to(device)`).
+    is a move to a device the loop changes (`for device in ["cpu", "cuda"]: model.to(device)`),
+    nor of a module the loop grows first (`model.add_module(...)`, `model.head = nn.Linear(...)`,
+    or a method called on each of `model.modules()`: dynamic heads of continual learning), whose
+    new parameters start on the CPU.
 
     ## Why is this bad
     After the first iteration the move does nothing useful but still walks every parameter
@@ -75,6 +78,8 @@ class ModuleMoveInLoop(Rule):
                 continue  # `m.eval().cpu()` to save a checkpoint, then `m.to(device)` back: hoisting breaks it
             if self._runs_once(analysis, call, ctx.loops[-1]):
                 continue  # `if epoch == epochs - 1: model.cpu()`: not every iteration
+            if isinstance(target, ast.Name) and _grows(ctx.loops[-1], target.id):
+                continue  # new layers or parameters each iteration start on the CPU: they need the move
             text = ast.unparse(call)
             message = (
                 f"`{text}` moves `{ast.unparse(target)}` on every iteration of this loop; after the first it is wasted work. "
@@ -128,6 +133,38 @@ class ModuleMoveInLoop(Rule):
             if qualname.startswith("torch.") and qualname.split(".")[-1] in _DTYPES:
                 return False
         return True
+
+
+_GROWING_CALLS = {"add_module", "register_module", "register_parameter", "register_buffer", "append", "extend"}
+_SUBMODULE_WALKS = {"modules", "children", "named_modules", "named_children"}
+
+
+def _grows(loop, name: str) -> bool:
+    """The loop may add layers or parameters to module `name` before moving it: it registers
+    them (`model.add_module(...)`, `model.heads.append(...)`), assigns a layer to one of its
+    attributes (`model.head = nn.Linear(...)`), or calls a method of each of its submodules
+    (`for m in model.modules(): m.adaptation(experience)`: dynamic heads that grow)."""
+    walked = set()
+    for stmt in loop.statements:
+        if isinstance(stmt, ast.For) and isinstance(stmt.iter, ast.Call) and call_name(stmt.iter) in _SUBMODULE_WALKS:
+            root = receiver(stmt.iter)
+            if isinstance(root, ast.Name) and root.id == name:
+                walked.update(n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name))
+        if isinstance(stmt, ast.Assign) and any(
+                isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == name
+                for t in stmt.targets) and isinstance(stmt.value, ast.Call):
+            return True
+    for call in loop.calls:
+        base = receiver(call)
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        if not isinstance(base, ast.Name):
+            continue
+        if base.id == name and call_name(call) in _GROWING_CALLS:
+            return True
+        if base.id in walked and call_name(call) not in ("to", "cuda", "cpu", "eval", "train", "parameters"):
+            return True
+    return False
 
 
 _DTYPES = {

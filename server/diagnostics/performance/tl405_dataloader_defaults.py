@@ -28,13 +28,16 @@ class DataLoaderDefaults(Rule):
     `__getitem__` or the loader's `collate_fn` already moves the batch to the GPU
     (`.to(device)`, `.cuda()`, also `partial(collate, device=device)`: CUDA tensors cannot be
     pinned, nor made in forked workers), the dataset holds
-    its data in memory (`TensorDataset`, a class whose `__getitem__` only indexes attributes
+    its data in memory (`TensorDataset`, torchrec's synthetic `RandomRecDataset`, a class whose
+    `__getitem__` only indexes attributes
     or builds random tensors, a synthetic `IterableDataset`, a tensor such as the node indices
     `mask.nonzero().view(-1)` or `torch.randperm(n)`, or a Python list of samples built before
     the loader sees it, `[(f, l) for f, l in pairs]` or `list(zip(x, y))`, each when no
     `collate_fn` loads each batch), it iterates live state of the
     main process (a replay buffer, a generator handed in by the model: workers would see a
-    stale copy), the loader is only read through `next(iter(loader))` (or its dunder spelling
+    stale copy) or seeks in one file its `__init__` opened (`self.file = open(path, "rb")`,
+    then `self.file.seek(...)` per item: forked workers would share the offset), the loader
+    is only read through `next(iter(loader))` (or its dunder spelling
     `loader.__iter__().__next__()`, an `iter(loader)` advanced by `next()` outside any
     loop, or a `for` over it that breaks after its first batch: a notebook showing a batch;
     besides reads that only look at it, `len(loader)` or a cell displaying it, and not

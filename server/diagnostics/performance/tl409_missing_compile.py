@@ -37,7 +37,11 @@ class MissingCompile(Rule):
     an explicit list of tensors (`optim.Adam([latent] + noises)`: a GAN projection optimises
     its input), nor is a model whose output a gradient penalty differentiates with
     `torch.autograd.grad(..., create_graph=True)` (R1, WGAN-GP's critic, StyleGAN2's path
-    length): `torch.compile` does not support that double backward. Off by default:
+    length): `torch.compile` does not support that double backward; nor is a model built
+    anew in the loop that trains it (`inner_net = copy.deepcopy(self.network)` per meta-task:
+    compiling it would recompile every iteration), nor any model of a file that trains with
+    Opacus (a `PrivacyEngine` or `GradSampleModule`: its per-sample-gradient hooks do not
+    support compiled models). Off by default:
     enable it with `extend-select = ["TL409"]`.
 
     ## Why is this bad
@@ -70,6 +74,8 @@ class MissingCompile(Rule):
         if analysis.is_test_file or any(
                 analysis.call_qualname(c) == "torch.compile" or call_name(c) == "compile" for c in analysis.calls):
             return  # a test runs a few steps to check behaviour, not to be fast
+        if _made_private_by_opacus(analysis):
+            return  # Opacus' per-sample-gradient hooks (GradSampleModule) do not support compiled models
         twice = _differentiated_twice(analysis)
         for loop in analysis.training_loops:
             steps = analysis.optimizer_steps(loop, direct=True)
@@ -86,6 +92,8 @@ class MissingCompile(Rule):
                 model = roles.model_name(call)
                 if model and _frozen_by_its_class(analysis, loop.function, model, call):
                     continue  # its class runs `forward` under `inference_mode`: a frozen feature extractor
+                if model and _built_each_iteration(roles, loop, model, call):
+                    continue  # a fresh copy per iteration (MLDG's deepcopy): compiling it recompiles every time
                 if model in twice:
                     continue  # a gradient penalty backpropagates through its gradient: compiled graphs refuse that
                 if model and _runs_recurrent_layers(analysis, loop.function, model, call):
@@ -98,6 +106,27 @@ class MissingCompile(Rule):
                     yield self.finding(call, f"`{model}` is trained without `torch.compile`. Try "
                                              f"`{model} = torch.compile({model})` for faster steps.")
                     return
+
+
+def _built_each_iteration(roles, loop, model: str, call: ast.Call) -> bool:
+    """The binding of `model` that reaches `call` is a statement of the loop itself
+    (`inner_net = copy.deepcopy(self.network)` per meta-task): each iteration trains a new
+    module, which `torch.compile` would compile anew every time."""
+    assignment = roles.last_assignment(model, call)
+    return assignment is not None and any(stmt is assignment.statement for stmt in loop.statements)
+
+
+# Opacus' entry points that wrap the model in a `GradSampleModule`, whose hooks capture
+# per-sample activations and gradients: compiled models are not supported there (Opacus
+# points to its functorch mode instead).
+_OPACUS_PRIVATE = {"opacus.PrivacyEngine", "opacus.privacy_engine.PrivacyEngine", "opacus.GradSampleModule",
+                   "opacus.grad_sample.GradSampleModule", "opacus.grad_sample.grad_sample_module.GradSampleModule"}
+
+
+def _made_private_by_opacus(analysis: Analysis) -> bool:
+    """The file builds an Opacus `PrivacyEngine` (whose `make_private` wraps the model) or a
+    `GradSampleModule` itself."""
+    return any(analysis.call_qualname(call) in _OPACUS_PRIVATE for call in analysis.calls)
 
 
 def _frozen_by_its_class(analysis: Analysis, function, model: str, call: ast.Call) -> bool:

@@ -31,7 +31,9 @@ class MissingEvalMode(Rule):
     of the project whose layers have no train/eval behaviour (no dropout, no batch norm,
     checked through its submodule classes, also in imported workspace files: `eval()`
     changes nothing; nor when its only dropout layers take a rate the construction passes as
-    0, `CausalAttention(d_in, d_out, context_length, 0.0)`), built in place from such torch
+    0, `CausalAttention(d_in, d_out, context_length, 0.0)`; Opacus' `DPLSTM`/`DPGRU`/`DPRNN`
+    count as their `nn` twins, and the model Opacus' `make_private` hands back runs the
+    `module=` it was given), built in place from such torch
     layers (`probe = nn.Linear(d, k)`), or handed back by a factory of the project that builds
     such a model (`psnr, ssim = build_iqa_model(device)`: image-quality metrics of fixed
     arithmetic; also a parameter every caller fills that way),
@@ -60,7 +62,9 @@ class MissingEvalMode(Rule):
     The fix is safe only on a model known to be an `nn.Module` (built in view) in a function
     that does not go on to train; otherwise it is offered as unsafe. Trainers written as
     classes are checked too: an `evaluate`-style method, or one under `no_grad`, running
-    `self.model` when no method of the class switches that model's mode, unless the class
+    `self.model` when no method of the class switches that model's mode (not a Lightning hook,
+    `validation_step(self, batch, batch_idx)` of a task mixin, before which Lightning's trainer
+    switches the mode), unless the class
     builds that attribute only from layers without train/eval behaviour (a fixed blur of
     pads and convolutions; a rollout policy of `Linear` and `Tanh` layers, moved to the
     device where it is built: `self.policy = Policy().to(device)`) or only loads it in eval

@@ -32,7 +32,8 @@ class FactoryWithoutDevice(Rule):
     (`if torch.rand(1) < p:`), nor a mask compared only with plain numbers and used as an index
     (`x[:, torch.rand(n) < self.config.keep]`), nor one whose only use is reading its
     metadata (`torch.tensor([0.0]).dtype`), nor one moved right away, also through a chain
-    of its own methods (`torch.arange(n).unsqueeze(0).repeat(b, 1).to(self.device)`) or by
+    of its own methods (`torch.arange(n).unsqueeze(0).repeat(b, 1).to(self.device)`, or an
+    in-place random fill with numbers, `torch.empty(f.shape).bernoulli_(1 - p).to(f.device)`) or by
     re-binding its name before any other use (`zeros = zeros.cuda()` under `if x.is_cuda:`). A
     tensor passed inside a tuple to a submodule (`self.lstm(x, (h, c))`) meets that
     submodule's inputs, so it is flagged like one passed directly.
@@ -105,7 +106,8 @@ class FactoryWithoutDevice(Rule):
             holder = analysis.parents.get(parent) if isinstance(parent, ast.Attribute) else None
             if self._moved_here(analysis, call):
                 return True
-            if not (isinstance(holder, ast.Call) and holder.func is parent and parent.attr in _SAME_DEVICE_METHODS):
+            if not (isinstance(holder, ast.Call) and holder.func is parent and (
+                    parent.attr in _SAME_DEVICE_METHODS or (parent.attr in _RANDOM_FILLS and _plain_numbers(holder)))):
                 return False
             call = holder
 
@@ -180,8 +182,11 @@ def _climb(analysis: Analysis, function: FunctionInfo, start: ast.AST) -> tuple[
     while True:
         parent = analysis.parents.get(node)
         if isinstance(parent, ast.BinOp):
-            return True, parent
-        if isinstance(parent, ast.Compare):
+            other = parent.right if parent.left is node else parent.left
+            if not _plain_number(analysis, function, other):
+                return True, parent
+            # `lo + (hi - lo) * torch.rand(2)`: still a CPU tensor made of numbers only
+        elif isinstance(parent, ast.Compare):
             if not _compared_to_numbers(analysis, function, parent, node):
                 return True, parent
         elif isinstance(parent, ast.Attribute):
@@ -228,6 +233,19 @@ _SAME_DEVICE_METHODS = {
     "contiguous", "clone", "fill_", "zero_", "long", "float", "int", "bool", "half", "double", "byte",
     "flip", "triu", "tril", "triu_", "tril_", "fill_diagonal_",
 }
+# In-place random fills, whose arguments are numbers (`.bernoulli_(1 - self.zoneout)`): the
+# tensor stays where it is, mixed with nothing.
+_RANDOM_FILLS = {"bernoulli_", "uniform_", "normal_", "random_", "exponential_", "geometric_", "cauchy_",
+                 "log_normal_"}
+
+
+def _plain_numbers(call: ast.Call) -> bool:
+    """Every argument is arithmetic over constants, names and attributes (`1 - self.p`), not
+    a call or an index that could give a tensor on another device."""
+    return all(not isinstance(node, (ast.Call, ast.Subscript))
+               for argument in [*call.args, *(k.value for k in call.keywords)] for node in walk_nodes(argument))
+
+
 _SIZED_FACTORIES = {"zeros", "ones", "empty", "full", "rand", "randn"}  # size first (`full` then its fill value)
 
 

@@ -79,7 +79,7 @@ def _randint(call: Call) -> Value:
 
 @function("randperm", within=(TORCH,))
 def _randperm(call: Call) -> Value:
-    return Tensor((dim_of(call.arg(0, "n")),), False, "long", call.origin())
+    return Tensor((dim_of(call.arg(0, "n")),), False, dtype_given(call, "long"), call.origin())
 
 
 @function("arange", within=(TORCH,))
@@ -112,7 +112,7 @@ def _arange(call: Call) -> Value:
 
 @function("linspace", "logspace", within=(TORCH,))
 def _linspace(call: Call) -> Value:
-    return Tensor((dim_of(call.arg(2, "steps")),), False, "float", call.origin())
+    return Tensor((dim_of(call.arg(2, "steps")),), False, dtype_given(call, "float"), call.origin())
 
 
 @function("eye", within=(TORCH,))

@@ -1,7 +1,7 @@
 """TL705 probe: a model-serving registry that loads checkpoints with `torch.load(path,
-map_location="cpu")`, through a lambda used as a loader callback, with a `map_location`
-function, and with a custom `pickle_module` (still a full unpickler: reported, with no fix, as
-the catalogue says); near misses pass `weights_only=True` with `mmap=True`, pass `weights_only`
+map_location="cpu")`, through a lambda used as a loader callback, and with a `map_location`
+function; near misses are a custom `pickle_module` (a deliberate full unpickler, which
+`weights_only=True` would reject), and loads that pass `weights_only=True` with `mmap=True`, pass `weights_only`
 from the config (the caller decides), `torch.hub.load_state_dict_from_url`
 (not `torch.load`), `torch.jit.load`, and a `load` method of the registry itself."""
 import dill
@@ -32,7 +32,7 @@ class Registry:
         return torch.load(path, weights_only=self.cfg.weights_only)  # clean
 
     def load_dill(self, path):
-        return torch.load(path, pickle_module=dill)  # expect: TL705
+        return torch.load(path, pickle_module=dill)  # clean
 
     def load_remote(self, url):
         return torch.hub.load_state_dict_from_url(url, map_location="cpu")  # clean
