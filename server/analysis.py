@@ -1338,17 +1338,21 @@ def _plain_class(cls: ast.ClassDef) -> bool:
 def trainer_model_attribute(analysis: Analysis, function: FunctionInfo, call: ast.Call) -> str | None:
     """`attr` when `call` runs `self.<attr>` as a model in a method of a trainer class (a plain
     class, not a module): an attribute the class builds as a model or names like one."""
+    attr = _self_model_attribute(call)
+    return attr if attr is not None and is_trainer_model_attribute(analysis, function, attr) else None
+
+
+def is_trainer_model_attribute(analysis: Analysis, function: FunctionInfo, attr: str) -> bool:
+    """`self.<attr>`, seen in a method of a trainer class (a plain class, not a module), is a
+    model: the class builds it as one or names it like one."""
     from torch_lsp.roles import MODEL_NAME, class_attribute_roles, local_module_classes
 
     cls = function.class_node
-    attr = _self_model_attribute(call)
-    if cls is None or attr is None or not _plain_class(cls) or cls in set(local_module_classes(analysis).values()):
-        return None
+    if cls is None or not _plain_class(cls) or cls in set(local_module_classes(analysis).values()):
+        return False
     methods = {node.name for node in cls.body if isinstance(node, FunctionNode)}
-    if attr in methods or not (attr in class_attribute_roles(analysis, cls)["model"]
-                               or (MODEL_NAME.match(attr) and not attr.startswith("_"))):
-        return None
-    return attr
+    return attr not in methods and (attr in class_attribute_roles(analysis, cls)["model"]
+                                     or bool(MODEL_NAME.match(attr) and not attr.startswith("_")))
 
 
 def self_model_switches(analysis: Analysis, cls: ast.ClassDef, attr: str) -> list[tuple[FunctionInfo, ast.Call, str]]:

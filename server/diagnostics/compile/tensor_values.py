@@ -6,7 +6,8 @@ compiled code the rest follows the value: a parameter annotated `torch.Tensor`, 
 op that returns a tensor, a tensor method on a tensor, arithmetic or a comparison with a tensor
 operand, a name whose reaching assignment is one of these, a parameter every call of its function in
 this file passes a tensor for, and reductions (`.sum()`, `.any()`,
-`.max()`) whose receiver only a tensor (or an ndarray, which Dynamo traces as one) has.
+`.max()` over the whole tensor) whose receiver only a tensor (or an ndarray, which Dynamo traces
+as one) has.
 Unknown is not a tensor: TL601 stays silent on it (`if n > 2` on a config int).
 """
 from __future__ import annotations
@@ -142,7 +143,8 @@ def _call_is_tensor(analysis: "Analysis", report: "ShapeReport", call: ast.Call,
     if not isinstance(call.func, ast.Attribute):
         return False
     owner = call.func.value
-    if name in TENSOR_REDUCTIONS and not _is_self_or_its_attribute(owner):
+    whole = name in ("max", "min") and not call.args and not call.keywords  # `.max(1)` is (values, indices)
+    if (name in TENSOR_REDUCTIONS or whole) and not _is_self_or_its_attribute(owner):
         return True  # `self.norm(x)`, `self.stats.mean()`: a layer or an object of the user's, not a reduction
     return is_tensor(analysis, report, owner, depth)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from torch_lsp.analysis import Analysis
+from torch_lsp.analysis import Analysis, trainer_model_attribute
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.diagnostics.correctness.provenance import followed
@@ -353,5 +353,29 @@ class SyncInTrainingLoop(Rule):
             base = base.func.value
         while isinstance(base, ast.Subscript):
             base = base.value
+        if isinstance(base, ast.Attribute) and (roles.carries_graph(base.value, at)
+                                                or _trainer_model_output(analysis, base.value, at)):
+            return True  # `outputs.logits` of an HF-style model output lives where the model runs
         # the loss the step backpropagates (`scaler.scale(loss).backward()`) lives on the device too
-        return roles.carries_graph(base, at) or roles.carries_graph(target, at) or roles.is_loss_value(base, at)
+        return roles.carries_graph(base, at) or roles.carries_graph(target, at) or roles.is_loss_value(base, at) \
+            or _moved_to_accelerator(analysis, base)
+
+
+def _trainer_model_output(analysis: Analysis, name: ast.AST, at: ast.AST) -> bool:
+    """`outputs` bound to `self.model(**batch)` in a trainer class's step, with grad on."""
+    value, bound = followed(analysis, name)
+    return bound is not None and isinstance(value, ast.Call) and not analysis.context(at).grad_disabled \
+        and trainer_model_attribute(analysis, analysis.context(at).function, value) is not None
+
+
+def _moved_to_accelerator(analysis: Analysis, base: ast.AST) -> bool:
+    """A name bound to a batch moved to the GPU in place (`y = y.to(device)`, `batch = {k:
+    v.to(device) for k, v in batch.items()}`): reading it back to the host waits for the GPU."""
+    value, name = followed(analysis, base)
+    if name is None:
+        return False
+    if isinstance(value, ast.DictComp):
+        value = value.value
+    # the moved value is data in a name or a batch entry: `get_model().cuda()` is a module
+    return isinstance(value, ast.Call) and isinstance(receiver(value), (ast.Name, ast.Subscript)) \
+        and analysis.moves_batch_to_accelerator(value)

@@ -6,19 +6,19 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from torch_lsp.analysis import Analysis
+from torch_lsp.analysis import Analysis, is_trainer_model_attribute
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.diagnostics.performance.tl401_sync_in_training_loop import in_branch_that_leaves
-from torch_lsp.syntax_nodes import call_name, has_star_args, keyword, moved_value, receiver
+from torch_lsp.syntax_nodes import call_name, has_star_args, is_self_attribute, keyword, moved_value, receiver
 
 
 @register
 class ModuleMoveInLoop(Rule):
     """
     ## What it does
-    Flags a module (a model or a loss module) moved with `.to(...)`, `.cuda()` or `.cpu()`
-    inside a loop. Moving data batches in a loop is fine, and so is a move that runs once
+    Flags a module (a model or a loss module, also `self.model` of a trainer or worker
+    class) moved with `.to(...)`, `.cuda()` or `.cpu()` inside a loop. Moving data batches in a loop is fine, and so is a move that runs once
     (under `if epoch == epochs - 1:`, or in a branch that leaves the loop), or a module the
     same loop also moves elsewhere (`m.eval().cpu()` to save a checkpoint, then
     `m.to(device)` back): hoisting either move would leave it on the wrong device. Neither
@@ -57,29 +57,32 @@ class ModuleMoveInLoop(Rule):
         for call in analysis.iter_calls("to", "cuda", "cpu"):
             target = receiver(call)
             ctx = analysis.context(call)
-            if not isinstance(target, ast.Name) or not ctx.loops or has_star_args(call):
+            if not ctx.loops or has_star_args(call):
                 continue
-            roles = analysis.roles_for(call)
-            if not (roles.is_model(target.id) or roles.is_criterion(target.id)):
-                continue
+            if isinstance(target, ast.Name):
+                roles = analysis.roles_for(call)
+                if not (roles.is_model(target.id) or roles.is_criterion(target.id)):
+                    continue
+            elif not (is_self_attribute(target) and is_trainer_model_attribute(analysis, ctx.function, target.attr)):
+                continue  # `self.model.to(device)` in a worker's or trainer's loop counts too
             if call_name(call) == "to" and not self._moves_device(analysis, call):
                 continue
             stmt = analysis.statement_of(call)
-            if moved_value(stmt, target.id) is None:
+            if not _only_moves(stmt, target):
                 continue
-            if any(analysis.loop_rebinds(loop, target.id, besides=stmt) for loop in ctx.loops):
+            if any(_rebound_in_loop(analysis, loop, target, stmt) for loop in ctx.loops):
                 continue
             if self._destination_varies(analysis, call, ctx.loops[-1]):
                 continue  # `for device in ["cpu", "cuda"]: model.to(device)`: a new place each time
-            if self._moved_elsewhere_in_loop(analysis, call, target.id, ctx.loops[-1]):
+            if self._moved_elsewhere_in_loop(analysis, call, ast.unparse(target), ctx.loops[-1]):
                 continue  # `m.eval().cpu()` to save a checkpoint, then `m.to(device)` back: hoisting breaks it
             if self._runs_once(analysis, call, ctx.loops[-1]):
                 continue  # `if epoch == epochs - 1: model.cpu()`: not every iteration
-            if _grows(ctx.loops[-1], target.id):
+            if isinstance(target, ast.Name) and _grows(ctx.loops[-1], target.id):
                 continue  # new layers or parameters each iteration start on the CPU: they need the move
             text = ast.unparse(call)
             message = (
-                f"`{text}` moves `{target.id}` on every iteration of this loop; after the first it is wasted work. "
+                f"`{text}` moves `{ast.unparse(target)}` on every iteration of this loop; after the first it is wasted work. "
                 f"Move it before the loop."
             )
             yield self.finding(call, message, f"Move `{ast.unparse(stmt).strip()}` before the loop")
@@ -108,7 +111,7 @@ class ModuleMoveInLoop(Rule):
             base = receiver(other)
             while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute):
                 base = base.func.value
-            if isinstance(base, ast.Name) and base.id == name:
+            if isinstance(base, (ast.Name, ast.Attribute)) and ast.unparse(base) == name:
                 return True
         return False
 
@@ -168,3 +171,23 @@ _DTYPES = {
     "float", "float16", "float32", "float64", "half", "double", "bfloat16", "int", "int8", "int16", "int32",
     "int64", "long", "bool", "uint8", "complex64", "complex128",
 }
+
+
+def _only_moves(stmt: ast.stmt | None, target: ast.Name | ast.Attribute) -> bool:
+    """The statement can do no more than move the module: `model.to(device)`, `model =
+    model.to(device)`, `self.model.to(device)`, `self.model = self.model.to(device)`."""
+    if isinstance(target, ast.Name):
+        return moved_value(stmt, target.id) is not None
+    if isinstance(stmt, ast.Expr):
+        return True
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and ast.dump(stmt.targets[0]) == ast.dump(target)
+
+
+def _rebound_in_loop(analysis: Analysis, loop, target: ast.Name | ast.Attribute, stmt: ast.stmt | None) -> bool:
+    """The module is rebound in the loop (other than by the move itself): each iteration moves
+    a new one (`self.model = build()` per fold)."""
+    if isinstance(target, ast.Name):
+        return analysis.loop_rebinds(loop, target.id, besides=stmt)
+    text = ast.dump(target)
+    return any(isinstance(s, ast.Assign) and s is not stmt and any(ast.dump(t) == text for t in s.targets)
+               for s in loop.statements)

@@ -18,7 +18,9 @@ class CatInLoop(Rule):
     ## What it does
     Flags an accumulator grown with `torch.cat` / `torch.stack` inside a loop:
     `acc = torch.cat([acc, x])`, also written `acc = x if acc is None else torch.cat([acc, x])`
-    (the fix does not rewrite that form). Not flagged in a loop known to be short: over
+    (the fix does not rewrite that form). Not flagged when the loop reads the accumulator
+    elsewhere, even inside the same statement (`x = torch.cat([x, layer(x)], 1)` in a DenseNet
+    block, generation feeding the sequence back), nor in a loop known to be short: over
     `range(n)` with a literal `n` of at most 16, or over the rows of one tensor or of one
     batch (`for img in batch["A"]`, with `batch = next(iter(loader))`), such as a grid of
     sample images built once per logging interval.
@@ -64,7 +66,7 @@ class CatInLoop(Rule):
                 continue
             if not any(isinstance(e, ast.Name) and e.id == target.id for e in call.args[0].elts):
                 continue
-            if not self._pure_accumulator(analysis, stmt, target.id):
+            if not self._pure_accumulator(analysis, stmt, call, target.id):
                 continue
             if _short_loop(analysis, analysis.context(stmt).loop):
                 continue  # a handful of pieces: the copies cost nothing worth a rewrite
@@ -78,17 +80,31 @@ class CatInLoop(Rule):
             yield self.finding(call, message, title, data={"accumulator": target.id})
 
 
-    def _pure_accumulator(self, analysis: Analysis, stmt: ast.stmt, name: str) -> bool:
+    def _pure_accumulator(self, analysis: Analysis, stmt: ast.stmt, call: ast.Call, name: str) -> bool:
         """Only grown here and not read elsewhere in the loop: `x = torch.cat((x, skip))` in a
-        U-Net or `out = torch.cat((out, token))` in generation are not collect-then-use."""
+        U-Net, `out = torch.cat((out, token))` in generation and `x = torch.cat([x, layer(x)], 1)`
+        in a DenseNet block (the new piece is computed from the whole) are not collect-then-use.
+        The reads that only grow it are its own: the target, the bare piece in the list, the
+        `acc is None` test of the first-time form, and reads of what it is (`acc.new_zeros(...)`,
+        `acc.shape`) within the statement."""
         loop = analysis.context(stmt).loop
         if analysis.loop_rebinds(loop, name, besides=stmt):
             return False
-        own = {id(n) for n in walk_nodes(stmt)}
+        own = {id(n) for n in walk_nodes(stmt.targets[0])}
+        own |= {id(e) for e in call.args[0].elts if isinstance(e, ast.Name) and e.id == name}
+        if isinstance(stmt.value, ast.IfExp):
+            own |= {id(n) for n in walk_nodes(stmt.value.test)}
+        # `acc.new_zeros(...)`, `acc.shape[0]` in the new piece read only what it is, not its data.
+        own |= {id(n.value) for n in walk_nodes(stmt) if isinstance(n, ast.Attribute) and n.attr in _METADATA
+                and isinstance(n.value, ast.Name) and n.value.id == name}
         for node in walk_nodes(loop.node):
             if isinstance(node, ast.Name) and node.id == name and id(node) not in own:
                 return False
         return True
+
+
+_METADATA = {"shape", "dtype", "device", "ndim", "size", "dim", "new_zeros", "new_ones", "new_full", "new_empty",
+             "new_tensor"}
 
 
 def _first_time_or_join(value: ast.AST, call: ast.Call) -> bool:

@@ -19,7 +19,7 @@ class PerSampleForward(Rule):
     ## What it does
     Flags a loop over the indices of a batch (`range(x.size(0))`, `range(len(batch))`,
     `range(B)` after `B = x.size(0)` or `B, C, H, W = x.shape`) that calls a model on one
-    sample `x[i]` at a time (passed by position or by keyword). Not flagged: a step that
+    sample `x[i]` (or `x[i:i + 1]`) at a time (passed by position or by keyword). Not flagged: a step that
     carries state from one iteration to the next (`output, hidden = decoder(x[i], hidden)`,
     a recurrent decoder fed one token at a time): each call needs the one before it.
 
@@ -132,6 +132,16 @@ def _batch_of_size_name(analysis: Analysis, name: ast.Name) -> str | None:
 def _indexes(expr: ast.AST, batch: str, index: str) -> bool:
     for node in walk_nodes(expr):
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == batch:
-            if isinstance(node.slice, ast.Name) and node.slice.id == index:
+            if isinstance(node.slice, ast.Name) and node.slice.id == index or _one_row_slice(node.slice, index):
                 return True
     return False
+
+
+def _one_row_slice(item: ast.AST, index: str) -> bool:
+    """`i:i + 1` (or `i:1 + i`): one sample that keeps its batch dim."""
+    if not (isinstance(item, ast.Slice) and item.step is None and isinstance(item.lower, ast.Name)
+            and item.lower.id == index and isinstance(item.upper, ast.BinOp) and isinstance(item.upper.op, ast.Add)):
+        return False
+    sides = (item.upper.left, item.upper.right)
+    return any(isinstance(a, ast.Name) and a.id == index for a in sides) and any(
+        isinstance(b, ast.Constant) and b.value == 1 and not isinstance(b.value, bool) for b in sides)

@@ -108,6 +108,9 @@ class DataParallelUse(Rule):
         if not block:
             return False
         for earlier in block[:block.index(statement)]:
+            if isinstance(earlier, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or (
+                    isinstance(earlier, ast.Expr) and isinstance(earlier.value, ast.Constant)):
+                continue  # a definition or a docstring tells the reader of the code, not the user
             for node in walk_nodes(earlier):
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and _WARNS_ABOUT_DP.search(node.value):
                     return True

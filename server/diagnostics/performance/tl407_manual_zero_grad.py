@@ -21,7 +21,8 @@ class ManualZeroGrad(Rule):
     Silent in test files, in the branch of an `if set_to_none:` whose other branch sets
     `p.grad = None` (an implementation of the option), and in a class (or the functions of
     a file) that adds into gradients in place (`p.grad += g`, `p.grad.add_(g)`): those need
-    the zeros, and a `None` gradient would raise `TypeError`.
+    the zeros, and a `None` gradient would raise `TypeError` (scaling under `if p.grad is not
+    None:`, `p.grad.mul_(factor)`, works with freed gradients and does not count).
 
     ## Why is this bad
     Writing zeros launches a kernel per parameter and keeps the gradient memory allocated;
@@ -91,10 +92,27 @@ class ManualZeroGrad(Rule):
         for stmt in analysis.statements:
             if isinstance(stmt, ast.AugAssign) and _is_grad(stmt.target) and in_scope(stmt):
                 return True
-        return any(_is_grad(receiver(call)) and in_scope(call) for call in analysis.iter_calls(*_ADDS_INTO))
+        return any(_is_grad(receiver(call)) and in_scope(call) and not _scales_only_existing(analysis, call)
+                   for call in analysis.iter_calls(*_ADDS_INTO))
 
 
 _ADDS_INTO = ("add_", "copy_", "addcmul_", "addcdiv_", "sub_", "mul_", "div_")
+_SCALES = ("mul_", "div_")
+
+
+def _scales_only_existing(analysis: Analysis, call: ast.Call) -> bool:
+    """`if p.grad is not None: p.grad.mul_(factor)`: scaling skips a freed gradient, and a
+    freed one scaled is still nothing, so this code does not need the zeros (an add would
+    drop its contribution there, so adds still count)."""
+    if call_name(call) not in _SCALES:
+        return False
+    for if_stmt, in_body in analysis.context(call).guards:
+        test = if_stmt.test
+        if in_body and isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot) \
+                and _is_grad(test.left) and isinstance(test.comparators[0], ast.Constant) \
+                and test.comparators[0].value is None:
+            return True
+    return False
 
 
 def _is_grad(node: ast.AST | None) -> bool:

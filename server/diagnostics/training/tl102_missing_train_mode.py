@@ -178,7 +178,7 @@ class MissingTrainMode(Rule):
             # Called once per epoch: what the epoch loops call between training passes decides.
             return _evaluated_beside(analysis, function, callers, model)
         for other, switches in analysis.mode_switches.items():
-            if other is function:
+            if other is function or _constructor_of_unrelated_object(analysis, other, model):
                 continue
             for switch in switches:
                 if switch.name == model and switch.mode == "eval" and not _restores_train(analysis, other, switch):
@@ -318,3 +318,16 @@ def _switches_to_train(call: ast.Call, model: str) -> bool:
             "to", "cuda", "cpu"):
         target = target.func.value
     return isinstance(target, ast.Name) and target.id == model
+
+
+def _constructor_of_unrelated_object(analysis: Analysis, function: FunctionInfo, model: str) -> bool:
+    """`__init__` of a class (an inference worker storing `self.model = model.eval()`) that
+    nothing in the file builds around `model`: its `model` parameter is whatever its builder
+    passes, not the model this file trains, so its eval() says nothing about the training."""
+    cls = function.class_node
+    if cls is None or function.name != "__init__" or model not in function.params:
+        return False
+    return not any(
+        call_name(call) == cls.name and any(isinstance(a, ast.Name) and a.id == model
+                                            for a in (*call.args, *(k.value for k in call.keywords)))
+        for call in analysis.calls)

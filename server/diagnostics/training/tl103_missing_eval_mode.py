@@ -69,7 +69,7 @@ class MissingEvalMode(Rule):
     pads and convolutions; a rollout policy of `Linear` and `Tanh` layers, moved to the
     device where it is built: `self.policy = Policy().to(device)`) or only loads it in eval
     mode (`self.model, self.preprocess = clip.load(...)`, `self.model =
-    AutoModel.from_pretrained(...)`).
+    AutoModel.from_pretrained(...)`, `self.model = model.to(device).eval()`).
 
     ## Why is this bad
     In train mode dropout still drops activations and batch-norm normalises with the
@@ -110,7 +110,7 @@ class MissingEvalMode(Rule):
             if not named_or_switched and _feeds_training(analysis, function):
                 continue  # a no-grad pass computing what training consumes, in training's mode
             built = construction_of(analysis, function, model, call, unwrap=tuple(MODEL_WRAPPERS))
-            if built is not None and _loaded_pretrained(built) or named_model_is_mode_independent(
+            if built is not None and _arrives_in_eval_mode(built) or named_model_is_mode_independent(
                     analysis, function, model, call):
                 continue
             message = (
@@ -189,10 +189,11 @@ def _goes_on_to_train(analysis: Analysis, function, model: str) -> bool:
     return False
 
 
-def _loaded_pretrained(value: ast.AST) -> bool:
-    """`AutoModel.from_pretrained(...)` (through `.to(...)`-style chains): loaded in eval mode."""
+def _arrives_in_eval_mode(value: ast.AST) -> bool:
+    """`AutoModel.from_pretrained(...)` or `model.eval()` (through `.to(...)`-style chains):
+    the value is a model in eval mode; the last mode call of the chain decides."""
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
-        if value.func.attr == "from_pretrained":
+        if value.func.attr in ("from_pretrained", "eval"):
             return True
         if value.func.attr == "train":
             return False
@@ -220,7 +221,7 @@ def _attribute_loaded_in_eval_mode(analysis: Analysis, cls: ast.ClassDef, attr: 
                 continue
             for target in stmt.targets:
                 if _is_self_attr(target, attr):
-                    if not _loaded_pretrained(stmt.value):
+                    if not _arrives_in_eval_mode(stmt.value):
                         return False
                     bindings += 1
                 elif isinstance(target, ast.Tuple) and any(_is_self_attr(e, attr) for e in target.elts):
