@@ -456,7 +456,8 @@ class CheckScheduler:
         # The shape pass of a version the user has typed past stops (no result): the newest
         # version's check, queued behind it on this thread, starts that much sooner.
         superseded = partial(self._superseded, document)
-        with collector_paused(), stopping_when(superseded), keeping_parts(document.uri):
+        closed = partial(self._closed, document)
+        with collector_paused(), stopping_when(superseded, closed), keeping_parts(document.uri):
             completes = first_pass is not None and first_pass.result is not None and first_pass.generation == generation
             try:
                 if completes:
@@ -514,6 +515,10 @@ class CheckScheduler:
         check is published to no one.  Also read on the analysis thread: a dict lookup, safe
         against the event loop's edits under the GIL."""
         return self.server.documents.get(document.uri) is not document
+
+    def _closed(self, document: OpenDocument) -> bool:
+        """Whether `document`'s uri is no longer open (read on the analysis thread, as `_superseded`)."""
+        return self.server.documents.get(document.uri) is None
 
     def _edited_from(self, uri: str) -> ParsedVersion | None:
         """The newest parse of the document at hand (a version whose check was typed past,

@@ -67,12 +67,25 @@ def add_shape_findings(result: CheckResult, settings: Settings | None = None) ->
     settings = settings or Settings()
     analysis = result.analysis
     with collector_paused():
-        extra = run_rules(
-            analysis,
-            is_selected=lambda code: _needs(code, "needs_shapes") and settings.is_selected(code, analysis.path),
-            severity_of=settings.severity_of,
-        )
+        try:
+            extra = run_rules(
+                analysis,
+                is_selected=lambda code: _needs(code, "needs_shapes") and settings.is_selected(code, analysis.path),
+                severity_of=settings.severity_of,
+            )
+        except Superseded:
+            _release_stopped(analysis)
+            raise
     return CheckResult(analysis, sorted(result.findings + extra, key=lambda f: f.sort_key))
+
+
+def _release_stopped(analysis) -> None:
+    """A check stopped after its shape pass ran (a first pass in parts goes on though typed
+    past): no result holds its report, so its parts are handed back now (the next version
+    takes over those kept for it) instead of waiting, cycles and all, for a full collection."""
+    from torch_lsp.shapes import release_shapes
+
+    release_shapes(analysis)
 
 
 def add_probe_findings(result: CheckResult, settings: Settings | None = None) -> CheckResult:
@@ -120,6 +133,7 @@ def _check(source: str, path: str | None, settings: Settings, shapes: bool,
         )
     except Superseded as stopped:
         stopped.parsed = analysis.parsed  # the next version parses its edit from this one
+        _release_stopped(analysis)
         raise
     # In position order, as `add_shape_findings` gives them: a version shows the same list
     # whichever way it was checked (in one step, or in two).

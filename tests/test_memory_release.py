@@ -252,3 +252,28 @@ def test_parts_kept_for_the_next_version_hold_no_released_analysis_and_go_with_t
     gc.collect()
     forget_parts("file:///kept.py")
     assert gc.collect() == 0
+
+
+def test_a_check_stopped_after_its_shape_pass_hands_its_parts_back():
+    """A document's first shape pass in parts goes on though the user types (its parts are every
+    later version's); when the shape rules then stop, no result holds the report: its parts
+    must be handed back at once (kept ones for the next version), not left, cycles and all, for
+    a full collection (the server's scenario peaked 20 MiB higher)."""
+    from bench.generate import generate_source
+    from torch_lsp.checker import add_shape_findings
+    from torch_lsp.shapes import shapes_if_inferred
+    from torch_lsp.shapes.components import _latest, forget_parts, keeping_parts
+    from torch_lsp.shapes.limits import Superseded, stopping_when
+
+    asked = []
+    with keeping_parts("file:///stopped.py"):
+        first = check_source(generate_source(600, variant=5), "stopped.py", shapes=False)
+        with stopping_when(lambda: asked.append(True) or len(asked) > 1), pytest.raises(Superseded):
+            add_shape_findings(first)  # the first shape rule runs the pass, the next question stops
+        kept = list(_latest["file:///stopped.py"].runs)
+    try:
+        assert shapes_if_inferred(first.analysis) is None
+        assert kept and all(run.reports == 0 and run.kept and not run.released for run in kept)
+    finally:
+        forget_parts("file:///stopped.py")
+    assert all(run.released for run in kept)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
 from torch_lsp.fact_cache import FactKey
-from torch_lsp.shapes.limits import MAX_STEPS, Superseded, stopping_when
+from torch_lsp.shapes.limits import MAX_STEPS, Superseded, close_request, stopping_when
 from torch_lsp.shapes.syntax import assigned_foreign_attributes
 from torch_lsp.syntax_index import syntax_index
 
@@ -249,10 +249,10 @@ def run_in_parts(analysis: "Analysis", resolver, make_engine) -> "PartEngines | 
     step_limit = None
     runs: list[PartRun] = []
     finished = 0  # runs[:finished] ran to their end (or were taken over)
-    # A document's first pass runs to its end even when the user types on: every later version
-    # takes its parts over, while stopped, it would leave the next version as much to do (typing
-    # right after opening, no pass would ever finish).  Later passes, which run only the parts
-    # an edit touched, stop when typed past.
+    # A document's first pass runs to its end even when the user types on (not once the document
+    # is closed): every later version takes its parts over, while stopped, it would leave the next
+    # version as much to do (typing right after opening, no pass would ever finish).  Later
+    # passes, which run only the parts an edit touched, stop when typed past.
     first_pass = document is not None and previous is None
     try:
         for indices, first_own in parts:
@@ -274,7 +274,7 @@ def run_in_parts(analysis: "Analysis", resolver, make_engine) -> "PartEngines | 
             functions = [info for i in indices for info in groups[i]]
             part = Part(statements, anchor, ast.Module(body=list(statements), type_ignores=[]), functions, above,
                         foreign_volatile, dict(analysis.imports), steps, step_limit)
-            with stopping_when(_never) if first_pass else nullcontext():
+            with stopping_when(close_request() or _never) if first_pass else nullcontext():
                 engine = make_engine(part)  # it reads there whether, and when, to stop
             run = PartRun(part, engine, 0, {})
             runs.append(run)

@@ -33,18 +33,28 @@ class Superseded(BaseException):
 
 
 _stop_requested: ContextVar[Callable[[], bool] | None] = ContextVar("stop_requested", default=None)
+_closed: ContextVar[Callable[[], bool] | None] = ContextVar("closed", default=None)
 
 
 @contextmanager
-def stopping_when(stop_requested: Callable[[], bool]) -> Iterator[None]:
+def stopping_when(stop_requested: Callable[[], bool], closed: Callable[[], bool] | None = None) -> Iterator[None]:
     """Shape passes started in this block (on this thread) raise `Superseded` soon after
     `stop_requested()` turns true: a language server stops the complete pass of a version the
-    user has typed past instead of finishing it before checking the newest one."""
-    token = _stop_requested.set(stop_requested)
+    user has typed past instead of finishing it before checking the newest one.  `closed()`
+    turns true only when nothing will check the document again (see `close_request`)."""
+    token, closed_token = _stop_requested.set(stop_requested), _closed.set(closed)
     try:
         yield
     finally:
         _stop_requested.reset(token)
+        _closed.reset(closed_token)
+
+
+def close_request() -> Callable[[], bool] | None:
+    """What a pass that goes on though typed past (a document's first pass in parts, whose
+    parts later versions take over) asks to know whether its document was closed: then nothing
+    would take them over."""
+    return _closed.get()
 
 
 def stop_request() -> Callable[[], bool] | None:

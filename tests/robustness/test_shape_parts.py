@@ -181,6 +181,16 @@ def test_a_documents_first_pass_runs_to_its_end_though_typed_past():
     assert shown(report) == shown(whole_file_report(GENERATED, "generated.py"))
 
 
+def test_a_documents_first_pass_stops_once_the_document_is_closed():
+    # Nothing would take its parts over: a document opened and closed at once keeps no pass going.
+    from torch_lsp.shapes.limits import Superseded, stopping_when
+
+    with keeping_parts("closed"):
+        with stopping_when(lambda: True, closed=lambda: True), pytest.raises(Superseded):
+            infer_shapes(analyze(GENERATED, "generated.py"))
+    forget_parts("closed")
+
+
 def test_a_pass_stopped_for_a_newer_version_hands_it_the_parts_it_finished():
     from torch_lsp.shapes.limits import Superseded, stopping_when
 
