@@ -129,10 +129,7 @@ class TorchLoadUnsafe(Rule):
                    "later refuse it by default (`weights_only=True`), and before that unpickling can run "
                    "arbitrary code. Save and load the model's `state_dict()` instead, or pass "
                    "`weights_only=False` for a file you trust.")
-        finding = self.finding(call, message, None)
-        finding.related.append(Related.at(evidence, "a module is what it loads"))
-        return finding
-
+        return self._no_fix(call, message, evidence, "a module is what it loads")
 
     def _pickled_object(self, call: ast.Call, name: str, check: ast.Call, kind: str) -> Finding:
         what = "instance of this class" if kind in ("cls", "self.__class__", "type(self)") else f"`{kind}` object"
@@ -140,9 +137,7 @@ class TorchLoadUnsafe(Rule):
                    f"{SAFE_DEFAULT_FROM} and later refuse it by default (`weights_only=True`), and before that "
                    "unpickling can run arbitrary code. Pass `weights_only=False` for a file you trust (or allow "
                    "the class with `torch.serialization.add_safe_globals`).")
-        finding = self.finding(call, message, None)
-        finding.related.append(Related.at(check, f"what it loads must be a `{kind}`"))
-        return finding
+        return self._no_fix(call, message, check, f"what it loads must be a `{kind}`")
 
     def _saved_objects(self, analysis: "Analysis", call: ast.Call, name: str, saving: ast.Call, obj: str,
                        kind: str) -> Finding:
@@ -152,9 +147,7 @@ class TorchLoadUnsafe(Rule):
                    "default (`weights_only=True`), and older versions unpickle anything, which can run code. Save "
                    "plain data instead (`state_dict()`, tensors, lists, dicts), or pass `weights_only=False` for a "
                    "file you trust.")
-        finding = self.finding(call, message, None)
-        finding.related.append(Related.at(saving, f"`{saved}` is saved here"))
-        return finding
+        return self._no_fix(call, message, saving, f"`{saved}` is saved here")
 
     def _saved_settings(self, call: ast.Call, name: str, entry: tuple[ast.Constant, ast.Name]) -> Finding:
         key, value = entry
@@ -163,8 +156,12 @@ class TorchLoadUnsafe(Rule):
                    f"{SAFE_DEFAULT_FROM} and later refuse by default (`weights_only=True`), while older versions "
                    "unpickle anything, which can run code. Save plain values instead (`vars(args)`, the config as "
                    "a dict), or pass `weights_only=False` for a file you trust.")
+        return self._no_fix(call, message, key, f"`{value.id}` is saved with the weights here")
+
+    def _no_fix(self, call: ast.Call, message: str, evidence: ast.AST, note: str) -> Finding:
+        """A finding whose file `weights_only=True` would refuse: no fix, and where the evidence is."""
         finding = self.finding(call, message, None)
-        finding.related.append(Related.at(key, f"`{value.id}` is saved with the weights here"))
+        finding.related.append(Related.at(evidence, note))
         return finding
 
 
