@@ -106,8 +106,10 @@ class FactoryWithoutDevice(Rule):
             holder = analysis.parents.get(parent) if isinstance(parent, ast.Attribute) else None
             if self._moved_here(analysis, call):
                 return True
-            if not (isinstance(holder, ast.Call) and holder.func is parent and (
-                    parent.attr in _SAME_DEVICE_METHODS or (parent.attr in _RANDOM_FILLS and _plain_numbers(holder)))):
+            keeps_device = parent.attr in _SAME_DEVICE_METHODS if isinstance(parent, ast.Attribute) else False
+            if not keeps_device and isinstance(parent, ast.Attribute) and parent.attr in _RANDOM_FILLS:
+                keeps_device = isinstance(holder, ast.Call) and _arguments_hold_no_tensor(holder)
+            if not (isinstance(holder, ast.Call) and holder.func is parent and keeps_device):
                 return False
             call = holder
 
@@ -257,7 +259,7 @@ _RANDOM_FILLS = {"bernoulli_", "uniform_", "normal_", "random_", "exponential_",
                  "log_normal_"}
 
 
-def _plain_numbers(call: ast.Call) -> bool:
+def _arguments_hold_no_tensor(call: ast.Call) -> bool:
     """Every argument is arithmetic over constants, names and attributes (`1 - self.p`), not
     a call or an index that could give a tensor on another device."""
     return all(not isinstance(node, (ast.Call, ast.Subscript))
