@@ -13,7 +13,7 @@ from torch_lsp.analysis import (
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Related, Rule
 from torch_lsp.mode_behaviour import attribute_is_mode_independent, named_model_is_mode_independent
-from torch_lsp.syntax_nodes import call_name, loop_header_span
+from torch_lsp.syntax_nodes import call_name, loop_header_span, walk_nodes
 
 
 @register
@@ -277,12 +277,28 @@ def _evaluated_beside(analysis: Analysis, function, callers: list[ast.Call], par
 
 def _restores_train(analysis: Analysis, function, switch) -> bool:
     """`validate()` ends with `model.train()`: a later switch back to train mode at the top
-    level of the function (not under an `if`, a loop or a `try`), so it runs on every path."""
+    level of the function (not under an `if`, a loop or a `try`), so it runs on every path;
+    or later in the block that switches to eval, with nothing in between that can leave it
+    (`net.eval(); acc += score(net(x)); net.train()` around each batch): whenever the
+    switch to eval runs, so does the switch back."""
     return any(
         (other.call.lineno, other.call.col_offset) > (switch.call.lineno, switch.call.col_offset)
-        and _on_every_path(analysis, other.call)
+        and (_on_every_path(analysis, other.call) or _follows_in_block(analysis, switch.call, other.call))
         for other in analysis.switched(function, switch.name, "train")
     )
+
+
+def _follows_in_block(analysis: Analysis, first: ast.Call, then: ast.Call) -> bool:
+    """`then` is a statement of the block holding `first`'s statement, after it, and no
+    statement from `first` up to `then` can leave the block (`return`, `break`, `continue`,
+    `raise`)."""
+    start, end = analysis.statement_of(first), analysis.statement_of(then)
+    block = analysis.block_of(start) if start is not None else None
+    if block is None or not any(s is end for s in block):
+        return False
+    between = block[block.index(start):block.index(end)]
+    return not any(isinstance(node, (ast.Return, ast.Break, ast.Continue, ast.Raise))
+                   for stmt in between for node in walk_nodes(stmt))
 
 
 def _on_every_path(analysis: Analysis, call: ast.Call) -> bool:
