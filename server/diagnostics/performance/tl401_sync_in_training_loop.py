@@ -30,6 +30,31 @@ def _made_on_host(analysis: Analysis, target: ast.AST) -> bool:
     return module == "torch" and function in _HOST_FACTORIES and not analysis.calls_to("torch.set_default_device")
 
 
+def _unwrapped(target: ast.AST) -> ast.AST:
+    """`loss.data`, `loss.detach()`: the same tensor, where it lives unchanged."""
+    while True:
+        if isinstance(target, ast.Attribute) and target.attr == "data":
+            target = target.value
+        elif isinstance(target, ast.Call) and call_name(target) == "detach" and not target.args:
+            target = receiver(target)
+        else:
+            return target
+
+
+def _host_copy(node: ast.AST) -> bool:
+    """A sync's result (`x.cpu()`, `x.numpy()`): already on the host."""
+    return isinstance(node, ast.Call) and call_name(node) in _SYNC_METHODS and receiver(node) is not None
+
+
+def _bound_to_host_copy(analysis: Analysis, target: ast.AST) -> bool:
+    """`loss = criterion(out, y).cpu()`, then `loss.item()`: the name holds the host copy the
+    `.cpu()` made (that sync is reported where it happens), so reading it waits for nothing."""
+    if not isinstance(target, ast.Name):
+        return False
+    value, bound = followed(analysis, target)
+    return bound is not None and _host_copy(_unwrapped(value))
+
+
 def _guarded_by_modulo(analysis: Analysis, node: ast.AST) -> bool:
     """An enclosing `if step % 100 == 0:` (alone or joined with `and`) makes it periodic, and
     so does a flag bound to such a test (`regularize = i % every == 0` ... `if regularize:`)."""
@@ -274,7 +299,8 @@ class SyncInTrainingLoop(Rule):
     earlier in the same iteration (alone, or under a test that the code runs on CUDA,
     `if device_type == "cuda":`), where the host already
     waits, nor on a tensor a factory made on the host, `torch.randint(0, 5, (1,)).item()`,
-    nor the action handed to an environment's step, `obs, reward, done, info =
+    nor on the host copy a sync already made (`loss = criterion(out, y).cpu()`, then
+    `loss.item()`; `loss.cpu().data.item()`: one finding, at the `.cpu()`), nor the action handed to an environment's step, `obs, reward, done, info =
     env.step(action.item())`: the environment runs on the host and needs it to go on),
     in code that runs on a GPU (moved there by the code, or by
     `fabric.setup`/`accelerator.prepare`); not in test files. A loop whose backward or
@@ -313,9 +339,9 @@ class SyncInTrainingLoop(Rule):
             target = receiver(call)
             if target is None or call.args or call.keywords:
                 continue
-            if isinstance(target, ast.Call) and call_name(target) in _SYNC_METHODS:
-                continue  # `x.cpu().tolist()`: reported on the first sync of the chain
-            if _made_on_host(analysis, target):
+            if _host_copy(_unwrapped(target)):
+                continue  # `x.cpu().tolist()`, `x.cpu().data.item()`: reported on the first sync of the chain
+            if _made_on_host(analysis, target) or _bound_to_host_copy(analysis, _unwrapped(target)):
                 continue
             loop = self._step_loop(analysis, call)
             if loop is None or _guarded_by_modulo(analysis, call) or in_branch_that_leaves(analysis, call, loop.node):
