@@ -215,6 +215,69 @@ def _environment_step(roles, analysis: Analysis, call: ast.Call) -> bool:
         and isinstance(holder.targets[0], ast.Tuple) and len(holder.targets[0].elts) >= _TRANSITION_SIZE
 
 
+def _only_where_the_loop_does_not_train(analysis: Analysis, call: ast.Call, loop) -> bool:
+    """One loop serves every phase (`if phase == "train": loss.backward(); optimizer.step()`)
+    and `call` runs only in a branch that excludes that test: the `else`/`elif` of an `if` with
+    the same test, `if not <test>:`, or `if phase == "val":` beside `phase == "train"`.  Those
+    iterations take no training step, so their sync stalls no step."""
+    training_tests = _tests_of(analysis, loop)
+    if not training_tests:
+        return False
+    for if_stmt, in_body in _guards_inside(analysis, call, loop.node):
+        test = if_stmt.test
+        if not in_body and ast.dump(test) in training_tests:
+            return True
+        if in_body and isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) \
+                and ast.dump(test.operand) in training_tests:
+            return True
+        if in_body and any(_other_value_of_same_subject(test, other) for other in training_tests.values()):
+            return True
+    return False
+
+
+def _guards_inside(analysis: Analysis, node: ast.AST, loop: ast.AST) -> list[tuple[ast.If, bool]]:
+    """The `if`s around `node` that sit inside `loop`, with whether `node` is in their body."""
+    return [(if_stmt, in_body) for if_stmt, in_body in analysis.context(node).guards
+            if loop.lineno < if_stmt.lineno <= (loop.end_lineno or loop.lineno)]
+
+
+def _tests_of(analysis: Analysis, loop) -> dict[str, ast.AST]:
+    """The tests (by their dump) whose body holds every backward and optimizer step of the
+    loop's own body; none when the loop has no such step (it steps through a helper)."""
+    steps = [*analysis.backward_calls(loop, direct=True), *analysis.optimizer_steps(loop, direct=True)]
+    common = None
+    for step in steps:
+        tests = {ast.dump(s.test): s.test for s, in_body in _guards_inside(analysis, step, loop.node) if in_body}
+        common = tests if common is None else {k: v for k, v in common.items() if k in tests}
+    # `if (i + 1) % accum == 0: optimizer.step()` is a period, not a phase: the other
+    # iterations still train (they accumulate gradients)
+    return {k: v for k, v in (common or {}).items() if not _tests_modulo(v)}
+
+
+def _other_value_of_same_subject(test: ast.AST, training: ast.AST) -> bool:
+    """`phase == "val"` beside the training test `phase == "train"` (also enum members,
+    `phase == LoopPhase.VAL`): the same subject cannot equal both values."""
+    def parts(node: ast.AST):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq) \
+                and _fixed_value(node.comparators[0]):
+            return ast.dump(node.left), ast.dump(node.comparators[0])
+        return None
+
+    mine, theirs = parts(test), parts(training)
+    return mine is not None and theirs is not None and mine[0] == theirs[0] and mine[1] != theirs[1]
+
+
+def _fixed_value(node: ast.AST) -> bool:
+    """A literal or a named constant (`LoopPhase.TRAIN`, `TRAIN`): a value, not a variable."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id.isupper()
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
 def in_branch_that_leaves(analysis: Analysis, node: ast.AST, loop: ast.AST) -> bool:
     """Inside the loop, an enclosing branch ends by leaving it (`raise`, `return`, `break`,
     `sys.exit(...)`): `if not math.isfinite(loss.item()): print(loss.item()); sys.exit(1)`
@@ -300,7 +363,9 @@ class SyncInTrainingLoop(Rule):
     `if device_type == "cuda":`), where the host already
     waits, nor on a tensor a factory made on the host, `torch.randint(0, 5, (1,)).item()`,
     nor on the host copy a sync already made (`loss = criterion(out, y).cpu()`, then
-    `loss.item()`; `loss.cpu().data.item()`: one finding, at the `.cpu()`), nor the action handed to an environment's step, `obs, reward, done, info =
+    `loss.item()`; `loss.cpu().data.item()`: one finding, at the `.cpu()`), nor in the
+    branch of a loop shared by phases that excludes its training step (`if phase == "train":
+    loss.backward(); optimizer.step()`, then `elif phase == "val": loss.item()`), nor the action handed to an environment's step, `obs, reward, done, info =
     env.step(action.item())`: the environment runs on the host and needs it to go on),
     in code that runs on a GPU (moved there by the code, or by
     `fabric.setup`/`accelerator.prepare`); not in test files. A loop whose backward or
@@ -352,6 +417,8 @@ class SyncInTrainingLoop(Rule):
                 continue  # a NaN check that stops training needs the value on the host each step
             if _sent_to_environment(analysis, call, loop.node):
                 continue  # the action an environment on the host must receive before it can step
+            if _only_where_the_loop_does_not_train(analysis, call, loop):
+                continue  # the validation phase of a loop shared by phases: no training step there
             if call_name(call) != "item" and not self._is_device_tensor(analysis, target, call):
                 continue
             text = ast.unparse(call)
