@@ -35,7 +35,11 @@ class TorchLoadUnsafe(Rule):
     `state_dict()` or `weights_only=False` for a trusted file, and no fix is offered.  So
     too for a load the function then requires to be an instance of a class that a
     weights-only load never gives (`obj = torch.load(fname); assert isinstance(obj, cls)`: a
-    pickled object, whose advice is `weights_only=False` for a trusted file).  So
+    pickled object, whose advice is `weights_only=False` for a trusted file).  So too for a
+    checkpoint whose entry is bound to a name the function's other path builds as a model or
+    optimizer (`model = SSD300(...)`; `optimizer = torch.optim.SGD(...)`, or on resume
+    `model = checkpoint["model"]`; `optimizer = checkpoint["optimizer"]`: the objects pickled
+    whole, whose advice is their `state_dict()`).  So
     too for a load read for other entries (`checkpoint["optimizer"]`) of a checkpoint dict
     the file saves with its arguments or config in it (`{..., "args": args}`, where `args` is
     read by attribute, `args.output_dir`: an object, not a plain dict), and for a load that
@@ -94,6 +98,10 @@ class TorchLoadUnsafe(Rule):
             if module_use is not None:
                 yield self._whole_module(call, name, module_use)
                 continue
+            built = _entry_of_built_object(analysis, call)
+            if built is not None:
+                yield self._built_entry(call, name, *built)
+                continue
             checked = _checked_as_object(analysis, call)
             if checked is not None:
                 yield self._pickled_object(call, name, *checked)
@@ -130,6 +138,14 @@ class TorchLoadUnsafe(Rule):
                    "arbitrary code. Save and load the model's `state_dict()` instead, or pass "
                    "`weights_only=False` for a file you trust.")
         return self._no_fix(call, message, evidence, "a module is what it loads")
+
+    def _built_entry(self, call: ast.Call, name: str, entry: str, construction: ast.AST, kind: str) -> Finding:
+        message = (f"`{name}(...)` loads a checkpoint whose entry `{entry}` is {kind} pickled whole (the other path "
+                   f"builds `{entry}` at line {construction.lineno}), not only weights: PyTorch {SAFE_DEFAULT_FROM} "
+                   "and later refuse it by default (`weights_only=True`), and before that unpickling can run "
+                   f"arbitrary code. Save `{entry}.state_dict()` in the checkpoint instead, or pass "
+                   "`weights_only=False` for a file you trust.")
+        return self._no_fix(call, message, construction, f"`{entry}` is built here")
 
     def _pickled_object(self, call: ast.Call, name: str, check: ast.Call, kind: str) -> Finding:
         what = "instance of this class" if kind in ("cls", "self.__class__", "type(self)") else f"`{kind}` object"
@@ -405,6 +421,46 @@ def _checked_as_object(analysis: "Analysis", call: ast.Call) -> tuple[ast.Call, 
     return None
 
 
+def _bindings_from(function, call: ast.Call, holder: ast.Assign) -> list[ast.Assign]:
+    """The assignments after the load that bind what it returned, an entry of it or a move of
+    those (`decoder = checkpoint["decoder"]`, `decoder = decoder.to(device)`)."""
+    names, bindings = {holder.targets[0].id}, []
+    for stmt in function.statements:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            value = stmt.value
+            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+                value = value.func.value
+            if isinstance(value, ast.Subscript):
+                value = value.value
+            if isinstance(value, ast.Name) and value.id in names and stmt.lineno > call.lineno:
+                names.add(stmt.targets[0].id)
+                bindings.append(stmt)
+    return bindings
+
+
+def _entry_of_built_object(analysis: "Analysis", call: ast.Call) -> tuple[str, ast.AST, str] | None:
+    """`model = checkpoint["model"]` after `checkpoint = torch.load(path)`, where the function's
+    other path builds that name (`model = SSD300(...)`, `optimizer = torch.optim.SGD(...)`): the
+    entry is that object, pickled whole.  The name, its construction and what it is; None
+    when no entry's name is built elsewhere."""
+    from torch_lsp.roles import constructed_kind
+
+    holder = analysis.parents.get(call)
+    if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)):
+        return None
+    function = analysis.context(call).function
+    roles = analysis.roles_for(call)
+    for binding in _bindings_from(function, call, holder):
+        if not isinstance(binding.value, ast.Subscript):
+            continue  # a move of a name bound already, not an entry
+        name = binding.targets[0].id
+        for other in roles.assignments.get(name, ()):
+            kind = constructed_kind(analysis, other.value) if other.value is not None else None
+            if other.statement is not binding and kind in ("model", "optimizer"):
+                return name, other.value, "a module" if kind == "model" else "an optimizer"
+    return None
+
+
 def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:
     """Where what this `torch.load` returns is used as a module: called, or given a module
     method (also after a move, `vocoder.cuda().eval()`), itself, an entry of it
@@ -434,16 +490,7 @@ def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:
     if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)):
         return None
     function = analysis.context(call).function
-    names = {holder.targets[0].id}
-    for stmt in function.statements:  # `decoder = checkpoint["decoder"]`, `decoder = decoder.to(device)`
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            value = stmt.value
-            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
-                value = value.func.value
-            if isinstance(value, ast.Subscript):
-                value = value.value
-            if isinstance(value, ast.Name) and value.id in names and stmt.lineno > call.lineno:
-                names.add(stmt.targets[0].id)
+    names = {holder.targets[0].id} | {stmt.targets[0].id for stmt in _bindings_from(function, call, holder)}
     for node in ast.walk(function.node):
         if not isinstance(node, ast.Call) or node.lineno <= call.lineno:
             continue
