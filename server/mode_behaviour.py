@@ -86,9 +86,20 @@ def named_model_is_mode_independent(analysis: "Analysis", function: "FunctionInf
         if built is None:
             return _factory_result_is_mode_independent(analysis, function, name, at, depth)
         if _moved_name(built) != name:
-            return constructed_model_is_mode_independent(analysis, built)
+            return constructed_model_is_mode_independent(analysis, built) \
+                or _factory_call_is_mode_independent(analysis, built, depth)
         at = analysis.statement_of(built)  # `model = model.cuda()`: what `model` was before
     return False
+
+
+def _factory_call_is_mode_independent(analysis: "Analysis", built: ast.AST, depth: int) -> bool:
+    """`net = get_net(n)`, also as what every caller passes for a parameter: a factory of the
+    project whose every `return` hands back a model proven mode-independent."""
+    value = _unmoved(built)
+    if not isinstance(value, ast.Call):
+        return False
+    factories = functions_called(analysis, value)
+    return bool(factories) and all(_returns_mode_independent(owner, factory, None, depth) for owner, factory in factories)
 
 
 def _factory_result_is_mode_independent(analysis: "Analysis", function: "FunctionInfo", name: str,

@@ -36,7 +36,8 @@ class MissingEvalMode(Rule):
     `module=` it was given), built in place from such torch
     layers (`probe = nn.Linear(d, k)`), or handed back by a factory of the project that builds
     such a model (`psnr, ssim = build_iqa_model(device)`: image-quality metrics of fixed
-    arithmetic; also a parameter every caller fills that way),
+    arithmetic; also a parameter every caller fills that way, through callers that hand it on,
+    `net = get_net(n)` then `train(net, ...)` scoring it with `log_rmse(net, ...)`),
     a model loaded with `from_pretrained()` (which returns it in eval mode), a "model" fed
     NumPy arrays (`isp_model.forward(img.copy(), hq)`: no torch module), a "model" that is a
     plain function of the file (`def net(X): return softmax(X @ W + b)`, handed in by every
