@@ -404,7 +404,8 @@ class SyncInTrainingLoop(Rule):
             target = receiver(call)
             if target is None or call.args or call.keywords:
                 continue
-            if _host_copy(_unwrapped(target)):
+            if _host_copy(_unwrapped(target)) and (self._first_sync_reported(analysis, _unwrapped(target))
+                                                    or not self._is_device_tensor(analysis, target, call)):
                 continue  # `x.cpu().tolist()`, `x.cpu().data.item()`: reported on the first sync of the chain
             if _made_on_host(analysis, target) or _bound_to_host_copy(analysis, _unwrapped(target)):
                 continue
@@ -428,6 +429,15 @@ class SyncInTrainingLoop(Rule):
                 f"(under `if step % N == 0:`)."
             )
             yield self.finding_at(method_span(call), message)
+
+    def _first_sync_reported(self, analysis: Analysis, sync: ast.Call) -> bool:
+        """The chain's first sync (`x.cpu()` of `x.cpu().data.numpy()`) is reported itself: an
+        `.item()`, or a tensor known to live on the device.  When it is not, a later sync of
+        the chain is reported only with evidence of its own, even an `.item()` (`.data` shows
+        a tensor moved off the device: `x.cpu().data.numpy()`)."""
+        while _host_copy(_unwrapped(receiver(sync))):
+            sync = _unwrapped(receiver(sync))
+        return call_name(sync) == "item" or self._is_device_tensor(analysis, receiver(sync), sync)
 
     def _step_loop(self, analysis: Analysis, call: ast.Call):
         """The innermost loop around `call` that runs once per training step, directly or
