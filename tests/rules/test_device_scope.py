@@ -121,3 +121,28 @@ def test_gpus_placed_by_hand_and_torchsummary_device_strings_are_not_hardcoded_d
     (tmp_path / "pipeline.py").write_text(PIPELINE, encoding="utf-8")
     completed = cli("check", "--select", "TL105", "--format", "json", "pipeline.py", cwd=tmp_path)
     assert [d["line"] for d in json.loads(completed.stdout)] == [13]
+
+
+CELLS = '''import torch
+
+cpu_a = torch.rand(4, 3)
+gpu_a = cpu_a.cuda()
+print(gpu_a.type())
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+gpu_b = cpu_a.cuda()
+'''
+
+
+def test_module_code_above_the_device_assignment_gets_no_safe_fix(tmp_path, cli):
+    """A tensor-basics notebook shows `.cuda()` a few cells before it introduces `device`:
+    `.to(device)` there would raise NameError, so that finding's fix is only offered as
+    unsafe and its message says where to define the variable; below the assignment: safe."""
+    result = check_source(CELLS, "t.py", Settings().with_selection(Selection(select=("TL105",))))
+    assert {f.line: f.fix.safety for f in result.findings} == {4: "unsafe", 8: "safe"}
+    above = next(f for f in result.findings if f.line == 4)
+    assert "defines `device` further down" in above.message
+    (tmp_path / "cells.py").write_text(CELLS, encoding="utf-8")
+    completed = cli("check", "--select", "TL105", "--diff", "cells.py", cwd=tmp_path)
+    assert "+gpu_a = cpu_a.to(device)" not in completed.stdout
+    assert "+gpu_b = cpu_a.to(device)" in completed.stdout

@@ -36,7 +36,9 @@ class HardcodedDevice(Rule):
     which one device variable cannot express). The fix of
     `.cuda(<index variable>)` is unsafe (the index may differ from
     the device variable's), and so is any fix in a function the module calls before it
-    assigns its device variable (`.to(device)` there would raise `NameError`). A variable
+    assigns its device variable, or in module code above that assignment (a notebook cell
+    before the one defining `device`, whose message says to define it first): `.to(device)`
+    there would raise `NameError`. A variable
     named for where results are kept (`gather_device`, `storage_device`, `offload_device`,
     `cpu_device`) is not the device the computation runs on, so it does not count.
 
@@ -82,32 +84,35 @@ class HardcodedDevice(Rule):
                 continue
             if by_hand and _gpu_index(call) is not None:
                 continue
-            # A function the module runs before it assigns the device: `.to(device)` would raise NameError.
-            early = _runs_before_device(analysis, function, defined)
+            # A function the module runs before it assigns the device, or module code above that
+            # assignment (a notebook cell before the one defining it): `.to(device)` would raise NameError.
+            above = _above_module_device(analysis, function, defined, call)
+            early = above or _runs_before_device(analysis, function, defined)
             if name == "cuda" and isinstance(call.func, ast.Attribute) and analysis.qualname(call.func) is None:
                 if _hardcoded_cuda_call(analysis, call) and not under_cuda_guard(analysis, call):
                     shown = f"`.{ast.unparse(call)[len(ast.unparse(call.func.value)) + 1:]}`"
                     # `.cuda(args.gpu)`: the index may not be the device variable's: offered, not safe.
                     safety = "safe" if _constant_index(call) and not early else "unsafe"
-                    yield self._report(method_span(call), shown, device, defined, "cuda", safety)
+                    yield self._report(method_span(call), shown, device, defined, "cuda", safety, above)
             elif name == "to" and isinstance(call.func, ast.Attribute):
                 target = call.args[0] if call.args else getattr(keyword(call, "device"), "value", None)
                 if _is_cuda_string(target) and not under_cuda_guard(analysis, call):
                     yield self._report(method_span(call), f"`.to({ast.unparse(target)})`", device, defined, "to",
-                                       "unsafe" if early else "safe")
+                                       "unsafe" if early else "safe", above)
             else:
                 kw = keyword(call, "device")
                 if kw is not None and _is_cuda_string(kw.value) and not under_cuda_guard(analysis, call) \
                         and not _run_on_each_device(analysis, call) and not _own_device_strings(analysis, call):
                     span = (kw.lineno, kw.col_offset, kw.end_lineno, kw.end_col_offset)
                     yield self._report(span, f"`device={ast.unparse(kw.value)}`", device, defined, "keyword",
-                                       "unsafe" if early else "safe")
+                                       "unsafe" if early else "safe", above)
 
     def _report(self, span, what: str, device: str, defined: ast.AST | None, form: str,
-                safety: str = "safe") -> Finding:
+                safety: str = "safe", above: bool = False) -> Finding:
+        use = (f"Define `{device}` before this line and use it instead" if above else f"Use `{device}` instead")
         message = (
-            f"{what} hardcodes the GPU although this file defines `{device}`; on a CPU-only machine or another "
-            f"GPU the tensors end up on different devices. Use `{device}` instead."
+            f"{what} hardcodes the GPU although this file defines `{device}`{' further down' if above else ''}; "
+            f"on a CPU-only machine or another GPU the tensors end up on different devices. {use}."
         )
         finding = self.finding_at(span, message, f"Use `{device}`",
                                   data={"device": device, "form": form, "safety": safety})
@@ -153,6 +158,14 @@ _NON_TORCH_DEVICE_APIS = {"ctranslate2", "onnxruntime", "faiss", "tensorflow", "
 def _own_device_strings(analysis: Analysis, call: ast.Call) -> bool:
     """`ctranslate2.Generator(path, device="cuda")`: a library that names devices its own way."""
     return (analysis.call_qualname(call) or "").split(".")[0] in _NON_TORCH_DEVICE_APIS
+
+
+def _above_module_device(analysis: Analysis, function: FunctionInfo, defined: ast.Assign | None,
+                         call: ast.Call) -> bool:
+    """Module code above the module's device assignment (`gpu_a = cpu_a.cuda()` cells before
+    `device = torch.device(...)`): the variable does not exist yet where the call runs."""
+    return defined is not None and function.is_module and analysis.context(defined).function is function \
+        and call.lineno < defined.lineno
 
 
 def _runs_before_device(analysis: Analysis, function: FunctionInfo, defined: ast.Assign | None) -> bool:
