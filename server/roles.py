@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from torch_lsp.fact_cache import FactKey
-from torch_lsp.syntax_nodes import call_name, is_self_attribute, receiver, walk_nodes
+from torch_lsp.syntax_nodes import call_name, is_self_attribute, keyword, receiver, walk_nodes
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis, FunctionInfo
@@ -623,8 +623,16 @@ def _number_parameters(cls: ast.ClassDef) -> set[str]:
     return set()
 
 
+def frozen_parameter(call: ast.Call) -> bool:
+    """`nn.Parameter(t, requires_grad=False)` (or `False` second): a parameter that moves and
+    saves with its module but requires no grad (noise buffers, fixed tables)."""
+    flag = call.args[1] if len(call.args) > 1 else getattr(keyword(call, "requires_grad"), "value", None)
+    return isinstance(flag, ast.Constant) and flag.value is False
+
+
 def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, set[str]]:
-    """`self.x = ...` in a class: which attributes are parameters, models, loss modules."""
+    """`self.x = ...` in a class: which attributes are parameters (that require grad),
+    models, loss modules."""
     cache = analysis.facts.get_or_compute(_CLASS_ATTRIBUTE_ROLES, dict)
     if cls in cache:
         return cache[cls]
@@ -648,7 +656,8 @@ def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, 
                     continue
                 qualname = analysis.qualname(node.value.func) if isinstance(node.value, ast.Call) else None
                 if qualname in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-                    result["parameter"].add(target.attr)
+                    if not frozen_parameter(node.value):
+                        result["parameter"].add(target.attr)
                     continue
                 kind = constructed_kind(analysis, node.value)
                 if kind == "model":
