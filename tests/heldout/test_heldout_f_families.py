@@ -25,7 +25,15 @@ FILES = sorted(p for family in MARKED + CLEAN for p in (HERE / family).glob("*.p
 RULES = {f"TL{n}" for n in (*range(101, 109), 301, 302, 501, 503)}
 # Right markers the checker misses today, each with why. Kept visible rather than dropped,
 # and checked to be still missed, so the fix that finds one must remove it from here.
-KNOWN_MISSES: dict[tuple[str, int, str], str] = {}
+KNOWN_MISSES: dict[tuple[str, int, str], str] = {
+    ("memory_f/TL301_contrastive_ppo.py", 28, "TL301"):
+        "`image_enc`/`text_enc` are not known as models (no `.eval()`/`.parameters()` use in the function, and "
+        "`enc` also names tokenizer encodings, so it is no model word), so `logits` is not known to carry the graph",
+    ("memory_f/TL302_retrieval_inline_val.py", 17, "TL302"):
+        "a one-off model call after `.eval()` outside a loop, in a function not named for evaluation: TL302 stays "
+        "silent there because such a helper may be part of a differentiable forward; here only `.topk(...).indices` "
+        "of it is returned",
+}
 
 
 def test_there_are_files_in_every_family():
