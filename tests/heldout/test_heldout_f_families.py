@@ -33,6 +33,9 @@ KNOWN_MISSES: dict[tuple[str, int, str], str] = {
         "a one-off model call after `.eval()` outside a loop, in a function not named for evaluation: TL302 stays "
         "silent there because such a helper may be part of a differentiable forward; here only `.topk(...).indices` "
         "of it is returned",
+    ("training_f/TL102_TL103_kfold_callbacks.py", 72, "TL103"):
+        "a model bound by a `for` over a list of models (an ensemble's `fold_model`) is not known as a model: names "
+        "bound in a function are models only by what builds them, and loop targets often name layers",
 }
 
 
