@@ -77,13 +77,22 @@ register(LayerKind(
 ))
 
 
-def _embedding_forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:
+def _lookup_indices(site: Site, layer: Layer, args: list) -> Tensor | None:
+    """The index tensor an embedding lookup is given; None when unknown or floating-point
+    (reported: a lookup takes integer indices)."""
     x = input_tensor(site, args)
     if x is None:
-        return UNKNOWN
+        return None
     problem = float_indices(f"`{site.callee}` ({layer.kind.describe(layer)})", x)
     if problem is not None:
         site.fail(problem, "dtype")
+        return None
+    return x
+
+
+def _embedding_forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:
+    x = _lookup_indices(site, layer, args)
+    if x is None:
         return UNKNOWN
     origin = site.layer_origin(layer)
     return Tensor(x.dims + (dim_param(layer, "embedding_dim"),), x.variadic, "float", origin)
@@ -102,12 +111,8 @@ register(LayerKind(
 def _embedding_bag_forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:
     """One pooled row per bag, always 2-d: a 2-d input is one bag per row; a 1-d input with
     `offsets` has as many bags as offsets (not known here)."""
-    x = input_tensor(site, args)
+    x = _lookup_indices(site, layer, args)
     if x is None:
-        return UNKNOWN
-    problem = float_indices(f"`{site.callee}` ({layer.kind.describe(layer)})", x)
-    if problem is not None:
-        site.fail(problem, "dtype")
         return UNKNOWN
     offsets = args[1] if len(args) > 1 else kwargs.get("offsets")
     bags = x.dims[0] if x.rank == 2 and offsets is None else None
