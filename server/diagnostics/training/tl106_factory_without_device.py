@@ -200,17 +200,19 @@ def _only_pieces_and_numbers(analysis: Analysis, function: FunctionInfo, arithme
 
 def _meets_module_state(analysis: Analysis, function: FunctionInfo, start: ast.AST) -> bool:
     """Up through arithmetic, negation and methods given no tensor (`.abs()`), `start` meets a
-    buffer or parameter of the module or an input of `forward` (`* self.slopes[:, None]`)."""
+    buffer or parameter of the module or an input of `forward` (`* self.slopes[:, None]`), not
+    only numbers (`+ self.window - 1`)."""
     node = start
     while True:
         parent = analysis.parents.get(node)
         if isinstance(parent, ast.BinOp):
             other = parent.right if parent.left is node else parent.left
-            while isinstance(other, ast.Subscript):
-                other = other.value
-            chain = dotted(other)
-            if chain is not None and (chain.startswith("self.") or chain in function.params[1:]):
-                return True
+            if not _plain_number(analysis, function, other):  # `+ self.window - 1` keeps it an index
+                while isinstance(other, ast.Subscript):
+                    other = other.value
+                chain = dotted(other)
+                if chain is not None and (chain.startswith("self.") or chain in function.params[1:]):
+                    return True
         elif isinstance(parent, ast.Attribute):
             holder = analysis.parents.get(parent)
             if not (isinstance(holder, ast.Call) and holder.func is parent and _arguments_hold_no_tensor(holder)):
