@@ -913,6 +913,16 @@ def eval_switch_before(analysis: Analysis, function: FunctionInfo, call: ast.Cal
     return last.name if last else None
 
 
+def switched_to_eval_before(analysis: Analysis, function: FunctionInfo, call: ast.Call, model: str) -> bool:
+    """`model` itself is put in eval mode before `call` in this function and not back in train:
+    another model switched after it (`image_encoder.eval()`, then `text_encoder.eval()`) does not
+    hide its own switch, as it does for `eval_switch_before`."""
+    at = (call.lineno, call.col_offset)
+    before = [s for s in analysis.mode_switches.get(function, ()) if s.name == model
+              and (s.call.lineno, s.call.col_offset) < at]
+    return bool(before) and max(before, key=lambda s: (s.call.lineno, s.call.col_offset)).mode == "eval"
+
+
 def in_eval_mode(analysis: Analysis, function: FunctionInfo, call: ast.Call, model: str,
                  _outer: frozenset = frozenset()) -> bool:
     """`model` is switched to eval in this function, at module level, or by every caller

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 _MODEL_WORDS = (
     "model|net|network|encoder|decoder|backbone|generator|discriminator|teacher|student|classifier"
-    "|autoencoder|unet|transformer|detector|denoiser|regressor|embedder|tagger"
+    "|autoencoder|unet|transformer|detector|denoiser|regressor|embedder|tagger|gnn|gcn"
 )
 # A name that starts with a verb names what is done to a model (`run_model`, `load_model`:
 # a callback or a loader), not the model.
@@ -607,6 +607,20 @@ def _module_classes(analysis: "Analysis") -> dict[str, ast.ClassDef]:
     return found
 
 
+def _layer_parameters(analysis: "Analysis", cls: ast.ClassDef) -> set[str]:
+    """Parameters of the class's `__init__` annotated with a torch layer that holds weights
+    (`base: nn.Linear`): the layer a wrapper such as a LoRA adapter keeps."""
+    for method in cls.body:
+        if isinstance(method, ast.FunctionDef) and method.name == "__init__":
+            found = set()
+            for a in [*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs]:
+                qualname = analysis.qualname(a.annotation) if a.annotation is not None else None
+                if qualname and qualname.startswith("torch.nn.") and qualname.rsplit(".", 1)[-1] in _WEIGHTED_LAYERS:
+                    found.add(a.arg)
+            return found
+    return set()
+
+
 def _number_parameters(cls: ast.ClassDef) -> set[str]:
     """Parameters of the class's `__init__` that take numbers: a number default
     (`min_scale=0.3`) or a `float`/`int` annotation."""
@@ -640,6 +654,7 @@ def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, 
     containers: set[str] = set()  # also bound to a dict or list somewhere: not one tensor
     numbers: dict[str, bool] = {}  # only ever set to a constant, a config value or a number parameter
     number_parameters = _number_parameters(cls)
+    layer_parameters = _layer_parameters(analysis, cls)
     for node in walk_nodes(cls):
         if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             continue
@@ -653,6 +668,9 @@ def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, 
                     continue
                 if _is_container(analysis, node.value):
                     containers.add(target.attr)
+                    continue
+                if isinstance(node.value, ast.Name) and node.value.id in layer_parameters:
+                    result["model"].add(target.attr)  # `self.base = base` with `base: nn.Linear`
                     continue
                 qualname = analysis.qualname(node.value.func) if isinstance(node.value, ast.Call) else None
                 if qualname in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
