@@ -171,9 +171,9 @@ def _scan_statement(nodes: dict[type, list[ast.AST]]) -> _StatementScan:
 
 
 # A test that asks which PyTorch runs: `_TORCH_GREATER_EQUAL_2_4`, `torch.__version__ >= ...`,
-# `hasattr(torch, "compile")`, `version.parse(...)`.
-_VERSION_TEST = re.compile(r"version|VERSION|GREATER|LESS|_LT_|_GE_|hasattr|getattr")
-_VERSION_NUMBER_TEST = re.compile(r"version|VERSION|GREATER|LESS|_LT_|_GE_")
+# `hasattr(torch, "compile")`, `version.parse(...)`, a flag named for the release (`TORCH_2_4`).
+_VERSION_TEST = re.compile(r"version|VERSION|GREATER|LESS|_LT_|_GE_|TORCH_\d+_\d+|hasattr|getattr")
+_VERSION_NUMBER_TEST = re.compile(r"version|VERSION|GREATER|LESS|_LT_|_GE_|TORCH_\d+_\d+")
 
 
 def _default_a_version_test_replaces(parent_of, node: ast.AST, test_pattern: re.Pattern) -> bool:
