@@ -240,8 +240,10 @@ def _device_assignments(analysis: Analysis, statements: list[ast.stmt]) -> list[
     for stmt in statements:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             name, value = stmt.targets[0].id, stmt.value
-            if _names_where_results_are_kept(name):
-                continue  # `gather_device`: where outputs are collected, not where the model runs
+            if name == "_" or _names_where_results_are_kept(name):
+                # `_ = torch.device(spec)` only checks the spelling and throws the device away;
+                # `gather_device`: where outputs are collected, not where the model runs
+                continue
             if constructed_kind(analysis, value) == "device" or (DEVICE_NAME.match(name) and (
                     isinstance(value, ast.IfExp) or _launcher_device(value))):
                 found.append(stmt)
