@@ -159,8 +159,12 @@ def _meets_other_values(analysis: Analysis, function: FunctionInfo, call: ast.Ca
         return verdict
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
         name = parent.targets[0].id
+        # Reads after the name is bound anew (`mask = mask.to(x.device)`) see another tensor.
+        rebound = min((n.lineno for n in walk_nodes(function.node) if isinstance(n, ast.Name) and n.id == name
+                       and isinstance(n.ctx, ast.Store) and n.lineno > parent.lineno), default=None)
         for use in walk_nodes(function.node):
-            if isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load) and use.lineno > parent.lineno:
+            if isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load) \
+                    and parent.lineno < use.lineno and (rebound is None or use.lineno <= rebound):
                 holder = analysis.parents.get(use)
                 if isinstance(holder, (ast.BinOp, ast.AugAssign)):
                     return True
@@ -191,6 +195,8 @@ def _climb(analysis: Analysis, function: FunctionInfo, start: ast.AST) -> tuple[
         parent = analysis.parents.get(node)
         if isinstance(parent, ast.BinOp):
             other = parent.right if parent.left is node else parent.left
+            if _moved_to_cpu(other):
+                return False, parent  # `grid.cpu() * torch.tensor([1, m, m])`: the code computes on the CPU on purpose
             if not _plain_number(analysis, function, other) and not _ends_as_number(analysis, parent):
                 return True, parent
             # `lo + (hi - lo) * torch.rand(2)`: still a CPU tensor made of numbers only
@@ -211,6 +217,12 @@ def _climb(analysis: Analysis, function: FunctionInfo, start: ast.AST) -> tuple[
         elif not (isinstance(parent, ast.Call) or (isinstance(parent, ast.Subscript) and parent.value is node)):
             return None, parent
         node = parent
+
+
+def _moved_to_cpu(expr: ast.AST) -> bool:
+    """`image_grid_thw.cpu()`: a tensor the code itself brought to the CPU."""
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "cpu" \
+        and not expr.args and not expr.keywords
 
 
 def _ends_as_number(analysis: Analysis, arithmetic: ast.AST) -> bool:
