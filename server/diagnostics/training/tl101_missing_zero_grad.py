@@ -29,7 +29,7 @@ def _clears_gradients(analysis: Analysis, loop: LoopInfo) -> bool:
 def _calls_clear(calls: list[ast.Call]) -> bool:
     for call in calls:
         name = call_name(call)
-        if name == "zero_grad":
+        if name in ("zero_grad", "zero_grads"):  # `zero_grads(params)`: Pyro's (`pyro.infer.util`) clears each `.grad`
             return True
         if name in ("zero_", "fill_", "detach_", "requires_grad_") and isinstance(call.func, ast.Attribute):
             target = call.func.value
