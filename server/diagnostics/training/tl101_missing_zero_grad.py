@@ -58,8 +58,8 @@ class MissingZeroGrad(Rule):
     ## Why is this bad
     `.backward()` adds into `.grad`. Without `zero_grad()` every step uses the sum of all
     gradients so far, so updates grow and training diverges or silently degrades.
-    Clearing is `optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None` or
-    `p.grad.zero_()` (the manual forms may get TL407). A `DistributedOptimizer` stepped with
+    Clearing is `optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None`,
+    `p.grad.zero_()` (the manual forms may get TL407) or Pyro's `zero_grads(params)`. A `DistributedOptimizer` stepped with
     a `dist_autograd` context is not flagged: its gradients live in the per-iteration
     context and never accumulate (and it has no `zero_grad`). Nor is an optimizer built in
     the loop over tensors the same iteration makes anew (`x = z.detach().clone()`, then

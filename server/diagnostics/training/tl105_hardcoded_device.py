@@ -38,7 +38,8 @@ class HardcodedDevice(Rule):
     the device variable's), and so is any fix in a function the module calls before it
     assigns its device variable (`.to(device)` there would raise `NameError`). A variable
     named for where results are kept (`gather_device`, `storage_device`, `offload_device`,
-    `cpu_device`) is not the device the computation runs on, so it does not count.
+    `cpu_device`) is not the device the computation runs on, so it does not count, nor does
+    a device thrown away into `_` (`_ = torch.device(spec)` only checks a spelling).
 
     ## Why is this bad
     The file already decides where tensors live; a hardcoded `"cuda"` ignores that choice,

@@ -34,7 +34,9 @@ class FactoryWithoutDevice(Rule):
     metadata (`torch.tensor([0.0]).dtype`), nor one moved right away, also through a chain
     of its own methods (`torch.arange(n).unsqueeze(0).repeat(b, 1).to(self.device)`, or an
     in-place random fill with numbers, `torch.empty(f.shape).bernoulli_(1 - p).to(f.device)`) or by
-    re-binding its name before any other use (`zeros = zeros.cuda()` under `if x.is_cuda:`). A
+    re-binding its name before any other use (`zeros = zeros.cuda()` under `if x.is_cuda:`;
+    reads after the name is bound anew see another tensor), nor one in arithmetic with a tensor
+    the code brought to the CPU itself (`grid.cpu() * torch.tensor([1, m, m])`). A
     tensor passed inside a tuple to a submodule (`self.lstm(x, (h, c))`) meets that
     submodule's inputs, so it is flagged like one passed directly.
 
