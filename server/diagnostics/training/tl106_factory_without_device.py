@@ -161,9 +161,11 @@ def _meets_other_values(analysis: Analysis, function: FunctionInfo, call: ast.Ca
         return verdict
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
         name = parent.targets[0].id
-        # Reads after the name is bound anew (`mask = mask.to(x.device)`) see another tensor.
+        # Reads after the name is bound to the tensor moved (`mask = mask.to(x.device)`) or to
+        # another value see another tensor; `pos = pos.unsqueeze(0)` keeps the CPU tensor.
         rebound = min((n.lineno for n in walk_nodes(function.node) if isinstance(n, ast.Name) and n.id == name
-                       and isinstance(n.ctx, ast.Store) and n.lineno > parent.lineno), default=None)
+                       and isinstance(n.ctx, ast.Store) and n.lineno > parent.lineno
+                       and _ends_the_tensor(analysis.parents.get(n), name)), default=None)
         for use in walk_nodes(function.node):
             if isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load) \
                     and parent.lineno < use.lineno and (rebound is None or use.lineno <= rebound):
@@ -219,6 +221,18 @@ def _climb(analysis: Analysis, function: FunctionInfo, start: ast.AST) -> tuple[
         elif not (isinstance(parent, ast.Call) or (isinstance(parent, ast.Subscript) and parent.value is node)):
             return None, parent
         node = parent
+
+
+def _ends_the_tensor(binding: ast.AST | None, name: str) -> bool:
+    """`name = name.to(device)` (the tensor moved) or `name = <a value not made from it>`: after
+    this binding the name holds no CPU tensor of the factory."""
+    if not isinstance(binding, ast.Assign):
+        return False
+    reads = any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                for n in walk_nodes(binding.value))
+    moves = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                and n.func.attr in ("to", "cuda", "type_as", "to_device") for n in walk_nodes(binding.value))
+    return moves or not reads
 
 
 def _moved_to_cpu(expr: ast.AST) -> bool:
