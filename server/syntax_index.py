@@ -103,7 +103,11 @@ class SyntaxIndex:
         found = self.names(identifier)
         if isinstance(scope, ast.Module):
             return found
-        return [name for name in found if self.encloses(scope, name)]
+        # A node's descendants lie within its lines (a `def`'s decorators above its own line):
+        # the names outside them are left out before the walk up their parents.
+        first = min([scope.lineno, *(d.lineno for d in getattr(scope, "decorator_list", ()))])
+        last = scope.end_lineno
+        return [name for name in found if first <= name.lineno <= last and self.encloses(scope, name)]
 
     def encloses(self, ancestor: ast.AST, node: ast.AST) -> bool:
         """`node` lies below `ancestor` (through `parent_of`, which reaches every node)."""

@@ -44,6 +44,9 @@ def without_moves(value: ast.AST) -> ast.AST:
     return value
 
 
+_MODULE_CONSTRUCTORS: FactKey[dict[ast.AST, "ast.Call | None"]] = FactKey("provenance.module_constructors")
+
+
 def module_constructor(analysis: "Analysis", func: ast.AST, through_callers: bool = True) -> ast.Call | None:
     """The constructor call that built the module a call runs: `nn.CrossEntropyLoss(...)`
     for `criterion(...)` (a local or module-level name, or a parameter every caller in the
@@ -51,6 +54,17 @@ def module_constructor(analysis: "Analysis", func: ast.AST, through_callers: boo
     None when the binding is not one plain constructor."""
     if isinstance(func, ast.Call):
         return func
+    if not through_callers:
+        return _constructor(analysis, func, through_callers)
+    # Kept per version: the TL20x rules ask it of every call they look at (TL206 and the
+    # shape rule TL202 of the same calls), each answer a walk to the binding.
+    found = analysis.facts.get_or_compute(_MODULE_CONSTRUCTORS, dict)
+    if func not in found:
+        found[func] = _constructor(analysis, func, through_callers)
+    return found[func]
+
+
+def _constructor(analysis: "Analysis", func: ast.AST, through_callers: bool) -> ast.Call | None:
     if isinstance(func, ast.Name):
         return _constructor_of_name(analysis, func, through_callers)
     if is_self_attribute(func):

@@ -92,15 +92,14 @@ class SoftmaxOverBatch(Rule):
 
 def softmax_application(analysis: "Analysis", call: ast.Call) -> tuple[ast.AST, ast.AST, ast.AST | None] | None:
     """(node to report, input tensor, dim argument) for a softmax-family call, else None."""
-    if has_star_args(call):
-        return None
+    # The cheap tests first: the shape rules ask this of every call of the file, on each edit.
     qualname = analysis.call_qualname(call)
     if qualname in FUNCTIONAL_SOFTMAX or qualname in TORCH_SOFTMAX:
         tensor = argument(call, 0, "input")
-        return (call, tensor, argument(call, 1, "dim")) if tensor is not None else None
+        return (call, tensor, argument(call, 1, "dim")) if tensor is not None and not has_star_args(call) else None
     if qualname is None and isinstance(call.func, ast.Attribute) and call.func.attr in SOFTMAX_METHODS:
-        return call, call.func.value, argument(call, 0, "dim")
-    if len(call.args) != 1 or call.keywords or not _may_run_a_module(call.func):
+        return (call, call.func.value, argument(call, 0, "dim")) if not has_star_args(call) else None
+    if len(call.args) != 1 or call.keywords or not _may_run_a_module(call.func) or has_star_args(call):
         return None
     constructor = module_constructor(analysis, call.func)  # `nn.Softmax(dim=0)(x)`, `self.softmax(x)`
     if torch_module_class(analysis, constructor) in SOFTMAX_MODULES and not has_star_args(constructor):

@@ -67,9 +67,7 @@ class HardcodedDevice(Rule):
         devices = _device_variables(analysis)
         if not devices:
             return
-        # `.cuda(0)` here and `.cuda(2)` there: the file places modules on GPUs by hand (model or
-        # pipeline parallelism), which one device variable cannot express.
-        by_hand = len({index for call in analysis.calls if (index := _gpu_index(call)) is not None}) > 1
+        by_hand: bool | None = None  # asked only of a call that names a GPU by number
         device_in: dict[FunctionInfo, tuple[str | None, ast.Assign | None]] = {}
         for call in analysis.calls:
             name = call_name(call)
@@ -81,8 +79,11 @@ class HardcodedDevice(Rule):
             device, defined = device_in[function]
             if device is None or analysis.call_qualname(call) == "torch.device":
                 continue
-            if by_hand and _gpu_index(call) is not None:
-                continue
+            if _gpu_index(call) is not None:
+                if by_hand is None:
+                    by_hand = _places_by_hand(analysis)
+                if by_hand:
+                    continue
             # A function the module runs before it assigns the device: `.to(device)` would raise NameError.
             early = _runs_before_device(analysis, function, defined)
             if name == "cuda" and isinstance(call.func, ast.Attribute) and analysis.qualname(call.func) is None:
@@ -177,6 +178,12 @@ def _hardcoded_cuda_call(analysis: Analysis, call: ast.Call) -> bool:
         return False
     return all(isinstance(a, (ast.Constant, ast.Name, ast.Attribute)) and not _is_device_value(analysis, call, a)
                for a in call.args)
+
+
+def _places_by_hand(analysis: Analysis) -> bool:
+    """`.cuda(0)` here and `.cuda(2)` there: the file places modules on GPUs by hand (model or
+    pipeline parallelism), which one device variable cannot express."""
+    return len({index for call in analysis.calls if (index := _gpu_index(call)) is not None}) > 1
 
 
 def _gpu_index(call: ast.Call) -> int | None:
