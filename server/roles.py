@@ -622,8 +622,9 @@ def _layer_parameters(analysis: "Analysis", cls: ast.ClassDef) -> set[str]:
 
 
 def _number_parameters(cls: ast.ClassDef) -> set[str]:
-    """Parameters of the class's `__init__` that take numbers: a number default
-    (`min_scale=0.3`) or a `float`/`int` annotation."""
+    """Names of the class's `__init__` that hold numbers: parameters with a number default
+    (`min_scale=0.3`) or a `float`/`int` annotation, and locals only ever bound to a config
+    value (`n_codebooks = config.n_codebooks`)."""
     for method in cls.body:
         if isinstance(method, ast.FunctionDef) and method.name == "__init__":
             args = [*method.args.posonlyargs, *method.args.args]
@@ -633,7 +634,17 @@ def _number_parameters(cls: ast.ClassDef) -> set[str]:
                      and type(default.value) in (int, float)}
             found |= {a.arg for a in [*args, *method.args.kwonlyargs]
                       if isinstance(a.annotation, ast.Name) and a.annotation.id in ("int", "float")}
-            return found
+            config_locals: dict[str, bool] = {}
+            for node in walk_nodes(method):
+                if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.withitem, ast.NamedExpr)):
+                    targets = node.targets if isinstance(node, ast.Assign) else [
+                        node.optional_vars if isinstance(node, ast.withitem) else node.target]
+                    for target in targets:
+                        plain = isinstance(target, ast.Name) and isinstance(node, ast.Assign) \
+                            and is_config_number(node.value)  # `a, b = ...` or a loop binds something else
+                        for name in (n for n in walk_nodes(target) if isinstance(n, ast.Name)) if target else ():
+                            config_locals[name.id] = config_locals.get(name.id, True) and plain
+            return found | {name for name, plain in config_locals.items() if plain}
     return set()
 
 

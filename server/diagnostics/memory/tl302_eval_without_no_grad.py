@@ -34,7 +34,9 @@ class EvalWithoutNoGrad(Rule):
     frozen first (`model.requires_grad_(False)`, also at the end of calls that return the module,
     `model.eval().requires_grad_(False).to(device)`, or of the chain that builds it,
     `copy.deepcopy(model).requires_grad_(False)`, or `p.requires_grad = False` over its
-    parameters) records no graph and is not flagged.
+    parameters) records no graph and is not flagged, nor is a trainer's attribute bound only to
+    an Ultralytics model object (`self.model = YOLO(path)`: its call runs a predictor under
+    `torch.inference_mode()`).
 
     ## Why is this bad
     `model.eval()` changes dropout and batch-norm, not autograd: without `no_grad` every

@@ -34,7 +34,9 @@ class FactoryWithoutDevice(Rule):
     metadata (`torch.tensor([0.0]).dtype`), nor one moved right away, also through a chain
     of its own methods (`torch.arange(n).unsqueeze(0).repeat(b, 1).to(self.device)`, or an
     in-place random fill with numbers, `torch.empty(f.shape).bernoulli_(1 - p).to(f.device)`) or by
-    re-binding its name before any other use (`zeros = zeros.cuda()` under `if x.is_cuda:`). A
+    re-binding its name before any other use (`zeros = zeros.cuda()` under `if x.is_cuda:`;
+    reads after the name is bound anew see another tensor), nor one in arithmetic with a tensor
+    the code brought to the CPU itself (`grid.cpu() * torch.tensor([1, m, m])`). A
     tensor passed inside a tuple to a submodule (`self.lstm(x, (h, c))`) meets that
     submodule's inputs, so it is flagged like one passed directly.
 
@@ -159,8 +161,14 @@ def _meets_other_values(analysis: Analysis, function: FunctionInfo, call: ast.Ca
         return verdict
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
         name = parent.targets[0].id
+        # Reads after the name is bound to the tensor moved (`mask = mask.to(x.device)`) or to
+        # another value see another tensor; `pos = pos.unsqueeze(0)` keeps the CPU tensor.
+        rebound = min((n.lineno for n in walk_nodes(function.node) if isinstance(n, ast.Name) and n.id == name
+                       and isinstance(n.ctx, ast.Store) and n.lineno > parent.lineno
+                       and _ends_the_tensor(analysis.parents.get(n), name)), default=None)
         for use in walk_nodes(function.node):
-            if isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load) and use.lineno > parent.lineno:
+            if isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load) \
+                    and parent.lineno < use.lineno and (rebound is None or use.lineno <= rebound):
                 holder = analysis.parents.get(use)
                 if isinstance(holder, (ast.BinOp, ast.AugAssign)):
                     return True
@@ -232,6 +240,8 @@ def _climb(analysis: Analysis, function: FunctionInfo, start: ast.AST) -> tuple[
         parent = analysis.parents.get(node)
         if isinstance(parent, ast.BinOp):
             other = parent.right if parent.left is node else parent.left
+            if _moved_to_cpu(other):
+                return False, parent  # `grid.cpu() * torch.tensor([1, m, m])`: the code computes on the CPU on purpose
             if not _plain_number(analysis, function, other) and not _ends_as_number(analysis, parent):
                 return True, parent
             # `lo + (hi - lo) * torch.rand(2)`: still a CPU tensor made of numbers only
@@ -254,6 +264,24 @@ def _climb(analysis: Analysis, function: FunctionInfo, start: ast.AST) -> tuple[
         elif not (isinstance(parent, ast.Call) or (isinstance(parent, ast.Subscript) and parent.value is node)):
             return None, parent
         node = parent
+
+
+def _ends_the_tensor(binding: ast.AST | None, name: str) -> bool:
+    """`name = name.to(device)` (the tensor moved) or `name = <a value not made from it>`: after
+    this binding the name holds no CPU tensor of the factory."""
+    if not isinstance(binding, ast.Assign):
+        return False
+    reads = any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                for n in walk_nodes(binding.value))
+    moves = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                and n.func.attr in ("to", "cuda", "type_as", "to_device") for n in walk_nodes(binding.value))
+    return moves or not reads
+
+
+def _moved_to_cpu(expr: ast.AST) -> bool:
+    """`image_grid_thw.cpu()`: a tensor the code itself brought to the CPU."""
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "cpu" \
+        and not expr.args and not expr.keywords
 
 
 def _ends_as_number(analysis: Analysis, arithmetic: ast.AST) -> bool:
