@@ -36,7 +36,7 @@ from torch_lsp.statement_walk import (
 )
 from torch_lsp.statement_walk import position as _position
 from torch_lsp.syntax_index import syntax_index
-from torch_lsp.syntax_nodes import accumulation, argument, call_name, keyword, walk_nodes
+from torch_lsp.syntax_nodes import accumulation, argument, call_name, is_self_attribute, keyword, walk_nodes
 from torch_lsp.text import LineIndex
 
 if TYPE_CHECKING:
@@ -913,6 +913,16 @@ def eval_switch_before(analysis: Analysis, function: FunctionInfo, call: ast.Cal
     return last.name if last else None
 
 
+def switched_to_eval_before(analysis: Analysis, function: FunctionInfo, call: ast.Call, model: str) -> bool:
+    """`model` itself is put in eval mode before `call` in this function and not back in train:
+    another model switched after it (`image_encoder.eval()`, then `text_encoder.eval()`) does not
+    hide its own switch, as it does for `eval_switch_before`."""
+    at = (call.lineno, call.col_offset)
+    before = [s for s in analysis.mode_switches.get(function, ()) if s.name == model
+              and (s.call.lineno, s.call.col_offset) < at]
+    return bool(before) and max(before, key=lambda s: (s.call.lineno, s.call.col_offset)).mode == "eval"
+
+
 def in_eval_mode(analysis: Analysis, function: FunctionInfo, call: ast.Call, model: str,
                  _outer: frozenset = frozenset()) -> bool:
     """`model` is switched to eval in this function, at module level, or by every caller
@@ -1326,7 +1336,40 @@ def trainer_model_calls(analysis: Analysis) -> Iterator[TrainerModelCall]:
                     attr in built or (MODEL_NAME.match(attr) and not attr.startswith("_"))):
                 continue
             seen.add(attr)
+            if _bound_only_to_predictors(analysis, cls, attr):
+                continue  # `self.model = YOLO(path)`: calling it runs a predictor that sets the mode and grad
             yield TrainerModelCall(function, call, f"self.{attr}", _self_eval_before(function, attr, call))
+
+
+# Model objects whose call runs a predictor that puts the network in eval mode under
+# `torch.inference_mode()` itself: Ultralytics' model classes (`YOLO(path)(image)` is
+# `YOLO(path).predict(image)`), however they are imported.
+_ULTRALYTICS_PREDICTORS = frozenset({"YOLO", "YOLOWorld", "YOLOE", "RTDETR", "SAM", "FastSAM", "NAS"})
+
+
+def _bound_only_to_predictors(analysis: Analysis, cls: ast.ClassDef, attr: str) -> bool:
+    """Every value the class gives `self.<attr>` is None or an Ultralytics model object (see
+    `_ULTRALYTICS_PREDICTORS`), and at least one is."""
+    predictors = 0
+    for node in walk_nodes(cls):
+        if isinstance(node, (ast.AnnAssign, ast.AugAssign)) and is_self_attribute(node.target) \
+                and node.target.attr == attr:
+            return False
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            if not (is_self_attribute(target) and target.attr == attr):
+                if any(is_self_attribute(e) and e.attr == attr for e in walk_nodes(target)):
+                    return False  # `self.model, x = ...`: bound to something unknown
+                continue
+            if isinstance(node.value, ast.Constant) and node.value.value is None:
+                continue
+            qualname = analysis.call_qualname(node.value) if isinstance(node.value, ast.Call) else None
+            if not (qualname and qualname.startswith("ultralytics.")
+                    and qualname.rsplit(".", 1)[-1] in _ULTRALYTICS_PREDICTORS):
+                return False
+            predictors += 1
+    return predictors > 0
 
 
 def _plain_class(cls: ast.ClassDef) -> bool:

@@ -25,6 +25,7 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
+from torch_lsp.fact_cache import FactKey
 from torch_lsp.notebooks import is_notebook_program
 from torch_lsp.syntax_index import syntax_index
 from torch_lsp.roles import DEVICE_NAME, reaching_assignment
@@ -602,11 +603,24 @@ def _loops_over_name(analysis: "Analysis", scope: ast.AST, name: str) -> list[as
     """The `for` loops inside `scope` (nested functions included) whose iterable reads `name`:
     `loader`, `enumerate(loader)`, `tqdm(loader)`, `zip(loader_a, loader_b)`."""
     first, last = getattr(scope, "lineno", 0), getattr(scope, "end_lineno", None) or float("inf")
-    return [
-        loop.node for loop in analysis.loops
-        if isinstance(loop.node, (ast.For, ast.AsyncFor)) and first <= loop.node.lineno <= last
-        and any(isinstance(n, ast.Name) and n.id == name for n in walk_nodes(loop.node.iter))
-    ]
+    return [loop for loop in _loops_by_iterable_name(analysis).get(name, ()) if first <= loop.lineno <= last]
+
+
+_LOOPS_BY_ITERABLE_NAME: "FactKey[dict[str, list[ast.For]]]" = FactKey("datasets.loops_by_iterable_name")
+
+
+def _loops_by_iterable_name(analysis: "Analysis") -> dict[str, list[ast.For]]:
+    """The `for` loops of the file (in `analysis.loops` order) under each name their iterable
+    reads: asked for every loader, this walks each loop's iterable once per version."""
+    def collect() -> dict[str, list[ast.For]]:
+        found: dict[str, list[ast.For]] = {}
+        for loop in analysis.loops:
+            if isinstance(loop.node, (ast.For, ast.AsyncFor)):
+                for name in dict.fromkeys(n.id for n in walk_nodes(loop.node.iter) if isinstance(n, ast.Name)):
+                    found.setdefault(name, []).append(loop.node)
+        return found
+
+    return analysis.facts.get_or_compute(_LOOPS_BY_ITERABLE_NAME, collect)
 
 
 def _moves_to_gpu(analysis: "Analysis", call: ast.Call) -> bool:

@@ -171,9 +171,32 @@ def _scan_statement(nodes: dict[type, list[ast.AST]]) -> _StatementScan:
 
 
 # A test that asks which PyTorch runs: `_TORCH_GREATER_EQUAL_2_4`, `torch.__version__ >= ...`,
-# `hasattr(torch, "compile")`, `version.parse(...)`.
-_VERSION_TEST = re.compile(r"version|VERSION|GREATER|LESS|_LT_|_GE_|hasattr|getattr")
-_VERSION_NUMBER_TEST = re.compile(r"version|VERSION|GREATER|LESS|_LT_|_GE_")
+# `hasattr(torch, "compile")`, `version.parse(...)`, a flag named for the release (`TORCH_2_4`).
+_VERSION_TEST = re.compile(r"version|VERSION|GREATER|LESS|_LT_|_GE_|TORCH_\d+_\d+|hasattr|getattr")
+_VERSION_NUMBER_TEST = re.compile(r"version|VERSION|GREATER|LESS|_LT_|_GE_|TORCH_\d+_\d+")
+
+
+def _default_a_version_test_replaces(parent_of, node: ast.AST, test_pattern: re.Pattern) -> bool:
+    """`node` is the default the next statement's version test replaces: `weight_norm =
+    nn.utils.weight_norm` followed by `if hasattr(nn.utils.parametrizations, "weight_norm"):
+    weight_norm = nn.utils.parametrizations.weight_norm` (the old API runs only where the new one
+    is missing)."""
+    statement = parent_of(node)
+    if not (isinstance(statement, ast.Assign) and statement.value is node and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)):
+        return False
+    body = next((getattr(parent_of(statement), field) for field in ("body", "orelse", "finalbody")
+                 if statement in getattr(parent_of(statement), field, ())), None)
+    if body is None:
+        return False
+    following = body.index(statement) + 1
+    if following == len(body) or not isinstance(body[following], ast.If):
+        return False
+    test = body[following]
+    name = statement.targets[0].id
+    return bool(test_pattern.search(ast.unparse(test.test))) and any(
+        isinstance(target, ast.Name) and target.id == name
+        for inner in test.body if isinstance(inner, ast.Assign) for target in inner.targets)
 
 
 # What a failed import or call of an API a PyTorch version lacks raises (or what catches it).
@@ -199,6 +222,8 @@ def in_compatibility_code(analysis: "Analysis", node: ast.AST, versions_only: bo
     handler or a `hasattr` test may be about anything else."""
     parent_of = syntax_index(analysis).parent_of  # the parents the analysis walk recorded: no walk here
     test_pattern = _VERSION_NUMBER_TEST if versions_only else _VERSION_TEST
+    if _default_a_version_test_replaces(parent_of, node, test_pattern):
+        return True
     child, parent = node, parent_of(node)
     while parent is not None:
         if not versions_only and isinstance(parent, ast.ExceptHandler) and _catches_a_missing_api(parent):

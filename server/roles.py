@@ -18,14 +18,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from torch_lsp.fact_cache import FactKey
-from torch_lsp.syntax_nodes import call_name, is_self_attribute, receiver, walk_nodes
+from torch_lsp.syntax_nodes import call_name, is_self_attribute, keyword, receiver, walk_nodes
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis, FunctionInfo
 
 _MODEL_WORDS = (
     "model|net|network|encoder|decoder|backbone|generator|discriminator|teacher|student|classifier"
-    "|autoencoder|unet|transformer|detector|denoiser|regressor|embedder|tagger"
+    "|autoencoder|unet|transformer|detector|denoiser|regressor|embedder|tagger|gnn|gcn"
 )
 # A name that starts with a verb names what is done to a model (`run_model`, `load_model`:
 # a callback or a loader), not the model.
@@ -607,9 +607,24 @@ def _module_classes(analysis: "Analysis") -> dict[str, ast.ClassDef]:
     return found
 
 
+def _layer_parameters(analysis: "Analysis", cls: ast.ClassDef) -> set[str]:
+    """Parameters of the class's `__init__` annotated with a torch layer that holds weights
+    (`base: nn.Linear`): the layer a wrapper such as a LoRA adapter keeps."""
+    for method in cls.body:
+        if isinstance(method, ast.FunctionDef) and method.name == "__init__":
+            found = set()
+            for a in [*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs]:
+                qualname = analysis.qualname(a.annotation) if a.annotation is not None else None
+                if qualname and qualname.startswith("torch.nn.") and qualname.rsplit(".", 1)[-1] in _WEIGHTED_LAYERS:
+                    found.add(a.arg)
+            return found
+    return set()
+
+
 def _number_parameters(cls: ast.ClassDef) -> set[str]:
-    """Parameters of the class's `__init__` that take numbers: a number default
-    (`min_scale=0.3`) or a `float`/`int` annotation."""
+    """Names of the class's `__init__` that hold numbers: parameters with a number default
+    (`min_scale=0.3`) or a `float`/`int` annotation, and locals only ever bound to a config
+    value (`n_codebooks = config.n_codebooks`)."""
     for method in cls.body:
         if isinstance(method, ast.FunctionDef) and method.name == "__init__":
             args = [*method.args.posonlyargs, *method.args.args]
@@ -619,12 +634,30 @@ def _number_parameters(cls: ast.ClassDef) -> set[str]:
                      and type(default.value) in (int, float)}
             found |= {a.arg for a in [*args, *method.args.kwonlyargs]
                       if isinstance(a.annotation, ast.Name) and a.annotation.id in ("int", "float")}
-            return found
+            config_locals: dict[str, bool] = {}
+            for node in walk_nodes(method):
+                if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.withitem, ast.NamedExpr)):
+                    targets = node.targets if isinstance(node, ast.Assign) else [
+                        node.optional_vars if isinstance(node, ast.withitem) else node.target]
+                    for target in targets:
+                        plain = isinstance(target, ast.Name) and isinstance(node, ast.Assign) \
+                            and is_config_number(node.value)  # `a, b = ...` or a loop binds something else
+                        for name in (n for n in walk_nodes(target) if isinstance(n, ast.Name)) if target else ():
+                            config_locals[name.id] = config_locals.get(name.id, True) and plain
+            return found | {name for name, plain in config_locals.items() if plain}
     return set()
 
 
+def frozen_parameter(call: ast.Call) -> bool:
+    """`nn.Parameter(t, requires_grad=False)` (or `False` second): a parameter that moves and
+    saves with its module but requires no grad (noise buffers, fixed tables)."""
+    flag = call.args[1] if len(call.args) > 1 else getattr(keyword(call, "requires_grad"), "value", None)
+    return isinstance(flag, ast.Constant) and flag.value is False
+
+
 def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, set[str]]:
-    """`self.x = ...` in a class: which attributes are parameters, models, loss modules."""
+    """`self.x = ...` in a class: which attributes are parameters (that require grad),
+    models, loss modules."""
     cache = analysis.facts.get_or_compute(_CLASS_ATTRIBUTE_ROLES, dict)
     if cls in cache:
         return cache[cls]
@@ -632,6 +665,7 @@ def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, 
     containers: set[str] = set()  # also bound to a dict or list somewhere: not one tensor
     numbers: dict[str, bool] = {}  # only ever set to a constant, a config value or a number parameter
     number_parameters = _number_parameters(cls)
+    layer_parameters = _layer_parameters(analysis, cls)
     for node in walk_nodes(cls):
         if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             continue
@@ -646,9 +680,13 @@ def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, 
                 if _is_container(analysis, node.value):
                     containers.add(target.attr)
                     continue
+                if isinstance(node.value, ast.Name) and node.value.id in layer_parameters:
+                    result["model"].add(target.attr)  # `self.base = base` with `base: nn.Linear`
+                    continue
                 qualname = analysis.qualname(node.value.func) if isinstance(node.value, ast.Call) else None
                 if qualname in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-                    result["parameter"].add(target.attr)
+                    if not frozen_parameter(node.value):
+                        result["parameter"].add(target.attr)
                     continue
                 kind = constructed_kind(analysis, node.value)
                 if kind == "model":

@@ -189,14 +189,6 @@ class PartRun:
     reports: int = 1  # reports that hold the run
     kept: bool = False  # held for the document's next version (`keeping_parts`)
     released: bool = False
-    # Its main-file frames by node, built by the first report that asks (most do: the shape
-    # rules) and read again by each later version that takes the run over.
-    frames_by_node: dict | None = None
-
-    def main_frames_by_node(self) -> dict:
-        if self.frames_by_node is None:
-            self.frames_by_node = self.engine.main_frames_by_node()
-        return self.frames_by_node
 
 
 @dataclass
@@ -388,7 +380,6 @@ def _settle(run: PartRun) -> None:
         run.engine.main.analysis = run.engine.main.lines = None
         return
     run.released = True
-    run.frames_by_node = None
     run.engine.release()
 
 
@@ -406,19 +397,6 @@ class PartEngines:
                 key = analysis.tree if function is run.part.module else function
                 merged.setdefault(key, []).extend(frames)
         self.frames_by_function = merged
-
-    def main_frames_by_node(self) -> dict:
-        """As `Engine.main_frames_by_node`, merged from the runs' own tables (each built once
-        per run, not once per version: an edit re-runs one part).  A node of a statement that
-        every part shares (an import) has the frames of each part, in the order of the runs."""
-        merged: dict = {}
-        for run in self.runs:
-            table = run.main_frames_by_node()
-            earlier = {node: merged[node] for node in merged.keys() & table.keys()}
-            merged.update(table)
-            for node, frames in earlier.items():
-                merged[node] = frames + table[node]  # new lists: the runs' own stay as they are
-        return merged
 
     def release(self) -> None:
         """Releases the runs no later version took over (see `Engine.release`)."""

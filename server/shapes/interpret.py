@@ -211,17 +211,6 @@ class Engine:
             scope.__dict__.clear()
         self.__dict__.clear()
 
-    def main_frames_by_node(self) -> dict[ast.AST, list[Frame]]:
-        """The main file's frames that recorded each node (built anew on each call)."""
-        table: dict[ast.AST, list[Frame]] = {}
-        for frames in self.frames_by_function.values():
-            for frame in frames:
-                if not frame.scope.is_main:
-                    continue
-                for node in frame.values:
-                    table.setdefault(node, []).append(frame)
-        return table
-
     def _register(self, frame: "Frame", key: Any) -> None:
         self.frames[key] = frame
         self.frames_by_function.setdefault(frame.node, []).append(frame)

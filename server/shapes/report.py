@@ -116,7 +116,14 @@ class ShapeReport:
     @cached_property
     def _frames_by_node(self) -> dict[ast.AST, list[Frame]]:
         """Main-file frames that recorded each node."""
-        return self.engine.main_frames_by_node()
+        table: dict[ast.AST, list[Frame]] = {}
+        for frames in self.engine.frames_by_function.values():
+            for frame in frames:
+                if not frame.scope.is_main:
+                    continue
+                for node in frame.values:
+                    table.setdefault(node, []).append(frame)
+        return table
 
     def value_of(self, node: ast.AST) -> Value | None:
         """What is known of an expression, name or parameter of this file (None: never reached)."""

@@ -123,32 +123,6 @@ def test_a_typed_character_runs_only_its_own_part_again():
     assert len([run for run in after if run in before]) == len(before) - 1
 
 
-def test_a_typed_character_indexes_the_frames_of_its_own_part_only():
-    """Each part's frames-by-node table is built once and read again by the versions that
-    take the part over; the merged table is what one scan of all frames gives."""
-    text = GENERATED
-    with keeping_parts("tables"):
-        first = analyze(text, "generated.py")
-        infer_shapes(first).tensor_at(first.calls[0])  # the shape rules ask: the tables are built
-        before = {id(run): run.frames_by_node for run in infer_shapes(first).engine.runs}
-        at = text.index("return ", len(text) // 2) + len("return")
-        edited = analyze(text[:at] + " " + text[at:], "generated.py", previous=first.parsed)
-        report = infer_shapes(edited)
-        merged = report._frames_by_node
-        rebuilt = [run for run in report.engine.runs if run.frames_by_node is not before.get(id(run))]
-        whole = {}
-        for frames in report.engine.frames_by_function.values():
-            for frame in frames:
-                for node in frame.values:
-                    if frame.scope.is_main:
-                        whole.setdefault(node, []).append(frame)
-    forget_parts("tables")
-    assert all(table is not None for table in before.values())
-    assert len(rebuilt) == 1
-    assert merged.keys() == whole.keys()
-    assert all(merged[node] == frames for node, frames in whole.items())
-
-
 def test_a_released_version_keeps_the_parts_a_later_version_took_over_working():
     text = GENERATED
     with keeping_parts("two"):

@@ -123,6 +123,31 @@ def test_gpus_placed_by_hand_and_torchsummary_device_strings_are_not_hardcoded_d
     assert [d["line"] for d in json.loads(completed.stdout)] == [13]
 
 
+THROWAWAY = '''import os
+
+import torch
+
+if "TEST_DEVICE" in os.environ:
+    _ = torch.device(os.environ["TEST_DEVICE"])  # only checks that the name is a device
+
+
+def flash_probe():
+    if not torch.cuda.is_available():
+        return False
+    return torch.empty(1, device="cuda")
+
+
+def loaded(model):
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return model.cuda()
+'''
+
+
+def test_a_device_thrown_away_into_underscore_is_no_device_variable():
+    result = check_source(THROWAWAY, "t.py", Settings().with_selection(Selection(select=("TL105",))))
+    assert [(f.line, "`device`" in f.message) for f in result.findings] == [(17, True)]
+
+
 CELLS = '''import torch
 
 cpu_a = torch.rand(4, 3)

@@ -43,7 +43,11 @@ class DeprecatedApi(Rule):
     API (`torch.cuda.amp.autocast`, `GradScaler`, `custom_fwd`, `custom_bwd`,
     `torch.cpu.amp.autocast`) and `functorch` (now `torch.func`) — through any alias or
     import, and as tensor methods on known tensors.  The message names the version that
-    deprecated it; nothing is reported for a `target-version` older than that.
+    deprecated it; nothing is reported for a `target-version` older than that, nor in
+    compatibility code: the fallback of a version test or of a failed import
+    (`... if TORCH_2_4 else torch.cuda.amp.GradScaler()`), or a default the next statement's
+    version test replaces (`weight_norm = nn.utils.weight_norm`, then `if hasattr(
+    nn.utils.parametrizations, "weight_norm"): weight_norm = nn.utils.parametrizations.weight_norm`).
 
     ## Why is this bad
     Deprecated functions warn, are no longer maintained, and are removed in a later

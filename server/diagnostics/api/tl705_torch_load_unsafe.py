@@ -397,9 +397,9 @@ def _checked_as_object(analysis: "Analysis", call: ast.Call) -> tuple[ast.Call, 
     Vocab): raise ...`): the file holds a pickled object.  The `isinstance` call and the
     class's text; None when nothing requires it."""
     holder = analysis.parents.get(call)
-    if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)):
+    loaded = _bound_name(holder)
+    if loaded is None:
         return None
-    loaded = holder.targets[0].id
     for stmt in analysis.context(call).function.statements:
         if stmt.lineno <= holder.lineno:
             continue
@@ -421,10 +421,19 @@ def _checked_as_object(analysis: "Analysis", call: ast.Call) -> tuple[ast.Call, 
     return None
 
 
-def _bindings_from(function, call: ast.Call, holder: ast.Assign) -> list[ast.Assign]:
-    """The assignments after the load that bind what it returned, an entry of it or a move of
-    those (`decoder = checkpoint["decoder"]`, `decoder = decoder.to(device)`)."""
-    names, bindings = {holder.targets[0].id}, []
+def _bound_name(holder: ast.AST | None) -> str | None:
+    """The one name a statement binds what it computes to: `obj = ...`, or `obj: T = ...`."""
+    if isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name):
+        return holder.targets[0].id
+    if isinstance(holder, ast.AnnAssign) and holder.value is not None and isinstance(holder.target, ast.Name):
+        return holder.target.id
+    return None
+
+
+def _bindings_from(function, call: ast.Call, bound: str) -> list[ast.Assign]:
+    """The assignments after the load (bound to `bound`) that bind what it returned, an entry
+    of it or a move of those (`decoder = checkpoint["decoder"]`, `decoder = decoder.to(device)`)."""
+    names, bindings = {bound}, []
     for stmt in function.statements:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             value = stmt.value
@@ -445,12 +454,12 @@ def _entry_of_built_object(analysis: "Analysis", call: ast.Call) -> tuple[str, a
     when no entry's name is built elsewhere."""
     from torch_lsp.roles import constructed_kind
 
-    holder = analysis.parents.get(call)
-    if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)):
+    bound = _bound_name(analysis.parents.get(call))
+    if bound is None:
         return None
     function = analysis.context(call).function
     roles = analysis.roles_for(call)
-    for binding in _bindings_from(function, call, holder):
+    for binding in _bindings_from(function, call, bound):
         if not isinstance(binding.value, ast.Subscript):
             continue  # a move of a name bound already, not an entry
         name = binding.targets[0].id
@@ -477,9 +486,8 @@ def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:
         holder = analysis.parents.get(holder)
     if isinstance(holder, ast.IfExp) and holder.test is not call:  # `torch.load(p) if isinstance(p, str) else p`
         holder = analysis.parents.get(holder)
-    handed_on = isinstance(holder, ast.Return) or (
-        isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)
-        and _names_a_model(analysis, call, holder.targets[0].id))
+    bound = _bound_name(holder)
+    handed_on = isinstance(holder, ast.Return) or (bound is not None and _names_a_model(analysis, call, bound))
     if handed_on:  # `return torch.load(path)`, `model = torch.load(path)` in a file that saves whole models
         saved = next((c for c in analysis.calls_to("torch.save") if c.args and isinstance(c.args[0], ast.Name)
                       and _names_a_model(analysis, c, c.args[0].id)), None)
@@ -487,10 +495,10 @@ def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:
             return saved
     if isinstance(holder, ast.Attribute) and holder.attr in _MODULE_METHODS:
         return holder
-    if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)):
+    if bound is None:
         return None
     function = analysis.context(call).function
-    names = {holder.targets[0].id} | {stmt.targets[0].id for stmt in _bindings_from(function, call, holder)}
+    names = {bound} | {stmt.targets[0].id for stmt in _bindings_from(function, call, bound)}
     for node in ast.walk(function.node):
         if not isinstance(node, ast.Call) or node.lineno <= call.lineno:
             continue

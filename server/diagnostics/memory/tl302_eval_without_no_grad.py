@@ -9,8 +9,8 @@ from typing import Iterator
 import ast
 
 from torch_lsp.analysis import (
-    Analysis, FunctionInfo, eval_switch_before, evaluation_after_training, evaluation_model_calls, name_says_evaluation,
-    named_for_evaluation, trainer_model_calls,
+    Analysis, FunctionInfo, evaluation_after_training, evaluation_model_calls, name_says_evaluation, named_for_evaluation,
+    switched_to_eval_before, trainer_model_calls,
 )
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Related, Rule
@@ -34,7 +34,9 @@ class EvalWithoutNoGrad(Rule):
     frozen first (`model.requires_grad_(False)`, also at the end of calls that return the module,
     `model.eval().requires_grad_(False).to(device)`, or of the chain that builds it,
     `copy.deepcopy(model).requires_grad_(False)`, or `p.requires_grad = False` over its
-    parameters) records no graph and is not flagged.
+    parameters) records no graph and is not flagged, nor is a trainer's attribute bound only to
+    an Ultralytics model object (`self.model = YOLO(path)`: its call runs a predictor under
+    `torch.inference_mode()`).
 
     ## Why is this bad
     `model.eval()` changes dropout and batch-norm, not autograd: without `no_grad` every
@@ -69,10 +71,9 @@ class EvalWithoutNoGrad(Rule):
         for function, call, model in evaluation_model_calls(analysis):
             if analysis.context(call).grad_disabled:
                 continue
-            switched = eval_switch_before(analysis, function, call)
             # After `model.eval()`, only a pass over data (a loop) is surely evaluation: a one-off
             # call in a helper may be part of a differentiable forward.
-            over_data = switched == model and bool(analysis.context(call).loops)
+            over_data = switched_to_eval_before(analysis, function, call, model) and bool(analysis.context(call).loops)
             evaluation = over_data or name_says_evaluation(analysis, function, model)
             if not evaluation or analysis.only_called_without_grad(function) or _frozen_before(function, call, model):
                 continue

@@ -29,7 +29,7 @@ def _clears_gradients(analysis: Analysis, loop: LoopInfo) -> bool:
 def _calls_clear(calls: list[ast.Call]) -> bool:
     for call in calls:
         name = call_name(call)
-        if name == "zero_grad":
+        if name in ("zero_grad", "zero_grads"):  # `zero_grads(params)`: Pyro's (`pyro.infer.util`) clears each `.grad`
             return True
         if name in ("zero_", "fill_", "detach_", "requires_grad_") and isinstance(call.func, ast.Attribute):
             target = call.func.value
@@ -58,8 +58,8 @@ class MissingZeroGrad(Rule):
     ## Why is this bad
     `.backward()` adds into `.grad`. Without `zero_grad()` every step uses the sum of all
     gradients so far, so updates grow and training diverges or silently degrades.
-    Clearing is `optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None` or
-    `p.grad.zero_()` (the manual forms may get TL407). A `DistributedOptimizer` stepped with
+    Clearing is `optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None`,
+    `p.grad.zero_()` (the manual forms may get TL407) or Pyro's `zero_grads(params)`. A `DistributedOptimizer` stepped with
     a `dist_autograd` context is not flagged: its gradients live in the per-iteration
     context and never accumulate (and it has no `zero_grad`). Nor is an optimizer built in
     the loop over tensors the same iteration makes anew (`x = z.detach().clone()`, then

@@ -70,7 +70,9 @@ class MissingEvalMode(Rule):
     pads and convolutions; a rollout policy of `Linear` and `Tanh` layers, moved to the
     device where it is built: `self.policy = Policy().to(device)`) or only loads it in eval
     mode (`self.model, self.preprocess = clip.load(...)`, `self.model =
-    AutoModel.from_pretrained(...)`, `self.model = model.to(device).eval()`).
+    AutoModel.from_pretrained(...)`, `self.model = model.to(device).eval()`), nor an attribute
+    bound only to an Ultralytics model object (`self.model = YOLO(path)`, whose call runs a
+    predictor that sets eval mode and `inference_mode` itself).
 
     ## Why is this bad
     In train mode dropout still drops activations and batch-norm normalises with the

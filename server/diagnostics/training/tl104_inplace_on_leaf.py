@@ -11,7 +11,7 @@ from torch_lsp.analysis import Analysis, FunctionInfo
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.fact_cache import FactKey
-from torch_lsp.roles import class_attribute_roles, local_module_classes
+from torch_lsp.roles import class_attribute_roles, frozen_parameter, local_module_classes
 from torch_lsp.syntax_nodes import call_name, dotted, keyword, walk_nodes
 
 
@@ -166,7 +166,7 @@ def _makes_leaf(analysis: Analysis, value: ast.AST | None) -> bool:
     if not isinstance(value, ast.Call):
         return False
     if analysis.call_qualname(value) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-        return True
+        return not frozen_parameter(value)  # a frozen one is changed in place freely
     if call_name(value) == "requires_grad_":
         args = value.args or [kw.value for kw in value.keywords]
         return not args or (isinstance(args[0], ast.Constant) and args[0].value is True)

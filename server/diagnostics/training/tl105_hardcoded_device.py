@@ -40,7 +40,8 @@ class HardcodedDevice(Rule):
     before the one defining `device`, whose message says to define it first): `.to(device)`
     there would raise `NameError`. A variable
     named for where results are kept (`gather_device`, `storage_device`, `offload_device`,
-    `cpu_device`) is not the device the computation runs on, so it does not count.
+    `cpu_device`) is not the device the computation runs on, so it does not count, nor does
+    a device thrown away into `_` (`_ = torch.device(spec)` only checks a spelling).
 
     ## Why is this bad
     The file already decides where tensors live; a hardcoded `"cuda"` ignores that choice,
@@ -260,8 +261,10 @@ def _device_assignments(analysis: Analysis, statements: list[ast.stmt]) -> list[
     for stmt in statements:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             name, value = stmt.targets[0].id, stmt.value
-            if _names_where_results_are_kept(name):
-                continue  # `gather_device`: where outputs are collected, not where the model runs
+            if name == "_" or _names_where_results_are_kept(name):
+                # `_ = torch.device(spec)` only checks the spelling and throws the device away;
+                # `gather_device`: where outputs are collected, not where the model runs
+                continue
             if constructed_kind(analysis, value) == "device" or (DEVICE_NAME.match(name) and (
                     isinstance(value, ast.IfExp) or _launcher_device(value))):
                 found.append(stmt)

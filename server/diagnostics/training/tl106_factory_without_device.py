@@ -34,7 +34,9 @@ class FactoryWithoutDevice(Rule):
     metadata (`torch.tensor([0.0]).dtype`), nor one moved right away, also through a chain
     of its own methods (`torch.arange(n).unsqueeze(0).repeat(b, 1).to(self.device)`, or an
     in-place random fill with numbers, `torch.empty(f.shape).bernoulli_(1 - p).to(f.device)`) or by
-    re-binding its name before any other use (`zeros = zeros.cuda()` under `if x.is_cuda:`). A
+    re-binding its name before any other use (`zeros = zeros.cuda()` under `if x.is_cuda:`;
+    reads after the name is bound anew see another tensor), nor one in arithmetic with a tensor
+    the code brought to the CPU itself (`grid.cpu() * torch.tensor([1, m, m])`). A
     tensor passed inside a tuple to a submodule (`self.lstm(x, (h, c))`) meets that
     submodule's inputs, so it is flagged like one passed directly.
 
@@ -159,8 +161,14 @@ def _meets_other_values(analysis: Analysis, function: FunctionInfo, call: ast.Ca
         return verdict
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
         name = parent.targets[0].id
+        # Reads after the name is bound to the tensor moved (`mask = mask.to(x.device)`) or to
+        # another value see another tensor; `pos = pos.unsqueeze(0)` keeps the CPU tensor.
+        rebound = min((n.lineno for n in walk_nodes(function.node) if isinstance(n, ast.Name) and n.id == name
+                       and isinstance(n.ctx, ast.Store) and n.lineno > parent.lineno
+                       and _ends_the_tensor(analysis.parents.get(n), name)), default=None)
         for use in walk_nodes(function.node):
-            if isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load) and use.lineno > parent.lineno:
+            if isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load) \
+                    and parent.lineno < use.lineno and (rebound is None or use.lineno <= rebound):
                 holder = analysis.parents.get(use)
                 if isinstance(holder, (ast.BinOp, ast.AugAssign)):
                     return True
@@ -170,6 +178,12 @@ def _meets_other_values(analysis: Analysis, function: FunctionInfo, call: ast.Ca
                 subscripted = False
                 while isinstance(holder, ast.Subscript) and holder.value is use:
                     use, holder, subscripted = holder, analysis.parents.get(holder), True
+                # Pieces combined only with each other and numbers are still this CPU tensor
+                # (`pos[None, :] - pos[:, None]`): a finding once that meets the module's state or
+                # an input in arithmetic (`... * self.slopes`), not when it ends as an index.
+                if subscripted and isinstance(holder, ast.BinOp) and _only_pieces_and_numbers(
+                        analysis, function, holder, name) and _meets_module_state(analysis, function, holder):
+                    return True
                 if isinstance(holder, ast.Compare) and not subscripted:
                     if not _compared_to_numbers(analysis, function, holder, use):
                         return True
@@ -177,9 +191,44 @@ def _meets_other_values(analysis: Analysis, function: FunctionInfo, call: ast.Ca
                         return True
                 while isinstance(holder, (ast.Tuple, ast.List, ast.keyword)):  # `self.lstm(x, (h, c))`, `mask=mask`
                     holder = analysis.parents.get(holder)
-                if isinstance(holder, ast.Call) and use is not holder.func and _combines_tensors(analysis, holder):
+                if isinstance(holder, ast.Call) and use is not holder.func and (
+                        _combines_tensors(analysis, holder) or _outer_with_module_state(analysis, function, holder, use)):
                     return True
     return False
+
+
+def _only_pieces_and_numbers(analysis: Analysis, function: FunctionInfo, arithmetic: ast.BinOp, name: str) -> bool:
+    """Both sides of the arithmetic are pieces of `name` (`pos[None, :]`) or plain numbers."""
+    def piece_or_number(side: ast.AST) -> bool:
+        while isinstance(side, ast.Subscript):
+            side = side.value
+        return (isinstance(side, ast.Name) and side.id == name) or _plain_number(analysis, function, side)
+    return piece_or_number(arithmetic.left) and piece_or_number(arithmetic.right)
+
+
+def _meets_module_state(analysis: Analysis, function: FunctionInfo, start: ast.AST) -> bool:
+    """Up through arithmetic, negation and methods given no tensor (`.abs()`), `start` meets a
+    buffer or parameter of the module or an input of `forward` (`* self.slopes[:, None]`), not
+    only numbers (`+ self.window - 1`)."""
+    node = start
+    while True:
+        parent = analysis.parents.get(node)
+        if isinstance(parent, ast.BinOp):
+            other = parent.right if parent.left is node else parent.left
+            if not _plain_number(analysis, function, other):  # `+ self.window - 1` keeps it an index
+                while isinstance(other, ast.Subscript):
+                    other = other.value
+                chain = dotted(other)
+                if chain is not None and (chain.startswith("self.") or chain in function.params[1:]):
+                    return True
+        elif isinstance(parent, ast.Attribute):
+            holder = analysis.parents.get(parent)
+            if not (isinstance(holder, ast.Call) and holder.func is parent and _arguments_hold_no_tensor(holder)):
+                return False
+            parent = holder
+        elif not isinstance(parent, ast.UnaryOp):
+            return False
+        node = parent
 
 
 def _climb(analysis: Analysis, function: FunctionInfo, start: ast.AST) -> tuple[bool | None, ast.AST | None]:
@@ -191,6 +240,8 @@ def _climb(analysis: Analysis, function: FunctionInfo, start: ast.AST) -> tuple[
         parent = analysis.parents.get(node)
         if isinstance(parent, ast.BinOp):
             other = parent.right if parent.left is node else parent.left
+            if _moved_to_cpu(other):
+                return False, parent  # `grid.cpu() * torch.tensor([1, m, m])`: the code computes on the CPU on purpose
             if not _plain_number(analysis, function, other) and not _ends_as_number(analysis, parent):
                 return True, parent
             # `lo + (hi - lo) * torch.rand(2)`: still a CPU tensor made of numbers only
@@ -206,11 +257,31 @@ def _climb(analysis: Analysis, function: FunctionInfo, start: ast.AST) -> tuple[
         elif isinstance(parent, ast.Call) and parent.func is not node:
             if isinstance(parent.func, ast.Name) and parent.func.id in ("int", "float", "bool") and node in parent.args:
                 return False, parent
+            if _outer_with_module_state(analysis, function, parent, node):
+                return True, parent
             if not _reshapes(analysis, parent, node):
                 return (True if _combines_tensors(analysis, parent) else None), parent
         elif not (isinstance(parent, ast.Call) or (isinstance(parent, ast.Subscript) and parent.value is node)):
             return None, parent
         node = parent
+
+
+def _ends_the_tensor(binding: ast.AST | None, name: str) -> bool:
+    """`name = name.to(device)` (the tensor moved) or `name = <a value not made from it>`: after
+    this binding the name holds no CPU tensor of the factory."""
+    if not isinstance(binding, ast.Assign):
+        return False
+    reads = any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                for n in walk_nodes(binding.value))
+    moves = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                and n.func.attr in ("to", "cuda", "type_as", "to_device") for n in walk_nodes(binding.value))
+    return moves or not reads
+
+
+def _moved_to_cpu(expr: ast.AST) -> bool:
+    """`image_grid_thw.cpu()`: a tensor the code itself brought to the CPU."""
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "cpu" \
+        and not expr.args and not expr.keywords
 
 
 def _ends_as_number(analysis: Analysis, arithmetic: ast.AST) -> bool:
@@ -324,6 +395,17 @@ def _only_a_truth_test(analysis: Analysis, call: ast.Call) -> bool:
 # on the device of that argument, so the new tensor goes on through them (`torch.triu(torch.full(...))`).
 _PASSING_THROUGH = {"triu", "tril", "flatten", "reshape", "transpose", "t", "flip", "roll", "exp", "log", "sqrt",
                     "abs", "sin", "cos", "sigmoid", "tanh", "cumsum", "cumprod", "diag", "outer"}
+
+
+def _outer_with_module_state(analysis: Analysis, function: FunctionInfo, call: ast.Call, node: ast.AST) -> bool:
+    """`torch.outer(t, self.inv_freq)`: the new tensor multiplied with a buffer or parameter of
+    the module (or an input of `forward`), which lives where the module does; with another new
+    tensor (`torch.outer(t, torch.arange(n))`) it stays on the CPU and goes on."""
+    if analysis.call_qualname(call) not in ("torch.outer", "torch.ger") or len(call.args) != 2 or node not in call.args:
+        return False
+    other = call.args[1] if call.args[0] is node else call.args[0]
+    chain = dotted(other)
+    return chain is not None and (chain.startswith("self.") or chain in function.params[1:])
 
 
 def _reshapes(analysis: Analysis, call: ast.Call, node: ast.AST) -> bool:

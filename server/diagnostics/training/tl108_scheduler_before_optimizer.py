@@ -9,6 +9,8 @@ from typing import Iterator
 from torch_lsp.analysis import Analysis
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, FixInfo, Rule
+from torch_lsp.syntax_index import syntax_index
+from torch_lsp.syntax_nodes import dotted
 
 
 @register
@@ -16,7 +18,9 @@ class SchedulerBeforeOptimizer(Rule):
     """
     ## What it does
     Flags `scheduler.step()` that, within one loop body, comes before the first
-    `optimizer.step()`; also on a trainer's attributes (`self.sched.step()`), not in test files.
+    `optimizer.step()`; also on a trainer's attributes (`self.sched.step()`), not in test files,
+    nor for a scheduler whose `last_epoch` the file sets itself (`self.scheduler.last_epoch =
+    self.start_epoch - 1`: the program positions the schedule for a step at each epoch's start).
     The fix moves the scheduler step after the optimizer step; on a trainer's attribute it is
     unsafe (a method called in between may read the scheduler).
 
@@ -60,6 +64,8 @@ class SchedulerBeforeOptimizer(Rule):
             for call in loop.calls:
                 if id(call) in reported or call.args or call.keywords or not roles.is_scheduler_step(call):
                     continue
+                if _positioned_by_hand(analysis, call):
+                    continue  # `scheduler.last_epoch = start_epoch - 1`: the program counts the steps itself
                 if (call.lineno, call.col_offset) < (first_step.lineno, first_step.col_offset):
                     reported.add(id(call))
                     message = (
@@ -75,3 +81,13 @@ class SchedulerBeforeOptimizer(Rule):
                         # A trainer's scheduler may be read by any method called on the way.
                         finding.fix = FixInfo(finding.fix.title, "unsafe")
                     yield finding
+
+
+def _positioned_by_hand(analysis: Analysis, call: ast.Call) -> bool:
+    """The file sets this scheduler's `last_epoch` itself (`self.scheduler.last_epoch =
+    self.start_epoch - 1`, a resume that positions the schedule so an epoch-start step lands
+    on the epoch's value): the order of the steps is chosen, not a slip."""
+    scheduler = dotted(call.func.value) if isinstance(call.func, ast.Attribute) else None
+    return scheduler is not None and any(
+        isinstance(attribute.ctx, ast.Store) and dotted(attribute.value) == scheduler
+        for attribute in syntax_index(analysis).attributes_named("last_epoch"))

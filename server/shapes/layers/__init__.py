@@ -3,7 +3,7 @@ per family.  Each kind is registered under its literal class name (`register(Lay
 ...))`, `_conv_kind("Conv2d", ...)`), so `grep -rn '"Conv2d"' server/shapes` finds it.
 
     kinds         `LayerKind`, the `KINDS` table, `Site`, reading constructor parameters
-    linear        Linear, LazyLinear, Bilinear, Embedding
+    linear        Linear, LazyLinear, Bilinear, Embedding, EmbeddingBag
     activations   activations, dropout, Identity, Softmax, GLU
     conv_pool     Conv*, ConvTranspose*, *Pool*, and the conv/pool size arithmetic
     norm          BatchNorm, InstanceNorm, LayerNorm, RMSNorm, GroupNorm

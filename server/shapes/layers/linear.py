@@ -1,4 +1,5 @@
-"""`nn.Linear`, `nn.LazyLinear`, `nn.Bilinear`, and `nn.Embedding` (a lookup into a weight matrix)."""
+"""`nn.Linear`, `nn.LazyLinear`, `nn.Bilinear`, `nn.Embedding` (a lookup into a weight matrix) and
+`nn.EmbeddingBag` (lookups pooled per bag)."""
 from __future__ import annotations
 
 from torch_lsp.shapes import ops
@@ -76,13 +77,22 @@ register(LayerKind(
 ))
 
 
-def _embedding_forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:
+def _lookup_indices(site: Site, layer: Layer, args: list) -> Tensor | None:
+    """The index tensor an embedding lookup is given; None when unknown or floating-point
+    (reported: a lookup takes integer indices)."""
     x = input_tensor(site, args)
     if x is None:
-        return UNKNOWN
+        return None
     problem = float_indices(f"`{site.callee}` ({layer.kind.describe(layer)})", x)
     if problem is not None:
         site.fail(problem, "dtype")
+        return None
+    return x
+
+
+def _embedding_forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:
+    x = _lookup_indices(site, layer, args)
+    if x is None:
         return UNKNOWN
     origin = site.layer_origin(layer)
     return Tensor(x.dims + (dim_param(layer, "embedding_dim"),), x.variadic, "float", origin)
@@ -92,6 +102,28 @@ register(LayerKind(
     "Embedding", (("num_embeddings", REQUIRED), ("embedding_dim", REQUIRED), ("padding_idx", None)),
     _embedding_forward,
     lambda l: f"Embedding({text(l.get('num_embeddings'))}, {text(l.get('embedding_dim'))})",
+    lambda l: known_product(dim_param(l, "num_embeddings"), dim_param(l, "embedding_dim")),
+    lambda l: {"weight": Tensor((dim_param(l, "num_embeddings"), dim_param(l, "embedding_dim")))},
+    {"num_embeddings": "num_embeddings", "embedding_dim": "embedding_dim"},
+))
+
+
+def _embedding_bag_forward(site: Site, layer: Layer, args: list, kwargs: dict) -> Value:
+    """One pooled row per bag, always 2-d: a 2-d input is one bag per row; a 1-d input with
+    `offsets` has as many bags as offsets (not known here)."""
+    x = _lookup_indices(site, layer, args)
+    if x is None:
+        return UNKNOWN
+    offsets = args[1] if len(args) > 1 else kwargs.get("offsets")
+    bags = x.dims[0] if x.rank == 2 and offsets is None else None
+    return Tensor((bags, dim_param(layer, "embedding_dim")), False, "float", site.layer_origin(layer))
+
+
+register(LayerKind(
+    "EmbeddingBag", (("num_embeddings", REQUIRED), ("embedding_dim", REQUIRED), ("max_norm", None),
+                     ("norm_type", 2.0), ("scale_grad_by_freq", False), ("mode", "mean")),
+    _embedding_bag_forward,
+    lambda l: f"EmbeddingBag({text(l.get('num_embeddings'))}, {text(l.get('embedding_dim'))})",
     lambda l: known_product(dim_param(l, "num_embeddings"), dim_param(l, "embedding_dim")),
     lambda l: {"weight": Tensor((dim_param(l, "num_embeddings"), dim_param(l, "embedding_dim")))},
     {"num_embeddings": "num_embeddings", "embedding_dim": "embedding_dim"},
