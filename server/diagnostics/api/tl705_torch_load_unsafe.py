@@ -386,6 +386,11 @@ _MODULE_METHODS = {"eval", "train", "parameters", "named_parameters", "modules",
                    "state_dict", "load_state_dict", "zero_grad"}
 
 
+# Moves that hand back what they are called on, a module as a tensor: what the load gives is
+# followed through them to its binding (the evidence of a module is still asked of its uses).
+_MOVES = {"to", "cuda", "cpu", "float", "half", "double"}
+
+
 # Types a weights-only load gives back: a check against one of them says nothing of pickled objects.
 _WEIGHTS_ONLY_TYPES = {"dict", "list", "tuple", "set", "str", "int", "float", "bool", "bytes", "OrderedDict",
                        "Mapping", "MutableMapping", "Sequence", "Tensor", "Parameter", "Number", "type"}
@@ -486,6 +491,11 @@ def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:
         holder = analysis.parents.get(holder)
     if isinstance(holder, ast.IfExp) and holder.test is not call:  # `torch.load(p) if isinstance(p, str) else p`
         holder = analysis.parents.get(holder)
+    while isinstance(holder, ast.Attribute) and holder.attr in _MOVES:  # `torch.load(p)["model"].to(device)`
+        moved = analysis.parents.get(holder)
+        if not (isinstance(moved, ast.Call) and moved.func is holder):
+            break
+        holder = analysis.parents.get(moved)
     bound = _bound_name(holder)
     handed_on = isinstance(holder, ast.Return) or (bound is not None and _names_a_model(analysis, call, bound))
     if handed_on:  # `return torch.load(path)`, `model = torch.load(path)` in a file that saves whole models
