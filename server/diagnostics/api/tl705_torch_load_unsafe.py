@@ -8,6 +8,7 @@ from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.api.catalogue import at_least, version_text
 from torch_lsp.diagnostics.api.uses import calls_of
 from torch_lsp.diagnostics.base import Finding, FixInfo, Related, Rule
+from torch_lsp.diagnostics.correctness.provenance import MODULE_MOVES
 from torch_lsp.name_resolution import in_compatibility_code
 from torch_lsp.syntax_nodes import argument, has_star_args, keyword, node_text
 
@@ -388,7 +389,8 @@ _MODULE_METHODS = {"eval", "train", "parameters", "named_parameters", "modules",
 
 # Moves that hand back what they are called on, a module as a tensor: what the load gives is
 # followed through them to its binding (the evidence of a module is still asked of its uses).
-_MOVES = {"to", "cuda", "cpu", "float", "half", "double"}
+# `.eval()`/`.train()` are that evidence themselves.
+_MOVES = MODULE_MOVES - _MODULE_METHODS
 
 
 # Types a weights-only load gives back: a check against one of them says nothing of pickled objects.
