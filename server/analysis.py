@@ -483,8 +483,8 @@ class Analysis:
         optimizer outside any loop of its own (`_backward(loss)` defined beside the loop): the
         loop runs once per step."""
         for call in loop.direct_calls:
-            if not isinstance(call.func, ast.Name):
-                continue
+            if not isinstance(call.func, ast.Name) or runs_an_attack(call):
+                continue  # `attack_pgd(model, x, y)` backpropagates to the input, it trains nothing
             helpers = self.function_named(call.func.id)
             # a helper that loops itself (`train_epoch(...)` from an epoch loop) runs many steps per call
             if len(helpers) == 1 and any(
@@ -614,15 +614,17 @@ class Analysis:
         return known
 
     def _asks_for_gradients(self, function: FunctionInfo) -> bool:
-        for call in function.calls:
-            if is_backward_call(self, call) or self.call_qualname(call) in ("torch.autograd.grad", "torch.func.grad"):
-                return True
-            if call_name(call) == "requires_grad_":
-                return True
-            kw = keyword(call, "requires_grad")
-            if kw is not None and isinstance(kw.value, ast.Constant) and kw.value.value is True:
-                return True
-        return False
+        return any(self.asks_for_gradients(call) for call in function.calls)
+
+    def asks_for_gradients(self, call: ast.Call) -> bool:
+        """`call` backpropagates, takes gradients (`torch.autograd.grad`), or makes a tensor
+        that requires them (`requires_grad_()`, `requires_grad=True`)."""
+        if is_backward_call(self, call) or self.call_qualname(call) in ("torch.autograd.grad", "torch.func.grad"):
+            return True
+        if call_name(call) == "requires_grad_" or runs_an_attack(call):
+            return True
+        kw = keyword(call, "requires_grad")
+        return kw is not None and isinstance(kw.value, ast.Constant) and kw.value.value is True
 
     def argument_for(self, call: ast.Call, function: FunctionInfo, param: str) -> ast.AST | None:
         """The expression a call passes for `param` of `function`."""
@@ -806,6 +808,30 @@ def _is_cpu(analysis: "Analysis", value: ast.AST) -> bool:
 
 # -------------------------------------------- evaluation: which calls evaluate a model
 _EVAL_WORDS = ("eval", "valid", "test", "predict", "infer")
+# Adversarial attacks take gradients of the loss with respect to the input, through the model,
+# inside what runs them (advertorch's `adversary.perturb(x, y)`, torchattacks' `atk(images,
+# labels)`, a project's `pgd_attack(model, x, y)`): words of the called function's name, and of
+# the object it is called on (not "adv" there: `adv_images.clone()` is the attack's data).
+_ATTACK_WORDS = frozenset({"attack", "attacker", "atk", "adversary", "autoattack"})
+_ATTACK_FUNCTION_WORDS = _ATTACK_WORDS | {"adv", "adversarial", "perturb", "pgd", "fgsm"}
+_IDENTIFIER_WORDS = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def runs_an_attack(call: ast.Call) -> bool:
+    """`call` runs an adversarial attack, by its name or its receiver's (`adversary.perturb(x, y)`,
+    `atk(images, labels)`, `pgd_attack(model, x, y)`): it differentiates through the model, so
+    the code around it needs autograd on."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return _has_word(func.id, _ATTACK_FUNCTION_WORDS)
+    if not isinstance(func, ast.Attribute):
+        return False
+    return _has_word(func.attr, _ATTACK_FUNCTION_WORDS) or (
+        isinstance(func.value, ast.Name) and _has_word(func.value.id, _ATTACK_WORDS))
+
+
+def _has_word(identifier: str, words: frozenset[str]) -> bool:
+    return any(word.lower() in words for word in _IDENTIFIER_WORDS.split(identifier) if word)
 
 
 def named_for_evaluation(function: FunctionInfo) -> bool:
@@ -1286,8 +1312,9 @@ def evaluation_after_training(analysis: Analysis) -> Iterator[tuple[FunctionInfo
                     if any(_position(c) > _position(call) and (is_backward_call(analysis, c) or roles.is_optimizer_step(c))
                            for c in (loop.calls if loop is not None else function.calls)):
                         continue
-                elif loop is None or analysis.backward_calls(loop) or analysis.optimizer_steps(loop):
-                    continue
+                elif loop is None or analysis.backward_calls(loop) or analysis.optimizer_steps(loop) \
+                        or any(analysis.asks_for_gradients(c) for c in loop.calls):
+                    continue  # trains, or differentiates through the model (an attack's input gradients)
                 yield function, call, switch
                 break
 

@@ -36,7 +36,10 @@ class EvalWithoutNoGrad(Rule):
     `copy.deepcopy(model).requires_grad_(False)`, or `p.requires_grad = False` over its
     parameters) records no graph and is not flagged, nor is a trainer's attribute bound only to
     an Ultralytics model object (`self.model = YOLO(path)`: its call runs a predictor under
-    `torch.inference_mode()`).
+    `torch.inference_mode()`). Nor is an evaluation that differentiates through the model: a
+    loop that takes gradients of the input (`torch.autograd.grad(loss, x_adv)`, after
+    `requires_grad_()`), or a function that runs an adversarial attack (`adversary.perturb(x,
+    y)`, `atk(images, labels)`, `pgd_attack(model, x, y)`), where `no_grad` would break the attack.
 
     ## Why is this bad
     `model.eval()` changes dropout and batch-norm, not autograd: without `no_grad` every
