@@ -811,9 +811,10 @@ _EVAL_WORDS = ("eval", "valid", "test", "predict", "infer")
 # Adversarial attacks take gradients of the loss with respect to the input, through the model,
 # inside what runs them (advertorch's `adversary.perturb(x, y)`, torchattacks' `atk(images,
 # labels)`, a project's `pgd_attack(model, x, y)`): words of the called function's name, and of
-# the object it is called on (not "adv" there: `adv_images.clone()` is the attack's data).
+# the object it is called on.  Not "adv" or "adversarial": a GAN's `adversarial_loss(d_out,
+# valid)` attacks nothing, and `adv_images.clone()` is the attack's data.
 _ATTACK_WORDS = frozenset({"attack", "attacker", "atk", "adversary", "autoattack"})
-_ATTACK_FUNCTION_WORDS = _ATTACK_WORDS | {"adv", "adversarial", "perturb", "pgd", "fgsm"}
+_ATTACK_FUNCTION_WORDS = _ATTACK_WORDS | {"perturb", "pgd", "fgsm"}
 _IDENTIFIER_WORDS = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
 
 
