@@ -357,6 +357,28 @@ class Analysis:
     def _walk_block(self, body: list[ast.stmt], ctx: Context) -> None:
         for stmt in body:
             self._walk_statement(stmt, ctx)
+            if ctx.with_items and stmt.__class__ is ast.Expr:
+                effect = self._grad_mode_entered(stmt.value, ctx)
+                if effect is not None and effect != ctx.grad_disabled:
+                    ctx = Context(ctx.function, ctx.loops, effect, ctx.guards, ctx.with_items)
+
+    def _grad_mode_entered(self, value: ast.AST, ctx: Context) -> bool | None:
+        """`stack.enter_context(torch.no_grad())` in the body of `with ExitStack() as stack:`
+        (detectron2's `inference_on_dataset`): the grad mode holds for the rest of the block,
+        as if the `with` had entered it; None when `value` enters no grad mode."""
+        if not (value.__class__ is ast.Call and value.func.__class__ is ast.Attribute
+                and value.func.attr == "enter_context" and value.func.value.__class__ is ast.Name
+                and len(value.args) == 1):
+            return None
+        stack = value.func.value.id
+        if not any(item.optional_vars.__class__ is ast.Name and item.optional_vars.id == stack
+                   and item.context_expr.__class__ is ast.Call
+                   and self.qualname(item.context_expr.func) == "contextlib.ExitStack" for item in ctx.with_items):
+            return None
+        effect = self.grad_mode_effect(value.args[0])
+        if effect is None and self._project_grad_off(value.args[0], as_context=True):
+            effect = True
+        return effect
 
     def _walk_statement(self, stmt: ast.stmt, ctx: Context) -> None:
         self.contexts[stmt] = ctx

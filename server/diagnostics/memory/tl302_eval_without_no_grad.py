@@ -26,7 +26,8 @@ class EvalWithoutNoGrad(Rule):
     model — outside `torch.no_grad()` / `torch.inference_mode()`. A function decorated with a
     project wrapper of those (`@smart_inference_mode()` defined in the file or imported from
     the workspace) or a block inside a project context manager that enters them counts as
-    under `no_grad`. An evaluation that follows training in the same function
+    under `no_grad`, and so does the rest of a `with ExitStack() as stack:` block after
+    `stack.enter_context(torch.no_grad())`. An evaluation that follows training in the same function
     (`model.eval()`, then a loop, or a comprehension such as `sum(loss(model(x), y) for x, y in
     val_loader)` with no backward or step after it, that runs the model and does not train) is
     flagged too, and so are trainers written as classes (`self.model.eval()` then
