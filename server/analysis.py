@@ -882,7 +882,7 @@ def evaluation_model_calls(analysis: Analysis) -> Iterator[tuple[FunctionInfo, a
     for function in analysis.functions:
         if function.is_method or analysis.computes_gradients(function):
             continue
-        if function.name in LIGHTNING_STEPS:
+        if function.name in LIGHTNING_STEPS or _handed_over(analysis, function):
             continue
         roles = analysis.roles_for(function)
         seen: set[str] = set()
@@ -895,6 +895,22 @@ def evaluation_model_calls(analysis: Analysis) -> Iterator[tuple[FunctionInfo, a
                 if _iterated_submodule(roles, model, call) or _fed_host_arrays(analysis, call):
                     continue
                 yield function, call, model
+
+
+def _handed_over(analysis: Analysis, function: FunctionInfo) -> bool:
+    """The function is never called here but handed to a call (`inference_func` given to a test
+    harness, a `predict_fn` given to a tracer): whoever calls it sets the mode and the grad
+    context (detectron2's export tests run it inside an adapter under `eval()` and `no_grad`)."""
+    if function.is_module or analysis.callers(function):
+        return False
+    index = syntax_index(analysis)
+    for name in index.names(function.name):
+        parent = index.parent_of(name)
+        if isinstance(parent, ast.keyword):
+            parent = index.parent_of(parent)
+        if isinstance(parent, ast.Call) and parent.func is not name and isinstance(name.ctx, ast.Load):
+            return True
+    return False
 
 
 def _output_discarded(analysis: Analysis, function: FunctionInfo, call: ast.Call) -> bool:
@@ -1385,6 +1401,8 @@ def trainer_model_calls(analysis: Analysis) -> Iterator[TrainerModelCall]:
             if attr is None or attr in seen or attr in methods or not (
                     attr in built or (MODEL_NAME.match(attr) and not attr.startswith("_"))):
                 continue
+            if _output_discarded(analysis, function, call):
+                continue  # `self.model(inputs)` as a statement evaluates nothing (a smoke test)
             seen.add(attr)
             if _bound_only_to_predictors(analysis, cls, attr):
                 continue  # `self.model = YOLO(path)`: calling it runs a predictor that sets the mode and grad
