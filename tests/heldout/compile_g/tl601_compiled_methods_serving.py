@@ -1,8 +1,9 @@
 """TL601 probe: an inference server that compiles a bound method (`self.encode =
 torch.compile(self._encode)`) and a seq2seq model whose `forward` is compiled through
 `model.compile()` (the `nn.Module.compile` method, torch >= 2.2): in the compiled `forward`, a
-`while` loop on `(tokens != eos).any()` and `.cpu().numpy()` handed to a NumPy post-processor;
-near misses are the eager `_decode` helper's `.tolist()`, `torch.compiler.is_compiling()` checks,
+`while` loop on `(tokens != eos).any()` and `.tolist()` of the decoded lengths; in the compiled
+bound method, a `print` of a tensor statistic; near misses are the eager `_decode` helper's `.tolist()`,
+the eager `handle`'s `.cpu().numpy()` handed to a NumPy post-processor, `torch.compiler.is_compiling()` checks,
 a `logging` call with a shape, and the uncompiled `_encode`'s twin method `_encode_eager` with the
 same `print`."""
 import logging
@@ -37,13 +38,14 @@ class Seq2Seq(nn.Module):
             step += 1
         if not torch.compiler.is_compiling():  # clean
             log.info("decoded shape %s", tokens.shape)  # clean
-        return postprocess(tokens.cpu().numpy())  # expect: TL601
+        lengths = (tokens != self.eos).sum(-1).tolist()  # expect: TL601
+        return tokens, lengths
 
 
 class Server:
-    def __init__(self, encoder: nn.Module, seq2seq: Seq2Seq):
+    def __init__(self, encoder: nn.Module, cfg: dict):
         self.encoder = encoder.eval()
-        self.seq2seq = seq2seq.eval()
+        self.seq2seq = Seq2Seq(**cfg).eval()
         self.seq2seq.compile(mode="max-autotune")
         self.encode = torch.compile(self._encode)
 
@@ -62,4 +64,5 @@ class Server:
 
     @torch.inference_mode()
     def handle(self, batch, bos):
-        return self.seq2seq(self.encode(batch), bos)
+        tokens, lengths = self.seq2seq(self.encode(batch), bos)
+        return postprocess(tokens.cpu().numpy()), lengths  # clean
