@@ -33,6 +33,18 @@ def _made_on_host(analysis: Analysis, target: ast.AST) -> bool:
     return module == "torch" and function in _HOST_FACTORIES and not analysis.calls_to("torch.set_default_device")
 
 
+def _made_on_device(analysis: Analysis, target: ast.AST) -> bool:
+    """`t = torch.randint(0, T, (B,), device=images.device)`: a factory given a device other
+    than a literal CPU one makes its tensor where the code runs, on the GPU."""
+    value, _ = followed(analysis, target)
+    if not isinstance(value, ast.Call):
+        return False
+    device = keyword(value, "device")
+    qualname = analysis.call_qualname(value) or ""
+    module, _, function = qualname.rpartition(".")
+    return module == "torch" and function in _HOST_FACTORIES and device is not None and "cpu" not in ast.unparse(device)
+
+
 def _value_kept_in_place(analysis: Analysis, target: ast.Name) -> ast.AST | None:
     """`step = torch.zeros(())` then only `step += 1`: an augmented assignment updates the
     tensor in place, on the device it was made on, so the one plain binding still says where
@@ -479,7 +491,7 @@ class SyncInTrainingLoop(Rule):
             return True  # `outputs.logits` of an HF-style model output lives where the model runs
         # the loss the step backpropagates (`scaler.scale(loss).backward()`) lives on the device too
         return roles.carries_graph(base, at) or roles.carries_graph(target, at) or roles.is_loss_value(base, at) \
-            or _moved_to_accelerator(analysis, base)
+            or _moved_to_accelerator(analysis, base) or _made_on_device(analysis, base)
 
 
 def _trainer_model_output(analysis: Analysis, name: ast.AST, at: ast.AST) -> bool:
