@@ -142,8 +142,9 @@ def _indexes(expr: ast.AST, batch: str, index: str) -> bool:
     for node in walk_nodes(expr):
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == batch:
             item = node.slice
-            if isinstance(item, ast.Tuple) and item.elts:
-                item = item.elts[0]  # `wavs[i:i + 1, :length]`: the first item picks along the batch dim
+            if isinstance(item, ast.Tuple) and item.elts and _one_row_slice(item.elts[0], index):
+                return True  # `wavs[i:i + 1, :length]`: one sample, its batch dim kept, cropped
+            # (`x[i, :]` is not taken: in a sequence-first `[T, B, ...]` tensor it is a time step)
             if isinstance(item, ast.Name) and item.id == index or _one_row_slice(item, index):
                 return True
     return False
