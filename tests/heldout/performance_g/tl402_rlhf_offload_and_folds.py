@@ -1,9 +1,10 @@
 """TL402 probe: an RLHF loop and a tabular k-fold script: the reward model moved to the GPU with
-`.to(device)` inside each PPO iteration, a loss module moved with `.cuda()` inside the epoch loop,
-and the reference policy moved with `.to(device)` inside the rollout loop; near misses are a new
-MLP built and moved once per fold (a fresh module each iteration must be placed), batches and
-rewards moved inside the loops, `model.to(memory_format=torch.channels_last)` before the loop,
-and a `.to(device)` of the model after the loop for export."""
+`.to(device)` inside each PPO iteration, the reference policy moved with `.to(device)` inside the
+rollout loop, and a loss module built once per fold but moved with `.cuda()` inside the epoch loop
+(rebound by the outer loop only: the inner one repeats the move); near misses are the policy moved
+before the loops, a new MLP built and moved once per fold (a fresh module each iteration must be
+placed) and its `memory_format` conversion, batches and rewards moved inside the loops, and the best
+model moved to the CPU after the loop."""
 import torch
 import torch.nn as nn
 from sklearn.model_selection import KFold
