@@ -30,7 +30,7 @@ KNOWN_MISSES: dict[tuple[str, int, str], str] = {
     ("correctness_g/TL205_graph_and_tabular_batches.py", 45, "TL205"):
         "`preds = logits.argmax(dim=1)` of an unannotated parameter: the `dim=` keyword is not taken as proof of a "
         "torch tensor (xarray's `argmax(dim=...)` takes one too), so `preds` is not known to be a tensor",
-    ("performance_g/tl402_rlhf_offload_and_folds.py", 19, "TL402"):
+    ("performance_g/tl402_rlhf_offload_and_folds.py", 20, "TL402"):
         "`ref_policy` is a parameter that is called and moved but never `.eval()`-ed, `.parameters()`-read or named "
         "`model`: the rule does not take a `.to(device)` of a called name as proof of a module (a function-valued "
         "`policy` in RL code is common)",
