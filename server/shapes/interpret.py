@@ -276,6 +276,25 @@ class Engine:
             self.class_bases[ref.node] = found
         return found
 
+    def ancestry(self, ref: ClassRef) -> tuple[list[ClassRef], bool]:
+        """The class and every base of it that is a class of an analysed file, and whether that
+        is all of them: every other base is a torch class (`nn.Module`), which no class of the
+        files derives from.  An unresolved base (a name from elsewhere) leaves it incomplete."""
+        found: list[ClassRef] = []
+        complete, pending = True, [ref]
+        while pending and len(found) < 32:
+            current = pending.pop()
+            if any(known.node is current.node for known in found):
+                continue
+            found.append(current)
+            resolved = self.bases(current)
+            pending += resolved
+            analysis = current.scope.analysis
+            torch_bases = sum((analysis.qualname(b) or "").startswith("torch.") for b in current.node.bases)
+            if len(resolved) + torch_bases != len(current.node.bases) or current.node.keywords:
+                complete = False
+        return found, complete and not pending
+
     def lookup_method(self, ref: ClassRef, name: str) -> FunctionRef | None:
         """The method `name` of the class or its nearest base that defines it as a function."""
         return self._lookup(ref, name, True, 0)  # type: ignore[return-value]
