@@ -163,7 +163,7 @@ class CallRules:
             return UNKNOWN
         frame = self.engine.call_function(FunctionRef(method.node, method.scope, callee, method.owner), args,
                                           kwargs, self, site.node)
-        value = frame.result if frame is not None else UNKNOWN
+        value = self.engine.result_for_caller(frame, args, kwargs)
         site.module_called(callee, value, frame)
         return value
 
@@ -175,7 +175,7 @@ class CallRules:
         frame = self.engine.call_function(callee, args, kwargs, self, site.node)
         if callee.bound_self is not None and callee.bound_self is self.self_value and self.self_name is not None:
             self._reread_attributes(site.env)
-        return frame.result if frame is not None else UNKNOWN
+        return self.engine.result_for_caller(frame, args, kwargs)
 
     def _reread_attributes(self, env) -> None:
         """After `self._make_layer(...)` during construction: the attributes the builder set

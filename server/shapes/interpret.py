@@ -40,7 +40,7 @@ from torch_lsp.shapes.syntax import (
 )
 from torch_lsp.shapes.values import (
     UNKNOWN, ClassRef, DictValue, FunctionRef, Instance, Int, Layer, ListValue, Opaque, Origin, Tensor, TupleValue,
-    Value,
+    Value, forget_sizes,
 )
 
 if TYPE_CHECKING:
@@ -432,6 +432,19 @@ class Engine:
             self.active.discard(key)
         self._register(frame, key)
         return frame
+
+    def result_for_caller(self, frame: "Frame | None", args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """What the call returns, as its caller sees it.  A call that passed nothing known for a
+        parameter shares the run where that parameter is its own symbol (`height`); two such
+        calls with different values would then return the same size, and a caller with a
+        size of that name would mistake it for its own.  Sizes built from such a symbol are
+        unknown to the caller."""
+        if frame is None:
+            return UNKNOWN
+        passed = {v.name for v in (*args, *kwargs.values()) if v.__class__ is Opaque and _named_size(v)}
+        borrowed = {name for name, value in frame.params.items()
+                    if value.__class__ is Opaque and value.name == name and _named_size(value)} - passed
+        return forget_sizes(frame.result, borrowed) if borrowed else frame.result
 
     # -- imports across files ---------------------------------------------------------
     def foreign_value(self, qualname: str) -> Value | None:
