@@ -588,11 +588,16 @@ class Analysis:
             return [c for c in sites if isinstance(c.func, ast.Attribute)]
         return [c for c in sites if isinstance(c.func, ast.Name)]
 
+    def callers_outside(self, function: FunctionInfo) -> list[ast.Call]:
+        """Its call sites but those in its own body: a recursive call (`test_split_fn(model, ...)`
+        on each quarter of the image) runs in the mode and grad state the outer call set."""
+        return [c for c in self.callers(function) if self.context(c).function is not function]
+
     def only_called_without_grad(self, function: FunctionInfo, _outer: frozenset = frozenset()) -> bool:
         """True when the function is called in this file, and every call runs with autograd off:
         under `no_grad` itself, or in a function only ever called that way (`test()` calls
         `benchmark()` under `no_grad`, and `benchmark()` calls `validation()`)."""
-        sites = self.callers(function)
+        sites = self.callers_outside(function)
         outer = _outer | {id(function)}
         return bool(sites) and all(
             self.context(c).grad_disabled or (
@@ -937,11 +942,18 @@ def in_eval_mode(analysis: Analysis, function: FunctionInfo, call: ast.Call, mod
         return True
     if _wraps_evaluated_model(analysis, function, model, call):
         return True
-    callers = analysis.callers(function)
+    # A recursive call handing the model on keeps the mode the outer callers set.
+    callers = [site for site in analysis.callers(function) if not _hands_on_recursively(analysis, function, site, model)]
     if callers and model in function.params:
         outer = _outer | {id(function)}
         return all(_caller_evaluates(analysis, function, site, model, outer) for site in callers)
     return False
+
+
+def _hands_on_recursively(analysis: Analysis, function: FunctionInfo, site: ast.Call, param: str) -> bool:
+    """`site` is the function calling itself with its own `param` for that parameter."""
+    arg = analysis.argument_for(site, function, param)
+    return analysis.context(site).function is function and isinstance(arg, ast.Name) and arg.id == param
 
 
 def switches_to_eval(analysis: Analysis, call: ast.Call, model: str) -> bool:
