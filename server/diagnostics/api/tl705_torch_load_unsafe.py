@@ -30,7 +30,7 @@ class TorchLoadUnsafe(Rule):
     same file still unpickles anything when run on an older PyTorch.  Where what it loads is
     used as a module (`decoder = checkpoint["decoder"]; decoder.eval()`), or a load that is
     returned or bound to a model name sits in a file that `torch.save`s whole models (at
-    module level a name like `GMF_model` or `model` counts, unless it is read by a string key:
+    module level a name like `GMF_model` or `model` counts, unless it is read as a mapping (a string key, `"params" in net`, `net.items()`):
     a checkpoint dict), the
     finding says so instead: 2.6 and later refuse such a file by default, so the advice is a
     `state_dict()` or `weights_only=False` for a trusted file, and no fix is offered.  So
@@ -370,16 +370,31 @@ def _saved_dicts(analysis: "Analysis") -> list[tuple[ast.Dict, ast.Call]]:
 def _names_a_model(analysis: "Analysis", at: ast.AST, name: str) -> bool:
     """`name` is a model where `at` reads it, or is named like one (`GMF_model = torch.load(p)`,
     `torch.save(model, p)` at module level, where a name's convention alone gives no role)
-    and never read by a string key there (`model["optim"] = None` shows a checkpoint dict):
+    and never read as a mapping there (`model["optim"] = None`, `"params" in net`,
+    `crt_net.items()` show a checkpoint or state dict):
     enough to choose which advice the finding gives, never whether there is a finding."""
     from torch_lsp.roles import MODEL_NAME
 
     if analysis.roles_for(at).is_model(name):
         return True
     scope = analysis.context(at).function.node
-    return MODEL_NAME.match(name) is not None and not any(
-        isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name
-        and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str) for node in ast.walk(scope))
+    return MODEL_NAME.match(name) is not None and not any(_read_as_mapping(node, name) for node in ast.walk(scope))
+
+
+# What a loaded state dict answers to and a module does not: `crt_net.items()`, `ori_net.keys()`.
+_MAPPING_METHODS = {"items", "keys", "values", "get"}
+
+
+def _read_as_mapping(node: ast.AST, name: str) -> bool:
+    """`name["optim"]`, `"params" in name`, `name.items()`: `name` holds a dict (a checkpoint
+    or state dict), not a module."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name:
+        return isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+        return isinstance(node.left, ast.Constant) and isinstance(node.left.value, str) \
+            and isinstance(node.comparators[0], ast.Name) and node.comparators[0].id == name
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MAPPING_METHODS \
+        and isinstance(node.func.value, ast.Name) and node.func.value.id == name
 
 
 # Methods only a module has: calling one on what `torch.load` returned shows a pickled module.
