@@ -1155,6 +1155,27 @@ def under_cuda_guard(analysis: Analysis, node: ast.AST) -> bool:
     return False
 
 
+def under_cpu_guard(analysis: Analysis, node: ast.AST) -> bool:
+    """`node` only runs when CUDA is not in use: the `else` of `if torch.cuda.is_available():`
+    (or of another test that holds exactly when CUDA is used, `if args.cuda:`), the body of
+    `if not use_cuda:`, or the `else` of `x.cuda() if cuda else x`.  A test joined with `and`
+    says nothing there: its `else` also runs on the GPU."""
+    function = analysis.context(node).function
+    for stmt, in_body in analysis.context(node).guards:
+        test = stmt.test
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, in_body = test.operand, not in_body
+        if not in_body and not isinstance(test, ast.BoolOp) and tests_cuda(analysis, function, test):
+            return True
+    child, parent = node, analysis.parents.get(node)
+    while parent is not None and not isinstance(parent, ast.stmt):
+        if isinstance(parent, ast.IfExp) and child is parent.orelse and not isinstance(parent.test, ast.BoolOp) \
+                and tests_cuda(analysis, function, parent.test):
+            return True
+        child, parent = parent, analysis.parents.get(parent)
+    return False
+
+
 def tests_cuda(analysis: Analysis, function: FunctionInfo, test: ast.AST) -> bool:
     """A condition that holds only when CUDA is in use (one `and` operand suffices)."""
     if isinstance(test, ast.BoolOp):
