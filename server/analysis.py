@@ -1274,7 +1274,7 @@ def holds_plain_function(analysis: Analysis, function: FunctionInfo, name: str, 
     if name in function.params and not function.is_module:
         if analysis.roles_for(function).last_assignment(name, at) is not None:
             return False
-        sites = analysis.callers(function)
+        sites = analysis.callers(function) + dispatched_calls(analysis, function)
         return bool(sites) and all(
             isinstance(passed := analysis.argument_for(site, function, name), ast.Name)
             and holds_plain_function(analysis, analysis.context(site).function, passed.id, site, hops - 1)
@@ -1284,6 +1284,28 @@ def holds_plain_function(analysis: Analysis, function: FunctionInfo, name: str, 
         return False
     definitions = analysis.function_named(name)
     return bool(definitions) and not any(d.is_method for d in definitions)
+
+
+def dispatched_calls(analysis: Analysis, function: FunctionInfo) -> list[ast.Call]:
+    """Calls of a function of the file picked from a table (`sample_fn = {"heun": sample_heun,
+    "euler": sample_euler}[sampler]`, then `sample_fn(denoiser, x, ...)`): in the function that
+    builds the table, the calls of the name the pick is bound to.  Empty for a method."""
+    if function.is_method:
+        return []
+    found = []
+    for scope in analysis.functions:
+        for stmt in scope.statements:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                    and isinstance(stmt.value, ast.Subscript) and isinstance(stmt.value.value, (ast.Dict, ast.List))):
+                continue
+            table = stmt.value.value
+            entries = table.values if isinstance(table, ast.Dict) else table.elts
+            if not any(isinstance(e, ast.Name) and e.id == function.name for e in entries):
+                continue
+            picked = stmt.targets[0].id
+            found += [c for c in scope.calls if isinstance(c.func, ast.Name) and c.func.id == picked
+                      and _position(c) > _position(stmt)]
+    return found
 
 
 def evaluation_after_training(analysis: Analysis) -> Iterator[tuple[FunctionInfo, ast.Call, "ModeSwitch"]]:

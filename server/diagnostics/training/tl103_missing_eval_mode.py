@@ -41,7 +41,9 @@ class MissingEvalMode(Rule):
     a model loaded with `from_pretrained()` (which returns it in eval mode), a "model" fed
     NumPy arrays (`isp_model.forward(img.copy(), hq)`: no torch module), a "model" that is a
     plain function of the file (`def net(X): return softmax(X @ W + b)`, handed in by every
-    caller: a from-scratch model has no mode to switch), and a function
+    caller, also by the calls of a pick from a table of functions, `sample_fn = {"heun":
+    sample_heun}[name]` then `sample_fn(denoise, x)`: a from-scratch model or a denoising
+    closure has no mode to switch), and a function
     under `no_grad` (not named for evaluation) whose result every caller hands to a function
     of the file that trains (`bank = init_memory(loader, model)`, then `train(..., bank)`):
     it computes what the training consumes, in the training's mode on purpose. A parameter
