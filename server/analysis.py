@@ -610,11 +610,16 @@ class Analysis:
             return [c for c in sites if isinstance(c.func, ast.Attribute)]
         return [c for c in sites if isinstance(c.func, ast.Name)]
 
+    def callers_outside(self, function: FunctionInfo) -> list[ast.Call]:
+        """Its call sites but those in its own body: a recursive call (`test_split_fn(model, ...)`
+        on each quarter of the image) runs in the mode and grad state the outer call set."""
+        return [c for c in self.callers(function) if self.context(c).function is not function]
+
     def only_called_without_grad(self, function: FunctionInfo, _outer: frozenset = frozenset()) -> bool:
         """True when the function is called in this file, and every call runs with autograd off:
         under `no_grad` itself, or in a function only ever called that way (`test()` calls
         `benchmark()` under `no_grad`, and `benchmark()` calls `validation()`)."""
-        sites = self.callers(function)
+        sites = self.callers_outside(function)
         outer = _outer | {id(function)}
         return bool(sites) and all(
             self.context(c).grad_disabled or (
@@ -1002,11 +1007,18 @@ def in_eval_mode(analysis: Analysis, function: FunctionInfo, call: ast.Call, mod
         return True
     if _wraps_evaluated_model(analysis, function, model, call):
         return True
-    callers = analysis.callers(function)
+    # A recursive call handing the model on keeps the mode the outer callers set.
+    callers = [site for site in analysis.callers(function) if not _hands_on_recursively(analysis, function, site, model)]
     if callers and model in function.params:
         outer = _outer | {id(function)}
         return all(_caller_evaluates(analysis, function, site, model, outer) for site in callers)
     return False
+
+
+def _hands_on_recursively(analysis: Analysis, function: FunctionInfo, site: ast.Call, param: str) -> bool:
+    """`site` is the function calling itself with its own `param` for that parameter."""
+    arg = analysis.argument_for(site, function, param)
+    return analysis.context(site).function is function and isinstance(arg, ast.Name) and arg.id == param
 
 
 def switches_to_eval(analysis: Analysis, call: ast.Call, model: str) -> bool:
@@ -1208,6 +1220,27 @@ def under_cuda_guard(analysis: Analysis, node: ast.AST) -> bool:
     return False
 
 
+def under_cpu_guard(analysis: Analysis, node: ast.AST) -> bool:
+    """`node` only runs when CUDA is not in use: the `else` of `if torch.cuda.is_available():`
+    (or of another test that holds exactly when CUDA is used, `if args.cuda:`), the body of
+    `if not use_cuda:`, or the `else` of `x.cuda() if cuda else x`.  A test joined with `and`
+    says nothing there: its `else` also runs on the GPU."""
+    function = analysis.context(node).function
+    for stmt, in_body in analysis.context(node).guards:
+        test = stmt.test
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, in_body = test.operand, not in_body
+        if not in_body and not isinstance(test, ast.BoolOp) and tests_cuda(analysis, function, test):
+            return True
+    child, parent = node, analysis.parents.get(node)
+    while parent is not None and not isinstance(parent, ast.stmt):
+        if isinstance(parent, ast.IfExp) and child is parent.orelse and not isinstance(parent.test, ast.BoolOp) \
+                and tests_cuda(analysis, function, parent.test):
+            return True
+        child, parent = parent, analysis.parents.get(parent)
+    return False
+
+
 def tests_cuda(analysis: Analysis, function: FunctionInfo, test: ast.AST) -> bool:
     """A condition that holds only when CUDA is in use (one `and` operand suffices)."""
     if isinstance(test, ast.BoolOp):
@@ -1306,7 +1339,7 @@ def holds_plain_function(analysis: Analysis, function: FunctionInfo, name: str, 
     if name in function.params and not function.is_module:
         if analysis.roles_for(function).last_assignment(name, at) is not None:
             return False
-        sites = analysis.callers(function)
+        sites = analysis.callers(function) + dispatched_calls(analysis, function)
         return bool(sites) and all(
             isinstance(passed := analysis.argument_for(site, function, name), ast.Name)
             and holds_plain_function(analysis, analysis.context(site).function, passed.id, site, hops - 1)
@@ -1316,6 +1349,28 @@ def holds_plain_function(analysis: Analysis, function: FunctionInfo, name: str, 
         return False
     definitions = analysis.function_named(name)
     return bool(definitions) and not any(d.is_method for d in definitions)
+
+
+def dispatched_calls(analysis: Analysis, function: FunctionInfo) -> list[ast.Call]:
+    """Calls of a function of the file picked from a table (`sample_fn = {"heun": sample_heun,
+    "euler": sample_euler}[sampler]`, then `sample_fn(denoiser, x, ...)`): in the function that
+    builds the table, the calls of the name the pick is bound to.  Empty for a method."""
+    if function.is_method:
+        return []
+    found = []
+    for scope in analysis.functions:
+        for stmt in scope.statements:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                    and isinstance(stmt.value, ast.Subscript) and isinstance(stmt.value.value, (ast.Dict, ast.List))):
+                continue
+            table = stmt.value.value
+            entries = table.values if isinstance(table, ast.Dict) else table.elts
+            if not any(isinstance(e, ast.Name) and e.id == function.name for e in entries):
+                continue
+            picked = stmt.targets[0].id
+            found += [c for c in scope.calls if isinstance(c.func, ast.Name) and c.func.id == picked
+                      and _position(c) > _position(stmt)]
+    return found
 
 
 def evaluation_after_training(analysis: Analysis) -> Iterator[tuple[FunctionInfo, ast.Call, "ModeSwitch"]]:

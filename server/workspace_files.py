@@ -76,7 +76,7 @@ def project_definition(analysis: "Analysis", func: ast.AST) -> "tuple[Analysis, 
     """The top-level class or function a name refers to, with the analysis of its file: in
     this file, or imported from a workspace file (`from model import Tacotron2`)."""
     if isinstance(func, ast.Name) and func.id not in analysis.imports:
-        return _top_level(analysis, func.id)
+        return _top_level(analysis, func.id) or _local(analysis, func)
     qualname = analysis.qualname(func)
     if not qualname or "." not in qualname:
         return None
@@ -87,6 +87,19 @@ def project_definition(analysis: "Analysis", func: ast.AST) -> "tuple[Analysis, 
         return None
     other = workspace_analysis(module, analysis.path)
     return _top_level(other, name) if other is not None else None
+
+
+def _local(analysis: "Analysis", name: ast.Name) -> "tuple[Analysis, ast.AST] | None":
+    """A class or function defined in the body of the function that reads `name`, before it
+    (`class ProjLayer(nn.Module): ...` inside `__init__`, then `self.proj = ProjLayer(w)`)."""
+    scope = analysis.parents.get(name)
+    while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        scope = analysis.parents.get(scope)
+    if scope is None:
+        return None
+    found = [node for node in scope.body if isinstance(node, (ast.ClassDef, ast.FunctionDef))
+             and node.name == name.id and node.lineno < name.lineno]
+    return (analysis, found[-1]) if found else None
 
 
 def _top_level(analysis: "Analysis", name: str) -> "tuple[Analysis, ast.AST] | None":

@@ -163,7 +163,7 @@ class CallRules:
             return UNKNOWN
         frame = self.engine.call_function(FunctionRef(method.node, method.scope, callee, method.owner), args,
                                           kwargs, self, site.node)
-        value = frame.result if frame is not None else UNKNOWN
+        value = self.engine.result_for_caller(frame, args, kwargs)
         site.module_called(callee, value, frame)
         return value
 
@@ -175,7 +175,7 @@ class CallRules:
         frame = self.engine.call_function(callee, args, kwargs, self, site.node)
         if callee.bound_self is not None and callee.bound_self is self.self_value and self.self_name is not None:
             self._reread_attributes(site.env)
-        return frame.result if frame is not None else UNKNOWN
+        return self.engine.result_for_caller(frame, args, kwargs)
 
     def _reread_attributes(self, env) -> None:
         """After `self._make_layer(...)` during construction: the attributes the builder set
@@ -466,11 +466,25 @@ class CallRules:
             return NONE
         if name == "dict" and not args:
             return DictValue(dict(kwargs))
+        if name == "isinstance" and len(args) == 2:
+            return self._isinstance(*args)
         if name in ("isinstance", "hasattr", "callable", "any", "all"):
             return Bool(None)
         if name == "print":
             return NONE
         return UNKNOWN
+
+    def _isinstance(self, value: Value, classes: Value) -> Value:
+        """`isinstance(layer, ResnetBlock)` of an object of a class of the files: True when the
+        class is one of its ancestors, False when none is and every ancestor is known (a loop
+        over a `ModuleList` of mixed blocks then runs each block's own branch only)."""
+        options = classes.items if isinstance(classes, TupleValue) else (classes,)
+        if not isinstance(value, Instance) or not options or not all(isinstance(c, ClassRef) for c in options):
+            return Bool(None)
+        ancestors, complete = self.engine.ancestry(value.cls)
+        if any(option.node is ancestor.node for option in options for ancestor in ancestors):
+            return Bool(True)
+        return Bool(False) if complete else Bool(None)
 
     def _super(self) -> Value:
         if not isinstance(self.self_value, Instance) or self.owner is None:

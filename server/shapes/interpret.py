@@ -40,7 +40,7 @@ from torch_lsp.shapes.syntax import (
 )
 from torch_lsp.shapes.values import (
     UNKNOWN, ClassRef, DictValue, FunctionRef, Instance, Int, Layer, ListValue, Opaque, Origin, Tensor, TupleValue,
-    Value,
+    Value, forget_sizes,
 )
 
 if TYPE_CHECKING:
@@ -276,6 +276,25 @@ class Engine:
             self.class_bases[ref.node] = found
         return found
 
+    def ancestry(self, ref: ClassRef) -> tuple[list[ClassRef], bool]:
+        """The class and every base of it that is a class of an analysed file, and whether that
+        is all of them: every other base is a torch class (`nn.Module`), which no class of the
+        files derives from.  An unresolved base (a name from elsewhere) leaves it incomplete."""
+        found: list[ClassRef] = []
+        complete, pending = True, [ref]
+        while pending and len(found) < 32:
+            current = pending.pop()
+            if any(known.node is current.node for known in found):
+                continue
+            found.append(current)
+            resolved = self.bases(current)
+            pending += resolved
+            analysis = current.scope.analysis
+            torch_bases = sum((analysis.qualname(b) or "").startswith("torch.") for b in current.node.bases)
+            if len(resolved) + torch_bases != len(current.node.bases) or current.node.keywords:
+                complete = False
+        return found, complete and not pending
+
     def lookup_method(self, ref: ClassRef, name: str) -> FunctionRef | None:
         """The method `name` of the class or its nearest base that defines it as a function."""
         return self._lookup(ref, name, True, 0)  # type: ignore[return-value]
@@ -413,6 +432,19 @@ class Engine:
             self.active.discard(key)
         self._register(frame, key)
         return frame
+
+    def result_for_caller(self, frame: "Frame | None", args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """What the call returns, as its caller sees it.  A call that passed nothing known for a
+        parameter shares the run where that parameter is its own symbol (`height`); two such
+        calls with different values would then return the same size, and a caller with a
+        size of that name would mistake it for its own.  Sizes built from such a symbol are
+        unknown to the caller."""
+        if frame is None:
+            return UNKNOWN
+        passed = {v.name for v in (*args, *kwargs.values()) if v.__class__ is Opaque and _named_size(v)}
+        borrowed = {name for name, value in frame.params.items()
+                    if value.__class__ is Opaque and value.name == name and _named_size(value)} - passed
+        return forget_sizes(frame.result, borrowed) if borrowed else frame.result
 
     # -- imports across files ---------------------------------------------------------
     def foreign_value(self, qualname: str) -> Value | None:

@@ -615,3 +615,22 @@ def as_claimed(value: Value) -> Value:
     if isinstance(value, TupleValue):
         return TupleValue(tuple(as_claimed(v) for v in value.items), value.names)
     return value
+
+
+def forget_sizes(value: Value, symbols: set[str]) -> Value:
+    """`value` with every size built from one of these symbols unknown (a tensor's dims, an
+    int, the items of a tuple); other values as they are."""
+    def forgotten(dim: Dim | None) -> bool:
+        return dim is not None and not dim.symbols().isdisjoint(symbols)
+
+    if value.__class__ is Tensor:
+        dims = value.dims  # type: ignore[attr-defined]
+        return value.with_dims([None if forgotten(d) else d for d in dims]) if any(map(forgotten, dims)) else value
+    if value.__class__ is Int:
+        return Int(None) if forgotten(value.dim) else value  # type: ignore[attr-defined]
+    if value.__class__ is Opaque:
+        return Opaque(value.name, None) if forgotten(value.dim) else value  # type: ignore[attr-defined]
+    if value.__class__ is TupleValue:
+        items = tuple(forget_sizes(item, symbols) for item in value.items)  # type: ignore[attr-defined]
+        return TupleValue(items, value.names)  # type: ignore[attr-defined]
+    return value

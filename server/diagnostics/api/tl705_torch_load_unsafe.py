@@ -30,7 +30,7 @@ class TorchLoadUnsafe(Rule):
     same file still unpickles anything when run on an older PyTorch.  Where what it loads is
     used as a module (`decoder = checkpoint["decoder"]; decoder.eval()`), or a load that is
     returned or bound to a model name sits in a file that `torch.save`s whole models (at
-    module level a name like `GMF_model` or `model` counts, unless it is read by a string key:
+    module level a name like `GMF_model` or `model` counts, unless it is read as a mapping (a string key, `"params" in net`, `net.items()`):
     a checkpoint dict), the
     finding says so instead: 2.6 and later refuse such a file by default, so the advice is a
     `state_dict()` or `weights_only=False` for a trusted file, and no fix is offered.  So
@@ -43,7 +43,9 @@ class TorchLoadUnsafe(Rule):
     whole, whose advice is their `state_dict()`).  So
     too for a load read for other entries (`checkpoint["optimizer"]`) of a checkpoint dict
     the file saves with its arguments or config in it (`{..., "args": args}`, where `args` is
-    read by attribute, `args.output_dir`: an object, not a plain dict), and for a load that
+    read by attribute, `args.output_dir`: an object, not a plain dict), or with a model in it
+    (`torch.save(dict(net=net, optimizer_state=...), path)`: the module pickled whole, whose
+    advice is its `state_dict()`), and for a load that
     reads back what the file pickles whole: the same names saved to the same path expression
     (`corpus = torch.load(fn)` after `torch.save(corpus, fn)`, `model, criterion, optimizer =
     torch.load(f)` after `torch.save([model, criterion, optimizer], f)`), one of them a model,
@@ -111,6 +113,10 @@ class TorchLoadUnsafe(Rule):
             if round_trip is not None:
                 yield self._saved_objects(analysis, call, name, *round_trip)
                 continue
+            module_entry = _saved_module_read(analysis, call)
+            if module_entry is not None:
+                yield self._saved_module(call, name, module_entry)
+                continue
             settings = _saved_settings_read(analysis, call)
             if settings is not None:
                 yield self._saved_settings(call, name, settings)
@@ -166,9 +172,18 @@ class TorchLoadUnsafe(Rule):
                    "file you trust.")
         return self._no_fix(call, message, saving, f"`{saved}` is saved here")
 
-    def _saved_settings(self, call: ast.Call, name: str, entry: tuple[ast.Constant, ast.Name]) -> Finding:
-        key, value = entry
-        message = (f"`{name}(...)` reads a checkpoint this file saves with `{key.value!r}: {value.id}` in it: "
+    def _saved_module(self, call: ast.Call, name: str, entry: tuple[ast.AST, str, ast.Name]) -> Finding:
+        where, key, value = entry
+        message = (f"`{name}(...)` reads a checkpoint this file saves with `{key!r}: {value.id}` in it, a module "
+                   f"pickled whole, not only weights: PyTorch {SAFE_DEFAULT_FROM} and later refuse it by default "
+                   "(`weights_only=True`), and before that unpickling can run arbitrary code. Save "
+                   f"`{value.id}.state_dict()` in the checkpoint instead, or pass `weights_only=False` for a file you "
+                   "trust.")
+        return self._no_fix(call, message, where, f"`{value.id}` is saved whole here")
+
+    def _saved_settings(self, call: ast.Call, name: str, entry: tuple[ast.AST, str, ast.Name]) -> Finding:
+        key, text, value = entry
+        message = (f"`{name}(...)` reads a checkpoint this file saves with `{text!r}: {value.id}` in it: "
                    f"parsed arguments or a config object (`argparse.Namespace`, a config node), which PyTorch "
                    f"{SAFE_DEFAULT_FROM} and later refuse by default (`weights_only=True`), while older versions "
                    "unpickle anything, which can run code. Save plain values instead (`vars(args)`, the config as "
@@ -292,7 +307,7 @@ _SETTINGS_NAMES = {"args", "opt", "opts", "config", "cfg", "hparams"}
 _WEIGHT_KEYS = {"model", "state_dict", "model_state_dict", "net", "weights", "module"}
 
 
-def _saved_settings_read(analysis: "Analysis", call: ast.Call) -> tuple[ast.Constant, ast.Name] | None:
+def _saved_settings_read(analysis: "Analysis", call: ast.Call) -> tuple[ast.AST, str, ast.Name] | None:
     """The `'args': args` entry of a checkpoint dict the file saves (`torch.save(state, path)`,
     or a saving helper such as `save_on_master({...}, path)`), when what this load returns
     is read for another entry of that dict than the weights (`checkpoint["optimizer"]`,
@@ -303,15 +318,35 @@ def _saved_settings_read(analysis: "Analysis", call: ast.Call) -> tuple[ast.Cons
     read = _keys_read(analysis.context(call).function.node, holder) - _WEIGHT_KEYS
     if not read:
         return None
-    for saved, saving in _saved_dicts(analysis):
-        keys = {k.value for k in saved.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
-        if not read & keys:
+    for entries, saving in _saved_dicts(analysis):
+        if not read & {key for _, key, _ in entries}:
             continue
         scope = analysis.context(saving).function.node
-        for key, value in zip(saved.keys, saved.values):
-            if isinstance(key, ast.Constant) and isinstance(value, ast.Name) and value.id in _SETTINGS_NAMES \
-                    and _used_as_object(scope, value.id):
-                return key, value
+        for where, key, value in entries:
+            if isinstance(value, ast.Name) and value.id in _SETTINGS_NAMES and _used_as_object(scope, value.id):
+                return where, key, value
+    return None
+
+
+def _saved_module_read(analysis: "Analysis", call: ast.Call) -> tuple[ast.AST, str, ast.Name] | None:
+    """The `'net': net` entry of a checkpoint dict the file saves (`torch.save(dict(net=net,
+    optimizer_state=...), path)`), `net` a model where it is saved, when what this load
+    returns is read for an entry of that dict (`data["net"]`, `data["optimizer_state"]`): the
+    load reads a module pickled whole.  None otherwise."""
+    holder = analysis.parents.get(call)
+    if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)):
+        return None
+    read = _keys_read(analysis.context(call).function.node, holder)
+    if not read:
+        return None
+    for entries, saving in _saved_dicts(analysis):
+        keys = {key for _, key, _ in entries}
+        if not read & keys or not (read - _WEIGHT_KEYS) & keys:
+            continue  # only entries every checkpoint has in common say nothing of which file it is
+        roles = analysis.roles_for(saving)
+        for where, key, value in entries:
+            if isinstance(value, ast.Name) and roles.is_model(value.id):
+                return where, key, value
     return None
 
 
@@ -348,10 +383,11 @@ def _keys_read(scope: ast.AST, binding: ast.Assign) -> set[str]:
     return found
 
 
-def _saved_dicts(analysis: "Analysis") -> list[tuple[ast.Dict, ast.Call]]:
-    """(dict literal, the call saving it): what the file hands to `torch.save` or to a saving
+def _saved_dicts(analysis: "Analysis") -> list[tuple[list[tuple[ast.AST, str, ast.AST]], ast.Call]]:
+    """(entries, the call saving them): the dicts the file hands to `torch.save` or to a saving
     helper (a call whose name has `save` in it) as the first argument, directly or through a
-    name bound to one in the same function."""
+    name bound to one in the same function; a dict literal or `dict(net=net, ...)`.  Each entry
+    is (where its key is written, the key, the value); keys that are not plain strings are left out."""
     from torch_lsp.syntax_nodes import call_name
 
     found = []
@@ -359,27 +395,53 @@ def _saved_dicts(analysis: "Analysis") -> list[tuple[ast.Dict, ast.Call]]:
         if not call.args or not (analysis.call_qualname(call) == "torch.save" or "save" in (call_name(call) or "")):
             continue
         first = call.args[0]
-        if isinstance(first, ast.Dict):
-            found.append((first, call))
-        elif isinstance(first, ast.Name):
-            found += [(a.value, call) for a in analysis.roles_for(call).assignments.get(first.id, ())
-                      if isinstance(a.value, ast.Dict)]
+        values = [first] if _dict_display(analysis, first) else [
+            a.value for a in analysis.roles_for(call).assignments.get(first.id, ())
+            if _dict_display(analysis, a.value)] if isinstance(first, ast.Name) else []
+        found += [(_entries(value), call) for value in values]
     return found
+
+
+def _dict_display(analysis: "Analysis", value: ast.AST | None) -> bool:
+    return isinstance(value, ast.Dict) or isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+        and value.func.id == "dict" and not value.args and "dict" not in analysis.imports
+
+
+def _entries(value: ast.Dict | ast.Call) -> list[tuple[ast.AST, str, ast.AST]]:
+    if isinstance(value, ast.Dict):
+        return [(k, k.value, v) for k, v in zip(value.keys, value.values)
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    return [(kw, kw.arg, kw.value) for kw in value.keywords if kw.arg is not None]
 
 
 def _names_a_model(analysis: "Analysis", at: ast.AST, name: str) -> bool:
     """`name` is a model where `at` reads it, or is named like one (`GMF_model = torch.load(p)`,
     `torch.save(model, p)` at module level, where a name's convention alone gives no role)
-    and never read by a string key there (`model["optim"] = None` shows a checkpoint dict):
+    and never read as a mapping there (`model["optim"] = None`, `"params" in net`,
+    `crt_net.items()` show a checkpoint or state dict):
     enough to choose which advice the finding gives, never whether there is a finding."""
     from torch_lsp.roles import MODEL_NAME
 
     if analysis.roles_for(at).is_model(name):
         return True
     scope = analysis.context(at).function.node
-    return MODEL_NAME.match(name) is not None and not any(
-        isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name
-        and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str) for node in ast.walk(scope))
+    return MODEL_NAME.match(name) is not None and not any(_read_as_mapping(node, name) for node in ast.walk(scope))
+
+
+# What a loaded state dict answers to and a module does not: `crt_net.items()`, `ori_net.keys()`.
+_MAPPING_METHODS = {"items", "keys", "values", "get"}
+
+
+def _read_as_mapping(node: ast.AST, name: str) -> bool:
+    """`name["optim"]`, `"params" in name`, `name.items()`: `name` holds a dict (a checkpoint
+    or state dict), not a module."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name:
+        return isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+        return isinstance(node.left, ast.Constant) and isinstance(node.left.value, str) \
+            and isinstance(node.comparators[0], ast.Name) and node.comparators[0].id == name
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MAPPING_METHODS \
+        and isinstance(node.func.value, ast.Name) and node.func.value.id == name
 
 
 # Methods only a module has: calling one on what `torch.load` returned shows a pickled module.

@@ -51,12 +51,31 @@ def _pretrained(analysis: "Analysis") -> Iterator[TorchvisionIssue]:
             old = [(name, value) for name, value in old if value is not None]
             if not old:
                 continue
+            if old[0][0] == "pretrained" and old[0][1] in call.args and _weights_enum(old[0][1]):
+                yield _positional_weights(analysis, call, key, old[0][1])
+                continue
             names = " and ".join(f"`{name}=`" for name, _ in old)
             new = " and ".join(f"`{name.replace('pretrained', 'weights')}=`" for name, _ in old)
             yield TorchvisionIssue(
                 call, f"{names} of `{key.rpartition('.')[2]}` {'are' if len(old) > 1 else 'is'} deprecated since torchvision 0.13 (it warns and is to "
                 f"be removed): pass {new} with a weights enum, or None.",
                 _weights_plan(analysis, call, key, old))
+
+
+def _weights_enum(value: ast.AST) -> bool:
+    """`VGG16_Weights.IMAGENET1K_V1`, `ResNet50_Weights.DEFAULT`: a weights enum member, which
+    torchvision takes as `weights` when passed in the first place, not as the legacy flag."""
+    return isinstance(value, ast.Attribute) and isinstance(value.value, (ast.Name, ast.Attribute)) \
+        and (value.value.id if isinstance(value.value, ast.Name) else value.value.attr).endswith("_Weights")
+
+
+def _positional_weights(analysis: "Analysis", call: ast.Call, key: str, value: ast.AST) -> TorchvisionIssue:
+    plan = None
+    if len(call.args) == 1:  # as a keyword it must not come before other positional arguments
+        plan = Plan("Pass the weights as `weights=`", edits=[(span_of(value), f"weights={segment(analysis, value)}")], at=call)
+    return TorchvisionIssue(
+        call, f"`{key.rpartition('.')[2]}` gets its weights enum as a positional argument, deprecated since "
+        "torchvision 0.13 (it warns and is to be removed): pass it as `weights=`.", plan)
 
 
 def _weights_plan(analysis: "Analysis", call: ast.Call, key: str, old: list) -> Plan | None:
@@ -115,7 +134,9 @@ def _import_style(analysis: "Analysis") -> Iterator[TorchvisionIssue]:
 class TorchvisionDeprecated(Rule):
     """## What it does
     Flags `pretrained=` and `pretrained_backbone=` of torchvision model builders
-    (`resnet50(pretrained=True)`, through any import), the deprecated
+    (`resnet50(pretrained=True)`, through any import), a weights enum passed in the first
+    place (`vgg16(VGG16_Weights.DEFAULT)`: torchvision takes it as `weights`, warning about the
+    positional argument; the fix makes it `weights=`), the deprecated
     `torchvision.transforms.v2.ToTensor`, and (as a hint)
     `import torchvision.models as models`, which is `from torchvision import models` (so too
     for `datasets` and `transforms`).

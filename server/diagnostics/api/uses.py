@@ -40,6 +40,8 @@ def _all_uses(analysis: "Analysis", table: dict[str, ApiChange], methods: dict[s
     found = references(analysis)
     for qualname, api in table.items():
         for reference in found.get(qualname, ()):
+            if isinstance(getattr(reference.node, "ctx", None), (ast.Store, ast.Del)):
+                continue  # `torch.backends.cuda.sdp_kernel = null_context`: replaced, not used
             if reference.call is not None:
                 yield ApiUse(api, "call", reference.call, reference)
             else:

@@ -49,7 +49,8 @@ class ViewAfterTranspose(Rule):
     merge dims only when they are adjacent in memory, so merging dims that the
     transpose separated raises `RuntimeError: view size is not compatible with input
     tensor's size and stride`. Merges that happen to line up still break as soon as
-    the input arrives sliced or otherwise non-contiguous.
+    the input arrives sliced or otherwise non-contiguous (not so for a tensor the code just
+    computed with `matmul`, `@`, `cat` or `stack`: always contiguous, it is not flagged).
 
     ## Example
     ```python
@@ -163,10 +164,25 @@ def view_verdict(analysis: "Analysis", view: ast.Call, transposing: ast.AST, via
         # Sizes the shape pass does not know may be 1 where the tensor was unsqueezed.
         verdict = None if known is None and handles_unit_dims(analysis, tensor) else "raises"
     else:
-        verdict = "layout" if any(g.moved for g in groups) else None
+        verdict = "layout" if any(g.moved for g in groups) and not _freshly_computed(analysis, tensor) else None
     if verdict == "raises" and is_channels_last_permutation(order):
         return "channels_last"  # contiguous again when the input is stored channels-last
     return verdict
+
+
+# Ops whose result is a new tensor in the default contiguous layout, never a view of their input.
+_FRESH_RESULTS = {"torch.matmul", "torch.bmm", "torch.mm", "torch.cat", "torch.stack", "torch.zeros", "torch.ones",
+                  "torch.empty", "torch.full", "torch.rand", "torch.randn"}
+
+
+def _freshly_computed(analysis: "Analysis", tensor: ast.AST) -> bool:
+    """The transposed tensor is bound to (or is) a `matmul`/`@`/`cat`-style result: contiguous
+    whatever its inputs were, so a merge that keeps memory order always views it
+    (BasicSR's DUF: `out = torch.matmul(x, filters)`, then `out.permute(0, 3, 4, 1, 2).view(...)`)."""
+    value, _ = followed(analysis, tensor)
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.MatMult):
+        return True
+    return isinstance(value, ast.Call) and analysis.call_qualname(value) in _FRESH_RESULTS
 
 
 def is_channels_last_permutation(order: tuple[int, ...]) -> bool:

@@ -37,7 +37,7 @@ class EvalWithoutNoGrad(Rule):
     frozen first (`model.requires_grad_(False)`, also at the end of calls that return the module,
     `model.eval().requires_grad_(False).to(device)`, or of the chain that builds it,
     `copy.deepcopy(model).requires_grad_(False)`, or `p.requires_grad = False` over its
-    parameters) records no graph and is not flagged, nor is a trainer's attribute bound only to
+    parameters or named parameters) records no graph and is not flagged, nor is a trainer's attribute bound only to
     an Ultralytics model object (`self.model = YOLO(path)`: its call runs a predictor under
     `torch.inference_mode()`). Nor is an evaluation that differentiates through the model: a
     loop that takes gradients of the input (`torch.autograd.grad(loss, x_adv)`, after
@@ -111,7 +111,7 @@ class EvalWithoutNoGrad(Rule):
 def _frozen_before(function: FunctionInfo, call: ast.Call, model: str) -> bool:
     """`model.requires_grad_(False)` (also at the end of calls that return the module,
     `model.eval().requires_grad_(False).to(device)`), or `p.requires_grad = False` in a loop
-    over `model.parameters()`, earlier in the function: with no parameter requiring grad (and
+    over `model.parameters()` or `model.named_parameters()`, earlier in the function: with no parameter requiring grad (and
     inputs that do not), the forward records no graph."""
     at = (call.lineno, call.col_offset)
     for node in ast.walk(function.node):
@@ -151,9 +151,9 @@ def _frozen_chain(value: ast.AST) -> bool:
 
 
 def _over_parameters_of(iterable: ast.AST, model: str) -> bool:
-    """`model.parameters()`."""
+    """`model.parameters()`, or `model.named_parameters()` (`for k, v in ...: v.requires_grad = False`)."""
     return (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute)
-            and iterable.func.attr == "parameters" and isinstance(iterable.func.value, ast.Name)
+            and iterable.func.attr in ("parameters", "named_parameters") and isinstance(iterable.func.value, ast.Name)
             and iterable.func.value.id == model)
 
 

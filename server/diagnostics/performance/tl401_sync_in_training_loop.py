@@ -210,6 +210,19 @@ def _feeds_finiteness_guard(analysis: Analysis, call: ast.Call, loop: ast.AST) -
     return any(isinstance(s, ast.If) and leaves(s) and guards(s.test, name) for s in later)
 
 
+def _decides_while_loop(analysis: Analysis, call: ast.Call, loop: ast.AST) -> bool:
+    """`score = -loss.item()` in a `while score < 0.99:` loop: the value is the loop's own
+    stopping test, read on the host every iteration by design."""
+    if not isinstance(loop, ast.While):
+        return False
+    stmt = analysis.statement_of(call)
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and any(node is call for node in walk_nodes(stmt.value))):
+        return False
+    name = stmt.targets[0].id
+    return any(isinstance(node, ast.Name) and node.id == name for node in walk_nodes(loop.test))
+
+
 # Builtins that only convert the host value a sync returned: `int(action.item())`.
 _HOST_CONVERSIONS = {"int", "float", "bool"}
 # An environment's step returns at least (observation, reward, done): what it is unpacked into.
@@ -409,7 +422,8 @@ class SyncInTrainingLoop(Rule):
     dtype=int):`, `if step in log_steps:`), nor in a branch
     that leaves the loop, nor the value a NaN check
     that stops training reads (`if not math.isfinite(loss_value): sys.exit(1)`, or an `assert
-    math.isfinite(loss_value)` there), nor after an explicit `torch.cuda.synchronize()`
+    math.isfinite(loss_value)` there), nor the value a `while` loop's own test reads (`score =
+    -loss.item()` in `while score < 0.99:`), nor after an explicit `torch.cuda.synchronize()`
     earlier in the same iteration (alone, or under a test that the code runs on CUDA,
     `if device_type == "cuda":`), where the host already
     waits, nor on a tensor a factory made on the host, `torch.randint(0, 5, (1,)).item()`,
@@ -469,6 +483,8 @@ class SyncInTrainingLoop(Rule):
                 continue  # the step already waits for the GPU there; this sync adds no stall
             if _feeds_finiteness_guard(analysis, call, loop.node):
                 continue  # a NaN check that stops training needs the value on the host each step
+            if _decides_while_loop(analysis, call, loop.node):
+                continue  # `while score < 0.99:` needs the value on the host to decide each step
             if _sent_to_environment(analysis, call, loop.node):
                 continue  # the action an environment on the host must receive before it can step
             if _only_where_the_loop_does_not_train(analysis, call, loop):

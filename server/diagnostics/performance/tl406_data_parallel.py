@@ -6,7 +6,7 @@ import ast
 import re
 from typing import Iterator
 
-from torch_lsp.analysis import Analysis
+from torch_lsp.analysis import Analysis, under_cpu_guard
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.syntax_nodes import argument, walk_nodes
@@ -34,7 +34,8 @@ class DataParallelUse(Rule):
     already tell the user about DP/DDP, a branch beside one that builds
     `DistributedDataParallel` (DP is the fallback), and inference code (a file that
     evaluates and never backpropagates, or a functional `data_parallel(...)` forward under
-    `torch.no_grad()`, where DDP is no natural replacement).
+    `torch.no_grad()`, where DDP is no natural replacement), and the CPU-only path (the
+    `else` of `if torch.cuda.is_available():`), where `DataParallel` only calls the module.
 
     ## Why is this bad
     `DataParallel` runs one process with a thread per GPU, replicates the model every
@@ -65,6 +66,8 @@ class DataParallelUse(Rule):
                 continue
             if self._fallback_of_ddp(analysis, call) or self._forward_without_grad(analysis, call):
                 continue
+            if under_cpu_guard(analysis, call):
+                continue  # without CUDA `DataParallel` only calls the module: nothing is replicated
             opt_in = self._opt_in(analysis, call)
             message = (
                 f"{'This multi-GPU path uses ' if opt_in else ''}`{ast.unparse(call.func)}`"

@@ -43,7 +43,9 @@ class MissingEvalMode(Rule):
     a model loaded with `from_pretrained()` (which returns it in eval mode), a "model" fed
     NumPy arrays (`isp_model.forward(img.copy(), hq)`: no torch module), a "model" that is a
     plain function of the file (`def net(X): return softmax(X @ W + b)`, handed in by every
-    caller: a from-scratch model has no mode to switch), and a function
+    caller, also by the calls of a pick from a table of functions, `sample_fn = {"heun":
+    sample_heun}[name]` then `sample_fn(denoise, x)`: a from-scratch model or a denoising
+    closure has no mode to switch), and a function
     under `no_grad` (not named for evaluation) whose result every caller hands to a function
     of the file that trains (`bank = init_memory(loader, model)`, then `train(..., bank)`):
     it computes what the training consumes, in the training's mode on purpose. A parameter
@@ -72,7 +74,9 @@ class MissingEvalMode(Rule):
     pads and convolutions; a rollout policy of `Linear` and `Tanh` layers, moved to the
     device where it is built: `self.policy = Policy().to(device)`) or only loads it in eval
     mode (`self.model, self.preprocess = clip.load(...)`, `self.model =
-    AutoModel.from_pretrained(...)`, `self.model = model.to(device).eval()`), nor an attribute
+    AutoModel.from_pretrained(...)`, `self.model = model.to(device).eval()`), or binds it only
+    to a parameter of `__init__` that every construction in the file fills with a model put in
+    eval mode (`unet.eval()`, then `PipelineLike(vae, unet, ...)`), nor an attribute
     bound only to an Ultralytics model object (`self.model = YOLO(path)`, whose call runs a
     predictor that sets eval mode and `inference_mode` itself).
 
@@ -142,6 +146,8 @@ class MissingEvalMode(Rule):
                 continue  # a fixed filter built of convolutions and pads: eval mode changes nothing
             if _attribute_loaded_in_eval_mode(analysis, run.function.class_node, run.model[len("self."):]):
                 continue  # `self.model, self.preprocess = clip.load(...)`: it arrives in eval mode
+            if _attribute_handed_in_eval_mode(analysis, run.function.class_node, run.model[len("self."):]):
+                continue  # `unet.eval()`, then `PipelineLike(..., unet, ...)` binding `self.unet = unet`
             message = (
                 f"`{run.model}` runs in an evaluation context but is never put in eval mode, so dropout and "
                 f"batch-norm behave as in training. Call `{run.model}.eval()` first."
@@ -235,6 +241,32 @@ def _attribute_loaded_in_eval_mode(analysis: Analysis, cls: ast.ClassDef, attr: 
                         return False
                     bindings += 1
     return bindings > 0
+
+
+def _attribute_handed_in_eval_mode(analysis: Analysis, cls: ast.ClassDef, attr: str) -> bool:
+    """`self.<attr>` is only ever bound to a parameter of `__init__` (`self.unet = unet`), the
+    class is built in the file, and every construction passes for that parameter a model its
+    function puts in eval mode (`unet.eval()`, then `pipe = PipelineLike(vae, unet, ...)`)."""
+    from torch_lsp.roles import self_attribute_values
+
+    init = next((f for f in analysis.functions if f.class_node is cls and f.name == "__init__"), None)
+    values = self_attribute_values(analysis, cls).get(attr, [])
+    if init is None or not values or not all(isinstance(v, ast.Name) and v.id in init.params for v in values):
+        return False
+    param = values[0].id
+    if any(v.id != param for v in values) or any(
+            f.class_node is cls and f is not init and any(
+                _is_self_attr(t, attr) for stmt in f.statements if isinstance(stmt, ast.Assign) for t in stmt.targets)
+            for f in analysis.functions):
+        return False  # another parameter, or another method, binds it too
+    sites = [c for c in analysis.calls if isinstance(c.func, ast.Name) and c.func.id == cls.name]
+    if not sites:
+        return False
+    for site in sites:
+        arg = analysis.argument_for(site, init, param)
+        if not isinstance(arg, ast.Name) or not in_eval_mode(analysis, analysis.context(site).function, site, arg.id):
+            return False
+    return True
 
 
 def _is_self_attr(node: ast.AST, attr: str) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from torch_lsp.analysis import Analysis, FunctionInfo
+from torch_lsp.analysis import Analysis, FunctionInfo, under_cpu_guard
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.roles import class_attribute_roles, is_config_number, local_module_classes
@@ -38,7 +38,8 @@ class FactoryWithoutDevice(Rule):
     reads after the name is bound anew see another tensor), nor one in arithmetic with a tensor
     the code brought to the CPU itself (`grid.cpu() * torch.tensor([1, m, m])`). A
     tensor passed inside a tuple to a submodule (`self.lstm(x, (h, c))`) meets that
-    submodule's inputs, so it is flagged like one passed directly.
+    submodule's inputs, so it is flagged like one passed directly. Nor is a factory on the
+    CPU-only path, the `else` of `if torch.cuda.is_available():` (whose branch moves it).
 
     ## Why is this bad
     The new tensor is created on the CPU while the module's inputs live on the GPU, so the
@@ -88,6 +89,8 @@ class FactoryWithoutDevice(Rule):
                     continue  # `torch.rand([])`: the same, a 0-d CPU tensor mixes with GPU tensors
                 if self._moved_right_away(analysis, call) or self._moved_before_use(analysis, function, call):
                     continue
+                if under_cpu_guard(analysis, call):
+                    continue  # the `else` of `if torch.cuda.is_available():`: the inputs are on the CPU
                 if not _meets_other_values(analysis, function, call):
                     continue
                 if _single_element(factory, call) and _only_a_truth_test(analysis, call):
