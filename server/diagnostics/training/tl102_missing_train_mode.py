@@ -220,8 +220,55 @@ def _eval_inside_training(analysis: Analysis, loop: LoopInfo, model_call: ast.Ca
     for call in loop.calls:
         if (call.lineno, call.col_offset) <= (model_call.lineno, model_call.col_offset):
             continue
+        if _on_last_iteration_only(analysis, loop, call):
+            continue  # no later step of this loop trains after it; the enclosing loop decides
         if switches_to_eval(analysis, call, model) and not _callee_restores_train(analysis, call, model):
             return call
+    return None
+
+
+def _on_last_iteration_only(analysis: Analysis, loop: LoopInfo, call: ast.Call) -> bool:
+    """`call` runs under `if i == len(steps) - 1:` (or `i + 1 == len(steps)`) inside the loop,
+    `i` being the loop's index (`for i, batch in enumerate(loader)`): only on the last step, so
+    it leaves no later step of this loop in eval mode."""
+    if not isinstance(loop.node, ast.For):
+        return False
+    target = loop.node.target
+    indices = {e.id for e in (target.elts if isinstance(target, ast.Tuple) else [target]) if isinstance(e, ast.Name)}
+    inside = {id(stmt) for stmt in loop.statements}
+    return any(in_body and id(stmt) in inside and _is_last_index_test(stmt.test, indices)
+               for stmt, in_body in analysis.context(call).guards)
+
+
+def _is_last_index_test(test: ast.expr, indices: set[str]) -> bool:
+    """`i == len(x) - 1`, `i + 1 == len(x)`, either side first."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = (test.left, test.comparators[0])
+    return any(_offset_from(one, indices) is not None and _offset_from(other, indices) is None
+               and _len_offset(other) == _offset_from(one, indices) - 1
+               for one, other in (sides, sides[::-1]))
+
+
+def _offset_from(node: ast.expr, indices: set[str]) -> int | None:
+    """0 for the index `i`, 1 for `i + 1`; None for anything else."""
+    if isinstance(node, ast.Name) and node.id in indices:
+        return 0
+    if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and isinstance(node.left, ast.Name)
+            and node.left.id in indices and isinstance(node.right, ast.Constant) and node.right.value == 1):
+        return 1
+    return None
+
+
+def _len_offset(node: ast.expr) -> int | None:
+    """-1 for `len(x) - 1`, 0 for `len(x)`; None for anything else."""
+    def is_len(n):
+        return isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" and len(n.args) == 1
+    if is_len(node):
+        return 0
+    if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and is_len(node.left)
+            and isinstance(node.right, ast.Constant) and node.right.value == 1):
+        return -1
     return None
 
 
