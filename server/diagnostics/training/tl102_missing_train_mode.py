@@ -33,7 +33,8 @@ class MissingTrainMode(Rule):
     beside it in that epoch loop are considered. A periodic evaluation inside the training
     loop itself (`for` or `while step < steps:` with `next(it)`), after the model runs, with
     no `model.train()` in the loop, is flagged too (the fix puts `train()` at the top of
-    the loop); so is notebook-style code that trains after `model.train()`, evaluates after
+    the loop), unless it runs only on the loop's last step (`if i == len(steps) - 1:`), where
+    the enclosing epoch loop decides; so is notebook-style code that trains after `model.train()`, evaluates after
     `model.eval()`, then trains again in the same scope with no `model.train()` in between;
     and a trainer class whose method trains `self.model` while another method puts it in
     eval mode between training passes and nothing in the class ever calls `self.model.train()`.
