@@ -29,9 +29,9 @@ class DataLoaderDefaults(Rule):
     (`.to(device)`, `.cuda()`, also `partial(collate, device=device)`: CUDA tensors cannot be
     pinned, nor made in forked workers), the dataset holds
     its data in memory (`TensorDataset`, torchrec's synthetic `RandomRecDataset`, a class whose
-    `__getitem__` only indexes attributes
+    `__getitem__` only indexes attributes, reorders what it took (`torch.flip(row, dims=(0,))`)
     or builds random tensors, a synthetic `IterableDataset`, a tensor such as the node indices
-    `mask.nonzero().view(-1)` or `torch.randperm(n)`, or a Python list of samples built before
+    `mask.nonzero().view(-1)`, `torch.randperm(n)` or `torch.Tensor(x)`, or a Python list of samples built before
     the loader sees it, `[(f, l) for f, l in pairs]` or `list(zip(x, y))`, each when no
     `collate_fn` loads each batch), it iterates live state of the
     main process (a replay buffer, a generator handed in by the model: workers would see a
