@@ -13,7 +13,8 @@ from torch_lsp.analysis import (
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Related, Rule
 from torch_lsp.mode_behaviour import attribute_is_mode_independent, named_model_is_mode_independent
-from torch_lsp.syntax_nodes import call_name, loop_header_span, walk_nodes
+from torch_lsp.roles import reaching_assignment
+from torch_lsp.syntax_nodes import argument, call_name, keyword, loop_header_span, walk_nodes
 
 
 @register
@@ -42,7 +43,9 @@ class MissingTrainMode(Rule):
     both phases) never run in sequence, so they show no evaluation after training.
     Silent when the model is proven to behave the same in both modes (built only of layers
     such as `Linear`, `Conv2d`, activations and pooling, no dropout or batch norm): there
-    eval mode changes nothing.
+    eval mode changes nothing; and when every optimizer the loop steps holds only free
+    tensors (`SGD([patch])` with `patch = nn.Parameter(...)`): the loop trains an input, such
+    as an adversarial patch, against a fixed model whose eval mode is deliberate.
 
     ## Example
     ```python
@@ -73,6 +76,8 @@ class MissingTrainMode(Rule):
         for loop in analysis.innermost_training_loops:
             if not (analysis.backward_calls(loop) or analysis.optimizer_steps(loop)):
                 continue
+            if _optimizes_only_free_tensors(analysis, loop):
+                continue  # an adversarial patch or an image is trained; the model is a fixed function
             reported = False
             roles = analysis.roles_for(loop.function)
             for call in loop.calls:
@@ -209,6 +214,40 @@ class MissingTrainMode(Rule):
             if any(s.mode == "train" for s in analysis.mode_switches.get(owner, ())):
                 return True
         return False
+
+
+def _optimizes_only_free_tensors(analysis: Analysis, loop: LoopInfo) -> bool:
+    """Every optimizer the loop steps is built over a list of free tensors, not a model's
+    parameters (`SGD([patch])` with `patch = nn.Parameter(...)`): the loop optimises an input
+    (an adversarial patch, an image), and the model it runs is a fixed function whose eval
+    mode is deliberate."""
+    steps = analysis.optimizer_steps(loop)
+    return bool(steps) and all(_free_tensor_optimizer(analysis, step) for step in steps)
+
+
+def _free_tensor_optimizer(analysis: Analysis, step: ast.Call) -> bool:
+    receiver = step.func.value if isinstance(step.func, ast.Attribute) else None
+    built = reaching_assignment(analysis, receiver) if isinstance(receiver, ast.Name) else None
+    value = built.value if built is not None else None
+    if not (isinstance(value, ast.Call) and (analysis.call_qualname(value) or "").startswith("torch.optim.")):
+        return False
+    params = argument(value, 0, "params")
+    return (isinstance(params, (ast.List, ast.Tuple)) and bool(params.elts)
+            and all(isinstance(p, ast.Name) and _free_tensor(analysis, p) for p in params.elts))
+
+
+def _free_tensor(analysis: Analysis, name: ast.Name) -> bool:
+    """`name` is bound to `nn.Parameter(...)` or a `torch.*` tensor made with `requires_grad=True`."""
+    built = reaching_assignment(analysis, name)
+    value = built.value if built is not None else None
+    if not isinstance(value, ast.Call):
+        return False
+    qualname = analysis.call_qualname(value) or ""
+    if qualname == "torch.nn.Parameter" or qualname == "torch.nn.parameter.Parameter":
+        return True
+    grad = keyword(value, "requires_grad")
+    return (qualname.startswith("torch.") and qualname.count(".") == 1 and grad is not None
+            and isinstance(grad.value, ast.Constant) and grad.value.value is True)
 
 
 def _eval_inside_training(analysis: Analysis, loop: LoopInfo, model_call: ast.Call, model: str) -> ast.Call | None:
