@@ -9,7 +9,9 @@ answers, for one `DataLoader(...)` call:
   Python list of samples built before the loader sees it), or it is an
   `IterableDataset` that reads live state of the main process (a replay buffer, a bound method of
   the model): workers would iterate stale forked copies; or it holds one open file that
-  `__getitem__` seeks in (workers would share its offset and mix up records).
+  `__getitem__` seeks in (workers would share its offset and mix up records); or its
+  `__getitem__` samples from a NumPy generator the dataset stores (`self.rng.choice(...)`):
+  each forked worker would replay the same random stream.
   The dataset class is looked up in the file, then in the workspace file its import names
   (beside the importer, in its parent folders, or a `src/` folder there).
 - `batches_made_on_device`: the dataset's `__getitem__` or the loader's `collate_fn` moves what it
@@ -74,7 +76,7 @@ def _holds_data_in_memory(analysis: "Analysis", value: ast.AST | None, loader: a
         return keyword(loader, "collate_fn") is None
     cls = _dataset_class(analysis, value)
     return cls is not None and (_indexes_memory(cls) or _iterates_memory(cls) or _iterates_live_state(cls)
-                                or _seeks_shared_file(cls))
+                                or _seeks_shared_file(cls) or _draws_from_stored_generator(analysis, cls))
 
 
 def _made_tensor(analysis: "Analysis", value: ast.AST | None, depth: int) -> bool:
@@ -501,6 +503,46 @@ def _workspace_class(module: str, class_name: str, importer: str | None, hops: i
 
 def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef]:
     return {n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+# Sampling methods of NumPy's `Generator` / `RandomState` (and Python's `random.Random`).
+_GENERATOR_DRAWS = {"integers", "choice", "random", "permutation", "shuffle", "normal", "uniform", "randint",
+                    "rand", "randn", "standard_normal", "binomial", "poisson", "beta", "sample"}
+_GENERATOR_TYPES = {"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator",
+                    "random.Random"}
+
+
+def _draws_from_stored_generator(analysis: "Analysis", cls: ast.ClassDef) -> bool:
+    """`__getitem__` (or a method of the class it calls) samples from a generator `__init__`
+    stored (`self.np_rng = np_rng` or `np.random.default_rng(seed)`): forked workers would each
+    copy that generator and replay the same random stream, so workers change the data, not
+    only the speed (torch's own RNG is reseeded per worker; a stored NumPy one is not)."""
+    methods = _methods(cls)
+    init, getitem = methods.get("__init__"), methods.get("__getitem__")
+    if init is None or getitem is None:
+        return False
+    params = {a.arg for a in init.args.args[1:] + init.args.kwonlyargs}
+    stored = set()
+    for stmt in walk_nodes(init):
+        if not isinstance(stmt, ast.Assign):
+            continue
+        pairs = [(target, stmt.value) for target in stmt.targets]
+        for target, value in list(pairs):  # `self.feats, self.rng = feats, rng`
+            if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+                pairs.extend(zip(target.elts, value.elts))
+        for target, value in pairs:
+            if is_self_attribute(target) and (
+                    (isinstance(value, ast.Name) and value.id in params and "rng" in value.id.lower())
+                    or (isinstance(value, ast.Call) and analysis.call_qualname(value) in _GENERATOR_TYPES)):
+                stored.add(target.attr)
+    if not stored:
+        return False
+    reached = [getitem] + [methods[n.func.attr] for n in walk_nodes(getitem)
+                           if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                           and is_self_attribute(n.func) and n.func.attr in methods]
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _GENERATOR_DRAWS
+               and is_self_attribute(n.func.value) and n.func.value.attr in stored
+               for method in reached for n in walk_nodes(method))
 
 
 def _indexes_memory(cls: ast.ClassDef) -> bool:
