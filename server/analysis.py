@@ -357,6 +357,28 @@ class Analysis:
     def _walk_block(self, body: list[ast.stmt], ctx: Context) -> None:
         for stmt in body:
             self._walk_statement(stmt, ctx)
+            if ctx.with_items and stmt.__class__ is ast.Expr:
+                effect = self._grad_mode_entered(stmt.value, ctx)
+                if effect is not None and effect != ctx.grad_disabled:
+                    ctx = Context(ctx.function, ctx.loops, effect, ctx.guards, ctx.with_items)
+
+    def _grad_mode_entered(self, value: ast.AST, ctx: Context) -> bool | None:
+        """`stack.enter_context(torch.no_grad())` in the body of `with ExitStack() as stack:`
+        (detectron2's `inference_on_dataset`): the grad mode holds for the rest of the block,
+        as if the `with` had entered it; None when `value` enters no grad mode."""
+        if not (value.__class__ is ast.Call and value.func.__class__ is ast.Attribute
+                and value.func.attr == "enter_context" and value.func.value.__class__ is ast.Name
+                and len(value.args) == 1):
+            return None
+        stack = value.func.value.id
+        if not any(item.optional_vars.__class__ is ast.Name and item.optional_vars.id == stack
+                   and item.context_expr.__class__ is ast.Call
+                   and self.qualname(item.context_expr.func) == "contextlib.ExitStack" for item in ctx.with_items):
+            return None
+        effect = self.grad_mode_effect(value.args[0])
+        if effect is None and self._project_grad_off(value.args[0], as_context=True):
+            effect = True
+        return effect
 
     def _walk_statement(self, stmt: ast.stmt, ctx: Context) -> None:
         self.contexts[stmt] = ctx
@@ -483,8 +505,8 @@ class Analysis:
         optimizer outside any loop of its own (`_backward(loss)` defined beside the loop): the
         loop runs once per step."""
         for call in loop.direct_calls:
-            if not isinstance(call.func, ast.Name):
-                continue
+            if not isinstance(call.func, ast.Name) or runs_an_attack(call):
+                continue  # `attack_pgd(model, x, y)` backpropagates to the input, it trains nothing
             helpers = self.function_named(call.func.id)
             # a helper that loops itself (`train_epoch(...)` from an epoch loop) runs many steps per call
             if len(helpers) == 1 and any(
@@ -614,15 +636,17 @@ class Analysis:
         return known
 
     def _asks_for_gradients(self, function: FunctionInfo) -> bool:
-        for call in function.calls:
-            if is_backward_call(self, call) or self.call_qualname(call) in ("torch.autograd.grad", "torch.func.grad"):
-                return True
-            if call_name(call) == "requires_grad_":
-                return True
-            kw = keyword(call, "requires_grad")
-            if kw is not None and isinstance(kw.value, ast.Constant) and kw.value.value is True:
-                return True
-        return False
+        return any(self.asks_for_gradients(call) for call in function.calls)
+
+    def asks_for_gradients(self, call: ast.Call) -> bool:
+        """`call` backpropagates, takes gradients (`torch.autograd.grad`), or makes a tensor
+        that requires them (`requires_grad_()`, `requires_grad=True`)."""
+        if is_backward_call(self, call) or self.call_qualname(call) in ("torch.autograd.grad", "torch.func.grad"):
+            return True
+        if call_name(call) == "requires_grad_" or runs_an_attack(call):
+            return True
+        kw = keyword(call, "requires_grad")
+        return kw is not None and isinstance(kw.value, ast.Constant) and kw.value.value is True
 
     def argument_for(self, call: ast.Call, function: FunctionInfo, param: str) -> ast.AST | None:
         """The expression a call passes for `param` of `function`."""
@@ -806,6 +830,31 @@ def _is_cpu(analysis: "Analysis", value: ast.AST) -> bool:
 
 # -------------------------------------------- evaluation: which calls evaluate a model
 _EVAL_WORDS = ("eval", "valid", "test", "predict", "infer")
+# Adversarial attacks take gradients of the loss with respect to the input, through the model,
+# inside what runs them (advertorch's `adversary.perturb(x, y)`, torchattacks' `atk(images,
+# labels)`, a project's `pgd_attack(model, x, y)`): words of the called function's name, and of
+# the object it is called on.  Not "adv" or "adversarial": a GAN's `adversarial_loss(d_out,
+# valid)` attacks nothing, and `adv_images.clone()` is the attack's data.
+_ATTACK_WORDS = frozenset({"attack", "attacker", "atk", "adversary", "autoattack"})
+_ATTACK_FUNCTION_WORDS = _ATTACK_WORDS | {"perturb", "pgd", "fgsm"}
+_IDENTIFIER_WORDS = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def runs_an_attack(call: ast.Call) -> bool:
+    """`call` runs an adversarial attack, by its name or its receiver's (`adversary.perturb(x, y)`,
+    `atk(images, labels)`, `pgd_attack(model, x, y)`): it differentiates through the model, so
+    the code around it needs autograd on."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return _has_word(func.id, _ATTACK_FUNCTION_WORDS)
+    if not isinstance(func, ast.Attribute):
+        return False
+    return _has_word(func.attr, _ATTACK_FUNCTION_WORDS) or (
+        isinstance(func.value, ast.Name) and _has_word(func.value.id, _ATTACK_WORDS))
+
+
+def _has_word(identifier: str, words: frozenset[str]) -> bool:
+    return any(word.lower() in words for word in _IDENTIFIER_WORDS.split(identifier) if word)
 
 
 def named_for_evaluation(function: FunctionInfo) -> bool:
@@ -833,7 +882,7 @@ def evaluation_model_calls(analysis: Analysis) -> Iterator[tuple[FunctionInfo, a
     for function in analysis.functions:
         if function.is_method or analysis.computes_gradients(function):
             continue
-        if function.name in LIGHTNING_STEPS:
+        if function.name in LIGHTNING_STEPS or _handed_over(analysis, function):
             continue
         roles = analysis.roles_for(function)
         seen: set[str] = set()
@@ -846,6 +895,22 @@ def evaluation_model_calls(analysis: Analysis) -> Iterator[tuple[FunctionInfo, a
                 if _iterated_submodule(roles, model, call) or _fed_host_arrays(analysis, call):
                     continue
                 yield function, call, model
+
+
+def _handed_over(analysis: Analysis, function: FunctionInfo) -> bool:
+    """The function is never called here but handed to a call (`inference_func` given to a test
+    harness, a `predict_fn` given to a tracer): whoever calls it sets the mode and the grad
+    context (detectron2's export tests run it inside an adapter under `eval()` and `no_grad`)."""
+    if function.is_module or analysis.callers(function):
+        return False
+    index = syntax_index(analysis)
+    for name in index.names(function.name):
+        parent = index.parent_of(name)
+        if isinstance(parent, ast.keyword):
+            parent = index.parent_of(parent)
+        if isinstance(parent, ast.Call) and parent.func is not name and isinstance(name.ctx, ast.Load):
+            return True
+    return False
 
 
 def _output_discarded(analysis: Analysis, function: FunctionInfo, call: ast.Call) -> bool:
@@ -1286,8 +1351,9 @@ def evaluation_after_training(analysis: Analysis) -> Iterator[tuple[FunctionInfo
                     if any(_position(c) > _position(call) and (is_backward_call(analysis, c) or roles.is_optimizer_step(c))
                            for c in (loop.calls if loop is not None else function.calls)):
                         continue
-                elif loop is None or analysis.backward_calls(loop) or analysis.optimizer_steps(loop):
-                    continue
+                elif loop is None or analysis.backward_calls(loop) or analysis.optimizer_steps(loop) \
+                        or any(analysis.asks_for_gradients(c) for c in loop.calls):
+                    continue  # trains, or differentiates through the model (an attack's input gradients)
                 yield function, call, switch
                 break
 
@@ -1335,6 +1401,8 @@ def trainer_model_calls(analysis: Analysis) -> Iterator[TrainerModelCall]:
             if attr is None or attr in seen or attr in methods or not (
                     attr in built or (MODEL_NAME.match(attr) and not attr.startswith("_"))):
                 continue
+            if _output_discarded(analysis, function, call):
+                continue  # `self.model(inputs)` as a statement evaluates nothing (a smoke test)
             seen.add(attr)
             if _bound_only_to_predictors(analysis, cls, attr):
                 continue  # `self.model = YOLO(path)`: calling it runs a predictor that sets the mode and grad

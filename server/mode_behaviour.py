@@ -43,7 +43,7 @@ _RECURRENT = {"RNN", "LSTM", "GRU"}  # mode-dependent only with `dropout=`
 # Mode-dependent only with `track_running_stats=True` (eval then normalises with running averages).
 _INSTANCE_NORMS = {"InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"}
 # Calls that move or cast a model and return it: what it is stays what it was built as.
-_MOVES = ("to", "cuda", "cpu", "double", "float", "half", "train")
+_MOVES = ("to", "cuda", "cpu", "double", "float", "half", "bfloat16", "train")
 # Layers of libraries built on PyTorch whose source (the class and its bases) never reads
 # `self.training` and takes no sub-module that could (torch_geometric 2.x message passing).
 _MODE_INDEPENDENT_LIBRARY_LAYERS = {
@@ -299,11 +299,20 @@ def _decide(analysis: "Analysis", node: ast.AST, depth: int) -> bool:
 
 
 def _module_base(analysis: "Analysis", base: ast.AST, depth: int) -> bool:
-    qualname = analysis.qualname(base) or ""
-    if qualname in MODULE_BASES and "Lightning" not in qualname:
+    qualname = analysis.qualname(base) or _aliased_qualname(analysis, base)
+    if (qualname in MODULE_BASES and "Lightning" not in qualname) or qualname == "torch.jit.ScriptModule":
         return True
     found = project_definition(analysis, base)
     return found is not None and isinstance(found[1], ast.ClassDef) and mode_independent(found[0], found[1], depth + 1)
+
+
+def _aliased_qualname(analysis: "Analysis", base: ast.AST) -> str:
+    """`MyModule = torch.jit.ScriptModule` then `class Block(MyModule):` (RWKV): the one value the
+    file binds to the name, when it names a torch class."""
+    values = analysis.assigned_values.get(base.id, []) if isinstance(base, ast.Name) else []
+    if len(values) == 1 and isinstance(values[0], (ast.Name, ast.Attribute)):
+        return analysis.qualname(values[0]) or ""
+    return ""
 
 
 def _call_is_mode_independent(analysis: "Analysis", call: ast.Call, depth: int) -> bool:
@@ -314,16 +323,50 @@ def _call_is_mode_independent(analysis: "Analysis", call: ast.Call, depth: int) 
     if isinstance(func, ast.Attribute):
         return True  # a method: `self.lstm(x)`, `x.view(...)`, `super().__init__()`; layers are judged where built
     if isinstance(func, ast.Name):
-        if func.id in dir(builtins):
+        if func.id in dir(builtins) or _submodule_of_self(analysis, call, func.id):
             return True
         found = project_definition(analysis, func)
-        return found is not None and mode_independent(found[0], found[1], depth + 1)
+        if found is None:
+            # Defined once per branch (`if use_cuda_kernel: def op(...)` / `else: def op(...)`):
+            # whichever runs, each must be proven.
+            functions = [f for f in analysis.function_named(func.id) if not f.is_method]
+            return len(functions) > 1 and all(mode_independent(analysis, f.node, depth + 1) for f in functions)
+        return mode_independent(found[0], found[1], depth + 1)
     if isinstance(func, ast.Call) and isinstance(func.func, ast.Name):
         # `_to_tuple(2)(size)`: a closure that a project function proven here builds and returns.
         found = project_definition(analysis, func.func)
         return found is not None and _returns_own_closure(found[1]) \
             and _call_is_mode_independent(analysis, func, depth)
     return False
+
+
+def _submodule_of_self(analysis: "Analysis", call: ast.Call, name: str) -> bool:
+    """`for block in self.blocks: x = block(x)` (also over `enumerate(self.blocks)` or
+    `self.heads.values()`): `name` is one of the class's own sub-modules, which, like
+    `self.head(x)`, are judged where the class builds them."""
+    function = analysis.context(call).function
+    for node in walk_nodes(function.node):
+        if isinstance(node, (ast.For, ast.comprehension)) and _names_bound(node.target, name) \
+                and _over_self_attribute(node.iter):
+            return True
+    return False
+
+
+def _names_bound(target: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in walk_nodes(target))
+
+
+def _over_self_attribute(iterable: ast.AST) -> bool:
+    """`self.blocks`, `enumerate(self.blocks)`, `self.heads.values()`, `zip(self.a, self.b)`."""
+    if isinstance(iterable, ast.Call):
+        if isinstance(iterable.func, ast.Name) and iterable.func.id in ("enumerate", "zip", "reversed"):
+            return bool(iterable.args) and all(_over_self_attribute(a) for a in iterable.args)
+        if isinstance(iterable.func, ast.Attribute) and iterable.func.attr in ("values", "children") \
+                and not iterable.args:
+            return _over_self_attribute(iterable.func.value)
+        return False
+    return isinstance(iterable, ast.Attribute) and isinstance(iterable.value, ast.Name) \
+        and iterable.value.id == "self"
 
 
 def _returns_own_closure(node: ast.AST) -> bool:

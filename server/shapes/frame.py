@@ -162,7 +162,7 @@ class Frame(ExpressionRules, CallRules):
         prefix = f"{self.self_name}."
         for key, value in env.items():
             if key.startswith(prefix) and key.count(".") == 1:
-                self.self_value.attrs[key[len(prefix):]] = value
+                self.self_value.attrs[key[len(prefix):]] = _placeholder_unknown(value)
 
     # -- recording -----------------------------------------------------------------------
     def record(self, node: ast.AST, value: Value) -> None:
@@ -470,7 +470,7 @@ class Frame(ExpressionRules, CallRules):
             instance = self.self_value
             if isinstance(instance, Instance):
                 if self.is_init or _called_from_init(self):
-                    instance.attrs[target.attr] = value
+                    instance.attrs[target.attr] = _placeholder_unknown(value)
                     instance.changes += 1
                 if isinstance(stmt, ast.Assign) and is_parameter_call(self.scope.analysis, stmt.value):
                     instance.parameters.add(target.attr)
@@ -673,3 +673,16 @@ _STATEMENTS = {
 if hasattr(ast, "TryStar"):
     _STATEMENTS[ast.TryStar] = Frame._try
 Frame.expression_handlers = {kind: getattr(Frame, name) for kind, name in EXPRESSION_METHODS.items()}
+
+
+def _placeholder_unknown(value: Value) -> Value:
+    """An empty tensor kept on the module (`self.kv_cache = (torch.tensor([]), torch.tensor([]))`,
+    "vLLM populates this"): a placeholder that something outside the class fills before any
+    method reads it, so the methods see a tensor of unknown shape, not a 0-element one."""
+    if value.__class__ is Tensor and not value.variadic and any(
+            d is not None and d.as_int() == 0 for d in value.dims):
+        return UNKNOWN_TENSOR
+    if value.__class__ is TupleValue and any(item.__class__ is Tensor for item in value.items):
+        items = tuple(_placeholder_unknown(item) for item in value.items)
+        return value if all(a is b for a, b in zip(items, value.items)) else TupleValue(items, value.names)
+    return value

@@ -171,3 +171,27 @@ def test_module_code_above_the_device_assignment_gets_no_safe_fix(tmp_path, cli)
     completed = cli("check", "--select", "TL105", "--diff", "cells.py", cwd=tmp_path)
     assert "+gpu_a = cpu_a.to(device)" not in completed.stdout
     assert "+gpu_b = cpu_a.to(device)" in completed.stdout
+
+
+LABEL_SCRIPT = '''import torch
+
+
+def to_distributed(tensor):
+    orig_device = "cpu" if not tensor.is_cuda else "gpu"
+    if not tensor.is_cuda:
+        tensor = tensor.cuda()
+    return tensor, orig_device
+
+
+def to_device(tensor, use_gpu):
+    device = "cuda" if use_gpu else "cpu"
+    return tensor.cuda(), device
+'''
+
+
+def test_a_label_no_torch_device_takes_is_no_device_variable():
+    """sam2's `orig_device = "cpu" if ... else "gpu"` only records where a tensor came from ("gpu" is
+    no torch device): the `.cuda()` beside it ignores no device choice.  `"cuda" if ... else "cpu"`
+    is one."""
+    result = check_source(LABEL_SCRIPT, "t.py", Settings().with_selection(Selection(select=("TL105",))))
+    assert [f.line for f in result.findings] == [13]

@@ -279,3 +279,22 @@ def test_containers_changed_in_place_are_not_read_stale():
     assert errors == []
     assert shapes["a"] == "[2, 8]"
     assert "c" not in shapes and "d" not in shapes and "e" not in shapes  # unknown, not [3, 10]
+
+
+def test_an_empty_tensor_kept_on_the_module_is_a_placeholder():
+    """`self.kv_cache = (torch.tensor([]), torch.tensor([]))` in `__init__`, filled by an allocator
+    outside the file (torchtitan's GDN layer under vLLM): the methods do not read it as a
+    0-element tensor; a real tensor kept the same way still is known."""
+    shapes, errors = _shapes_and_errors(
+        "import torch\nfrom torch import nn\n"
+        "class Layer(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.kv_cache = (torch.tensor([]), torch.tensor([]))\n"
+        "        self.buf = torch.empty(0)\n"
+        "        self.mix = torch.zeros(4, 8)\n"
+        "    def forward(self, x):\n"
+        "        conv = self.kv_cache[0].transpose(-1, -2)\n"
+        "        flat = self.buf.view(2, -1)\n"
+        "        return conv, flat, self.mix.transpose(-1, -3)\n")
+    assert len(errors) == 1 and "self.mix.transpose" in errors[0]

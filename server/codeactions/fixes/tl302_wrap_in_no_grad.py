@@ -22,7 +22,7 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
-from torch_lsp.analysis import is_backward_call, named_for_evaluation
+from torch_lsp.analysis import is_backward_call, named_for_evaluation, runs_an_attack
 from torch_lsp.codeactions.imports import module_alias, use_module
 from torch_lsp.codeactions.locate import call_at, on_lines_of_its_own
 from torch_lsp.codeactions.names import contains
@@ -90,7 +90,7 @@ def _evaluates_only(analysis: "Analysis", function: "FunctionInfo", calls: list[
         requires = keyword(call, "requires_grad")
         if requires is not None and not (isinstance(requires.value, ast.Constant) and requires.value.value is False):
             return False
-        if _named_like_training(name):
+        if _named_like_training(name) or runs_an_attack(call):
             return False
         if any(analysis.computes_gradients(local) for local in analysis.function_named(name)):
             return False

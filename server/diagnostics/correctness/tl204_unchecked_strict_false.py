@@ -25,7 +25,9 @@ class UncheckedStrictFalse(Rule):
     accounted for: the state dict was filtered against the model's keys (also through a
     name, `msd = model.state_dict()`) or reconciled key by key by a loop over them (or built
     by one over `model.named_parameters()`: the model's own keys, its buffers left out), or its
-    size is logged after the load, the next statement asserts the outcome, `assign=True` loads onto
+    size is logged after the load, or it is the module's own `state_dict()` loaded back (`sd =
+    model.state_dict()` ... `model.load_state_dict(sd, strict=False)`), the next statement asserts
+    the outcome, `assign=True` loads onto
     meta tensors, or the statement just before warns about the checkpoint. Nor a call passing
     arguments `nn.Module.load_state_dict` does not take (`precision=`, `device=`): a project's
     own loader, whose result is not the key lists. Nor in a notebook,
@@ -131,6 +133,8 @@ def accounts_for_mismatch(analysis: "Analysis", call: ast.Call) -> bool:
     state = argument(call, 0, "state_dict")
     if not isinstance(state, ast.Name):
         return False
+    if _own_state_dict(analysis, call, state.id):
+        return True
     model_dicts = _model_state_dicts(analysis, call)
     for earlier in reversed(before):
         if _reconciles(earlier, state.id, model_dicts):
@@ -140,6 +144,16 @@ def accounts_for_mismatch(analysis: "Analysis", call: ast.Call) -> bool:
                 return True
             break
     return any(_reports_size(stmt, state.id) for stmt in after[:2])
+
+
+def _own_state_dict(analysis: "Analysis", call: ast.Call, name: str) -> bool:
+    """`sd = model.model.state_dict()`, filled in place, then `model.model.load_state_dict(sd,
+    strict=False)` (torchtitan's weight sync, re-running load hooks): the module's own keys,
+    so nothing can be missing or unexpected."""
+    bound = analysis.roles_for(call).assignments.get(name, [])
+    loaded_into = ast.dump(receiver(call))
+    return bool(bound) and all(_is_state_dict_call(a.value) and ast.dump(a.value.func.value) == loaded_into
+                               for a in bound)
 
 
 def _model_state_dicts(analysis: "Analysis", call: ast.Call) -> set[str]:

@@ -26,7 +26,10 @@ class EvalWithoutNoGrad(Rule):
     model — outside `torch.no_grad()` / `torch.inference_mode()`. A function decorated with a
     project wrapper of those (`@smart_inference_mode()` defined in the file or imported from
     the workspace) or a block inside a project context manager that enters them counts as
-    under `no_grad`. An evaluation that follows training in the same function
+    under `no_grad`, and so does the rest of a `with ExitStack() as stack:` block after
+    `stack.enter_context(torch.no_grad())`. A function never called in the file but handed to
+    a call (`run_traced(model, inference_func)`: a callback) runs in whatever context its caller
+    sets, and is not flagged. An evaluation that follows training in the same function
     (`model.eval()`, then a loop, or a comprehension such as `sum(loss(model(x), y) for x, y in
     val_loader)` with no backward or step after it, that runs the model and does not train) is
     flagged too, and so are trainers written as classes (`self.model.eval()` then
@@ -36,7 +39,10 @@ class EvalWithoutNoGrad(Rule):
     `copy.deepcopy(model).requires_grad_(False)`, or `p.requires_grad = False` over its
     parameters) records no graph and is not flagged, nor is a trainer's attribute bound only to
     an Ultralytics model object (`self.model = YOLO(path)`: its call runs a predictor under
-    `torch.inference_mode()`).
+    `torch.inference_mode()`). Nor is an evaluation that differentiates through the model: a
+    loop that takes gradients of the input (`torch.autograd.grad(loss, x_adv)`, after
+    `requires_grad_()`), or a function that runs an adversarial attack (`adversary.perturb(x,
+    y)`, `atk(images, labels)`, `pgd_attack(model, x, y)`), where `no_grad` would break the attack.
 
     ## Why is this bad
     `model.eval()` changes dropout and batch-norm, not autograd: without `no_grad` every

@@ -58,12 +58,31 @@ def _bound_to_host_copy(analysis: Analysis, target: ast.AST) -> bool:
 def _guarded_by_modulo(analysis: Analysis, node: ast.AST) -> bool:
     """An enclosing `if step % 100 == 0:` (alone or joined with `and`) makes it periodic, and
     so does a flag bound to such a test (`regularize = i % every == 0` ... `if regularize:`)."""
-    for if_stmt, in_body in analysis.context(node).guards:
-        if in_body and (_tests_modulo(if_stmt.test, lambda name: followed(analysis, name)[0],
-                                      lambda call: _modulo_predicate(analysis, call))
-                        or _throttled(if_stmt)):
+    context = analysis.context(node)
+    counters: set[str] | None = None
+    for if_stmt, in_body in context.guards:
+        if not in_body:
+            continue
+        if _tests_modulo(if_stmt.test, lambda name: followed(analysis, name)[0],
+                         lambda call: _modulo_predicate(analysis, call)) or _throttled(if_stmt):
+            return True
+        if counters is None:
+            counters = {n.id for loop in context.loops if isinstance(loop.node, (ast.For, ast.AsyncFor))
+                        for n in ast.walk(loop.node.target) if isinstance(n, ast.Name)}
+        if _selected_steps(if_stmt.test, counters):
             return True
     return False
+
+
+def _selected_steps(test: ast.AST, counters: set[str]) -> bool:
+    """`if i in np.linspace(0, iterations, 10, dtype=int):`, `if step in log_steps:`: a loop's
+    counter tested against a fixed set of steps (not a `range`, which may hold them all), alone
+    or joined with `and`: the branch runs on those steps only."""
+    tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    return any(isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.In)
+               and isinstance(t.left, ast.Name) and t.left.id in counters
+               and not (isinstance(t.comparators[0], ast.Call) and call_name(t.comparators[0]) == "range")
+               for t in tests)
 
 
 def _modulo_predicate(analysis: Analysis, call: ast.Call) -> bool:
@@ -355,7 +374,9 @@ class SyncInTrainingLoop(Rule):
     only returns such a test, `if divisible_by(step, N):`, alone or or-ed with one-off
     tests such as `step == 0`, or under a flag bound to such a test (`regularize = step % N
     == 0` ... `if regularize:`), or under a throttle that logs once per interval (`if now -
-    last_logging > args.log_freq_time:` whose branch sets `last_logging = now`), nor in a branch
+    last_logging > args.log_freq_time:` whose branch sets `last_logging = now`), or under a test
+    of the loop's counter against a fixed set of steps (`if i in np.linspace(0, iters, 10,
+    dtype=int):`, `if step in log_steps:`), nor in a branch
     that leaves the loop, nor the value a NaN check
     that stops training reads (`if not math.isfinite(loss_value): sys.exit(1)`, or an `assert
     math.isfinite(loss_value)` there), nor after an explicit `torch.cuda.synchronize()`
@@ -369,7 +390,9 @@ class SyncInTrainingLoop(Rule):
     env.step(action.item())`: the environment runs on the host and needs it to go on),
     in code that runs on a GPU (moved there by the code, or by
     `fabric.setup`/`accelerator.prepare`); not in test files. A loop whose backward or
-    optimizer step sits in a helper function it calls counts as a training loop.
+    optimizer step sits in a helper function it calls counts as a training loop, but not one
+    whose helper runs an adversarial attack (`attack_pgd(model, x, y)` backpropagates to the
+    input and trains nothing: the loop evaluates).
 
     ## Why is this bad
     Each of these copies a value to the host, which waits for every queued GPU kernel to

@@ -14,6 +14,7 @@ from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Related, Rule
 from torch_lsp.mode_behaviour import attribute_is_mode_independent, named_model_is_mode_independent
 from torch_lsp.roles import reaching_assignment
+from torch_lsp.syntax_index import syntax_index
 from torch_lsp.syntax_nodes import argument, call_name, keyword, loop_header_span, walk_nodes
 
 
@@ -343,10 +344,25 @@ def _evaluated_after_training_mode(analysis: Analysis, loop: LoopInfo, model: st
 
 
 def _exclusive_branches(analysis: Analysis, one: ast.AST, other: ast.AST) -> bool:
-    """`one` and `other` sit in the two branches of the same `if`: never both run."""
+    """`one` and `other` sit in the two branches of the same `if`, or the two arms of the same
+    conditional expression (`model.train() if is_train else model.eval()`): never both run."""
     branch_of = {id(if_stmt): in_body for if_stmt, in_body in analysis.context(one).guards}
-    return any(id(if_stmt) in branch_of and branch_of[id(if_stmt)] != in_body
-               for if_stmt, in_body in analysis.context(other).guards)
+    if any(id(if_stmt) in branch_of and branch_of[id(if_stmt)] != in_body
+           for if_stmt, in_body in analysis.context(other).guards):
+        return True
+    arm_of = dict(_conditional_arms(analysis, one))
+    return any(choice in arm_of and arm_of[choice] != arm for choice, arm in _conditional_arms(analysis, other))
+
+
+def _conditional_arms(analysis: Analysis, node: ast.AST) -> Iterator[tuple[int, bool]]:
+    """(id of a conditional expression holding `node`, True in its `body` arm), up to the
+    statement holding `node`."""
+    parent_of = syntax_index(analysis).parent_of
+    child, parent = node, parent_of(node)
+    while parent is not None and not isinstance(child, ast.stmt):
+        if isinstance(parent, ast.IfExp) and child is not parent.test:
+            yield id(parent), child is parent.body
+        child, parent = parent, parent_of(parent)
 
 
 def _evaluated_beside(analysis: Analysis, function, callers: list[ast.Call], param: str):

@@ -29,8 +29,10 @@ class MissingEvalMode(Rule):
     conversion, calibration) are not evaluations; names that start with a verb (`run_model`,
     `load_model`) are callbacks, not models. Not flagged either: a model built from a class
     of the project whose layers have no train/eval behaviour (no dropout, no batch norm,
-    checked through its submodule classes, also in imported workspace files: `eval()`
-    changes nothing; nor when its only dropout layers take a rate the construction passes as
+    checked through its submodule classes, also in imported workspace files, the blocks it
+    runs one by one from its own `ModuleList`, and a base such as `torch.jit.ScriptModule`
+    named through an alias: `eval()` changes nothing; nor a function never called in the
+    file but handed to a call as a callback, whose caller sets the mode; nor when its only dropout layers take a rate the construction passes as
     0, `CausalAttention(d_in, d_out, context_length, 0.0)`; Opacus' `DPLSTM`/`DPGRU`/`DPRNN`
     count as their `nn` twins, and the model Opacus' `make_private` hands back runs the
     `module=` it was given), built in place from such torch

@@ -41,7 +41,8 @@ class HardcodedDevice(Rule):
     there would raise `NameError`. A variable
     named for where results are kept (`gather_device`, `storage_device`, `offload_device`,
     `cpu_device`) is not the device the computation runs on, so it does not count, nor does
-    a device thrown away into `_` (`_ = torch.device(spec)` only checks a spelling).
+    a device thrown away into `_` (`_ = torch.device(spec)` only checks a spelling), nor a
+    label that no torch device takes (`orig_device = "cpu" if ... else "gpu"`).
 
     ## Why is this bad
     The file already decides where tensors live; a hardcoded `"cuda"` ignores that choice,
@@ -266,9 +267,25 @@ def _device_assignments(analysis: Analysis, statements: list[ast.stmt]) -> list[
                 # `gather_device`: where outputs are collected, not where the model runs
                 continue
             if constructed_kind(analysis, value) == "device" or (DEVICE_NAME.match(name) and (
-                    isinstance(value, ast.IfExp) or _launcher_device(value))):
+                    isinstance(value, ast.IfExp) and _may_name_a_device(value) or _launcher_device(value))):
                 found.append(stmt)
     return found
+
+
+# The device types torch names by string (`torch.device("mps")`).
+_TORCH_DEVICE_TYPES = frozenset({"cpu", "cuda", "mps", "xpu", "xla", "meta", "hpu", "npu", "mtia", "ipu", "lazy",
+                                 "privateuseone"})
+
+
+def _may_name_a_device(value: ast.AST) -> bool:
+    """Every arm of `"cuda" if ... else "cpu"` may be a torch device; not `"cpu" if ... else
+    "gpu"` (sam2's `orig_device`: a label saying where a tensor came from, which torch would
+    reject as a device)."""
+    if isinstance(value, ast.IfExp):
+        return _may_name_a_device(value.body) and _may_name_a_device(value.orelse)
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, str) and value.value.split(":")[0] in _TORCH_DEVICE_TYPES
+    return True
 
 
 _LAUNCHER = re.compile(r"(?:^|_)(?:accelerator|fabric)$", re.IGNORECASE)

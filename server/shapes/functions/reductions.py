@@ -14,8 +14,8 @@ from torch_lsp.shapes.values import NONE, UNKNOWN, Bool, Int, Tensor, TupleValue
 def _reduction(dtype: str | None = "keep"):
     def rule(call: Call, x: Tensor) -> Value:
         dim = call.arg(0, "dim")
-        keepdim = bool_of(call.kwargs.get("keepdim", call.args[1] if len(call.args) > 1 and isinstance(call.args[1], Bool)
-                                          else None))
+        keepdim = bool_of(_keepdim_keyword(call, call.args[1] if len(call.args) > 1 and isinstance(call.args[1], Bool)
+                                           else None))
         if keepdim is None:
             return UNKNOWN
         if dim is None or dim is NONE:
@@ -25,6 +25,12 @@ def _reduction(dtype: str | None = "keep"):
             return UNKNOWN
         return ops.reduce(x, dims, keepdim, call.origin(), dtype) if dims is not None else UNKNOWN
     return rule
+
+
+def _keepdim_keyword(call: Call, positional: Value | None = None) -> Value | None:
+    """`keepdim=`, or NumPy's `keepdims=` that torch also accepts (`x.sum(axis=1, keepdims=True)`);
+    else `positional`.  Read as neither, `keepdims=True` would drop the dim it keeps."""
+    return call.kwargs.get("keepdim", call.kwargs.get("keepdims", positional))
 
 
 method("sum", "mean", "prod", "amax", "amin", "logsumexp", "nansum", "nanmean", "count_nonzero",
@@ -39,7 +45,7 @@ def _spread(call: Call, x: Tensor) -> Value:
     dim = call.arg(0, "dim")
     if isinstance(dim, Bool):  # `x.std(False)`: unbiased, over every element
         return ops.reduce(x, None, False, call.origin())
-    keepdim = bool_of(call.kwargs.get("keepdim"))
+    keepdim = bool_of(_keepdim_keyword(call))
     if len(call.args) > 1 or keepdim is None:
         return UNKNOWN
     if dim is None or dim is NONE:
