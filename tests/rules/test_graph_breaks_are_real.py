@@ -67,17 +67,30 @@ def _compiled_runnable(module, name: str):
     """The uncompiled callable behind the fixture's compiled function or module `name`, or
     None when the fixture does not compile it."""
     value = getattr(module, name)
-    if isinstance(value, type):  # a class: the module-level instance compiled
-        for candidate in vars(module).values():
+    if isinstance(value, type):  # a class: the module-level instance compiled (or one such an instance holds)
+        for candidate in _objects_of(module):
             original = getattr(candidate, "_orig_mod", None)  # torch.compile(instance)
             if type(original) is value:
                 return original
             if type(candidate) is value and getattr(candidate, "_compiled_call_impl", None) is not None:
                 return candidate.forward  # instance.compile(): the module's own forward, uncompiled
+            if type(candidate) is value:  # `self.step = torch.compile(self._step)`: the bound method
+                for attribute in vars(candidate).values():
+                    if getattr(attribute, "_torchdynamo_orig_callable", None) is not None:
+                        return attribute._torchdynamo_orig_callable
         return None
     if getattr(value, "_torchdynamo_disable", False):
         return None  # `@torch.compiler.disable`: kept out of the compiler
     return getattr(value, "_torchdynamo_orig_callable", None)
+
+
+def _objects_of(module) -> list:
+    """The fixture's module-level values, and the attributes of its instances of its own
+    plain classes (`holder.held`, a module its holder compiles)."""
+    values = list(vars(module).values())
+    held = [attribute for value in values if type(value).__module__ == module.__name__
+            and not isinstance(value, type) and hasattr(value, "__dict__") for attribute in vars(value).values()]
+    return values + held
 
 
 def _break_lines(runnable, x) -> set[int]:

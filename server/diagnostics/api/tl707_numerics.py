@@ -77,25 +77,38 @@ def _logsumexp(analysis: "Analysis") -> Iterator[NumericRewrite]:
         if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], ast.Call):
             continue
         total = call.args[0]
-        if analysis.call_qualname(total) != "torch.sum" or has_star_args(total) or not total.args:
+        summed = _summed_operand(analysis, total)
+        if summed is None:
             continue
-        inner = total.args[0]
+        inner, first = summed  # `first`: where `sum`'s own arguments start (after the input of `torch.sum`)
         if not isinstance(inner, ast.Call) or analysis.call_qualname(inner) != "torch.exp" or len(inner.args) != 1:
             continue
         if _shifted_by_maximum(analysis, inner.args[0]):
             continue  # `exp(x - x.max())`: the sum is stabilised by hand and cannot overflow
-        dim = argument(total, 1, "dim")
+        dim = argument(total, first, "dim")
         if dim is None or is_none(dim):
             continue  # logsumexp needs a dim; `sum` without one reduces everything
         plan = None
-        if argument(total, 3, "dtype") is None and not inner.keywords:
+        if argument(total, first + 2, "dtype") is None and not inner.keywords:
             name, package = spelled(analysis, "torch.logsumexp", call, call.func)
-            rest = [segment(analysis, a) for a in total.args[1:]] + [segment(analysis, k) for k in total.keywords]
+            rest = [segment(analysis, a) for a in total.args[first:]] + [segment(analysis, k) for k in total.keywords]
             better = f"{name}({', '.join([segment(analysis, inner.args[0]), *rest])})"
             plan = _plan(better, name, [(span_of(call), better)], package, call)
         yield NumericRewrite(call, "torch.log(torch.sum(torch.exp(x), dim))", "torch.logsumexp(x, dim)",
                              "overflows to `inf` once any `x` exceeds about 88 (float32)",
                              "subtracts the maximum first and stays finite", plan)
+
+
+def _summed_operand(analysis: "Analysis", total: ast.Call) -> tuple[ast.AST, int] | None:
+    """What `torch.sum(e, dim)` or the method form `e.sum(dim)` sums, with the position of
+    `dim` among the call's arguments; None for any other call."""
+    if has_star_args(total):
+        return None
+    if analysis.call_qualname(total) == "torch.sum":
+        return (total.args[0], 1) if total.args else None
+    if isinstance(total.func, ast.Attribute) and total.func.attr == "sum":
+        return total.func.value, 0
+    return None
 
 
 def _shifted_by_maximum(analysis: "Analysis", exponent: ast.AST) -> bool:

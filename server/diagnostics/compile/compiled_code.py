@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.fact_cache import FactKey
 from torch_lsp.roles import local_module_classes, reaching_assignment
-from torch_lsp.syntax_nodes import call_name, keyword, receiver
+from torch_lsp.syntax_nodes import call_name, is_self_attribute, keyword, receiver
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -131,7 +131,13 @@ def _compiled_by_call(analysis: "Analysis", call: ast.Call) -> Iterator[Compiled
     if function is not None:
         yield CompiledFunction(function, call, fullgraph, f"`{function.name}`")
         return
-    cls = _local_module_class(analysis, target)
+    owner = analysis.context(call).function.class_node
+    if compiles_a_function and owner is not None and is_self_attribute(target):
+        method = _own_method(owner, target.attr)  # `self.encode = torch.compile(self._encode)`
+        if method is not None:
+            yield CompiledFunction(method, call, fullgraph, f"`{owner.name}.{method.name}`")
+            return
+    cls = _local_module_class(analysis, target, owner)
     if cls is not None:
         yield from _forward_and_its_methods(analysis, cls, call, fullgraph)
 
@@ -145,9 +151,21 @@ def _local_function(analysis: "Analysis", target: ast.AST) -> ast.FunctionDef | 
     return found[0] if len(found) == 1 else None
 
 
-def _local_module_class(analysis: "Analysis", target: ast.AST) -> ast.ClassDef | None:
-    """The local `nn.Module` class an expression surely holds an instance of, or None."""
+def _own_method(owner: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+    """The method `name` that class `owner` defines itself (once)."""
+    found = [stmt for stmt in owner.body if isinstance(stmt, FunctionNodes) and stmt.name == name]
+    return found[0] if len(found) == 1 else None
+
+
+def _local_module_class(analysis: "Analysis", target: ast.AST, owner: ast.ClassDef | None = None) -> ast.ClassDef | None:
+    """The local `nn.Module` class an expression surely holds an instance of, or None; for
+    `self.model` in a method of `owner`, the class every `self.model = ...` there builds."""
     classes = local_module_classes(analysis)
+    if owner is not None and is_self_attribute(target):
+        values = [stmt.value for stmt in ast.walk(owner) if isinstance(stmt, ast.Assign)
+                  and any(is_self_attribute(t) and t.attr == target.attr for t in stmt.targets)]
+        found = {_constructed_class(classes, v) for v in values}
+        return found.pop() if len(found) == 1 else None
     if isinstance(target, ast.Name):
         assignment = reaching_assignment(analysis, target)
         if assignment is not None:

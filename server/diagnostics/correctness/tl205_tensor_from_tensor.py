@@ -11,7 +11,7 @@ from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.diagnostics.correctness.provenance import MAX_DEPTH, followed
 from torch_lsp.diagnostics.correctness.quoting import source_of
-from torch_lsp.roles import class_attribute_roles
+from torch_lsp.roles import class_attribute_roles, self_attribute_values
 from torch_lsp.syntax_nodes import has_star_args, is_self_attribute
 
 if TYPE_CHECKING:
@@ -120,6 +120,8 @@ def tensor_evidence(analysis: "Analysis", expr: ast.AST, depth: int = 0) -> ast.
         return tensor_evidence(analysis, value, depth + 1) if via is not None else tensor_parameter(analysis, expr)
     if isinstance(expr, ast.Subscript):
         return tensor_evidence(analysis, expr.value, depth + 1)
+    if is_self_attribute(expr):
+        return _attribute_tensor_evidence(analysis, expr, depth)
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult)):
         # `a / b` is a tensor when either side is (`correct / total`, `n / x.sum()`)
         return tensor_evidence(analysis, expr.left, depth + 1) or tensor_evidence(analysis, expr.right, depth + 1)
@@ -141,6 +143,17 @@ def tensor_evidence(analysis: "Analysis", expr: ast.AST, depth: int = 0) -> ast.
     if not qualname and isinstance(expr.func, ast.Attribute) and expr.func.attr in TENSOR_METHODS:
         return tensor_evidence(analysis, expr.func.value, depth + 1)
     return None
+
+
+def _attribute_tensor_evidence(analysis: "Analysis", attribute: ast.Attribute, depth: int) -> ast.AST | None:
+    """`self.features` where every `self.features = ...` of the class is a tensor
+    (`torch.from_numpy(...)` in `__init__`): the evidence of the first."""
+    cls = analysis.roles_for(attribute).function.class_node
+    values = self_attribute_values(analysis, cls).get(attribute.attr) if cls is not None else None
+    if not values or any(value is None for value in values):
+        return None
+    found = [tensor_evidence(analysis, value, depth + 1) for value in values]
+    return found[0] if all(found) else None
 
 
 def tensor_parameter(analysis: "Analysis", name: ast.Name) -> ast.arg | None:

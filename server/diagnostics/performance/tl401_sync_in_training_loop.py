@@ -11,6 +11,7 @@ from torch_lsp.analysis import Analysis, trainer_model_attribute
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.diagnostics.correctness.provenance import followed
+from torch_lsp.roles import dominates
 from torch_lsp.syntax_nodes import call_name, keyword, method_span, receiver, walk_nodes
 
 
@@ -22,12 +23,41 @@ _HOST_FACTORIES = {"rand", "randn", "randint", "randperm", "zeros", "ones", "ful
 def _made_on_host(analysis: Analysis, target: ast.AST) -> bool:
     """`torch.randint(0, 5, (1,)).item()`, `perm = torch.randperm(n)`: a CPU tensor (no
     `device=`, no default device set in the file) reads without waiting for the GPU."""
-    value, _ = followed(analysis, target)
+    value, bound = followed(analysis, target)
+    if bound is None and isinstance(target, ast.Name):
+        value = _value_kept_in_place(analysis, target)
     if not (isinstance(value, ast.Call) and keyword(value, "device") is None):
         return False
     qualname = analysis.call_qualname(value) or ""
     module, _, function = qualname.rpartition(".")
     return module == "torch" and function in _HOST_FACTORIES and not analysis.calls_to("torch.set_default_device")
+
+
+def _made_on_device(analysis: Analysis, target: ast.AST) -> bool:
+    """`t = torch.randint(0, T, (B,), device=images.device)`: a factory given a device other
+    than a literal CPU one makes its tensor where the code runs, on the GPU."""
+    value, _ = followed(analysis, target)
+    if not isinstance(value, ast.Call):
+        return False
+    device = keyword(value, "device")
+    qualname = analysis.call_qualname(value) or ""
+    module, _, function = qualname.rpartition(".")
+    return module == "torch" and function in _HOST_FACTORIES and device is not None and "cpu" not in ast.unparse(device)
+
+
+def _value_kept_in_place(analysis: Analysis, target: ast.Name) -> ast.AST | None:
+    """`step = torch.zeros(())` then only `step += 1`: an augmented assignment updates the
+    tensor in place, on the device it was made on, so the one plain binding still says where
+    the name's tensor lives."""
+    assignments = analysis.roles_for(target).assignments.get(target.id, ())
+    if not assignments or not all(isinstance(a.statement, ast.AugAssign) for a in assignments[1:]):
+        return None
+    first = assignments[0]
+    use = analysis.statement_of(target)
+    if not isinstance(first.statement, ast.Assign) or first.unpacked or use is None \
+            or not dominates(analysis, first.statement, use):
+        return None
+    return first.value
 
 
 def _unwrapped(target: ast.AST) -> ast.AST:
@@ -484,7 +514,7 @@ class SyncInTrainingLoop(Rule):
             return True  # `outputs.logits` of an HF-style model output lives where the model runs
         # the loss the step backpropagates (`scaler.scale(loss).backward()`) lives on the device too
         return roles.carries_graph(base, at) or roles.carries_graph(target, at) or roles.is_loss_value(base, at) \
-            or _moved_to_accelerator(analysis, base)
+            or _moved_to_accelerator(analysis, base) or _made_on_device(analysis, base)
 
 
 def _trainer_model_output(analysis: Analysis, name: ast.AST, at: ast.AST) -> bool:

@@ -70,8 +70,8 @@ class ModuleMoveInLoop(Rule):
             stmt = analysis.statement_of(call)
             if not _only_moves(stmt, target):
                 continue
-            if any(_rebound_in_loop(analysis, loop, target, stmt) for loop in ctx.loops):
-                continue
+            if _rebound_in_loop(analysis, ctx.loops[-1], target, stmt):
+                continue  # a new module each iteration; rebound only by an outer loop (per fold), the inner one repeats the move
             if self._destination_varies(analysis, call, ctx.loops[-1]):
                 continue  # `for device in ["cpu", "cuda"]: model.to(device)`: a new place each time
             if self._moved_elsewhere_in_loop(analysis, call, ast.unparse(target), ctx.loops[-1]):

@@ -9,6 +9,7 @@ from typing import Iterator
 from torch_lsp.analysis import Analysis
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
+from torch_lsp.diagnostics.correctness.provenance import followed
 from torch_lsp.roles import dominates
 from torch_lsp.syntax_nodes import walk_nodes
 
@@ -57,7 +58,7 @@ class PerSampleForward(Rule):
             for call in loop.direct_calls:
                 model = roles.model_name(call)
                 inputs = [*call.args, *(k.value for k in call.keywords)]  # `model(input_ids=ids[i][None])` too
-                if model and any(_indexes(arg, batch, index) for arg in inputs) \
+                if model and any(_indexes(_followed_in_loop(analysis, arg, node), batch, index) for arg in inputs) \
                         and not _carries_state(node, call):
                     message = (
                         f"`{model}` is called on one sample of `{batch}` per iteration; batched work is far faster. "
@@ -129,10 +130,22 @@ def _batch_of_size_name(analysis: Analysis, name: ast.Name) -> str | None:
     return value.value.id if isinstance(value.value, ast.Name) else None
 
 
+def _followed_in_loop(analysis: Analysis, arg: ast.AST, loop: ast.For) -> ast.AST:
+    """`x = batch[i].unsqueeze(0)` then `model(x)` in the loop's body: the sample the name holds."""
+    value, bound = followed(analysis, arg)
+    if bound is None or not any(value is n for n in walk_nodes(loop)):
+        return arg
+    return value
+
+
 def _indexes(expr: ast.AST, batch: str, index: str) -> bool:
     for node in walk_nodes(expr):
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == batch:
-            if isinstance(node.slice, ast.Name) and node.slice.id == index or _one_row_slice(node.slice, index):
+            item = node.slice
+            if isinstance(item, ast.Tuple) and item.elts and _one_row_slice(item.elts[0], index):
+                return True  # `wavs[i:i + 1, :length]`: one sample, its batch dim kept, cropped
+            # (`x[i, :]` is not taken: in a sequence-first `[T, B, ...]` tensor it is a time step)
+            if isinstance(item, ast.Name) and item.id == index or _one_row_slice(item, index):
                 return True
     return False
 
