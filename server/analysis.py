@@ -905,9 +905,12 @@ def evaluation_model_calls(analysis: Analysis) -> Iterator[tuple[FunctionInfo, a
 def _handed_over(analysis: Analysis, function: FunctionInfo) -> bool:
     """The function is never called here but handed to a call (`inference_func` given to a test
     harness, a `predict_fn` given to a tracer): whoever calls it sets the mode and the grad
-    context (detectron2's export tests run it inside an adapter under `eval()` and `no_grad`)."""
+    context (detectron2's export tests run it inside an adapter under `eval()` and `no_grad`).
+    Not one that switches a model to eval itself: it evaluates on its own account."""
     if function.is_module or analysis.callers(function):
         return False
+    if any(switch.mode == "eval" for switch in analysis.mode_switches.get(function, ())):
+        return False  # it sets the mode itself (`facenet.eval()`, then a `pool.map` worker): no caller does
     index = syntax_index(analysis)
     for name in index.names(function.name):
         parent = index.parent_of(name)

@@ -5,11 +5,13 @@ item (reads a file, decodes, runs a transform) and the batches then travel to a 
 answers, for one `DataLoader(...)` call:
 
 - `dataset_without_loading_work`: the dataset holds its data in memory (`TensorDataset`, a class
-  whose `__getitem__` only indexes attributes or builds random tensors, a tensor of indices, a
+  whose `__getitem__` only indexes attributes, reorders them or builds random tensors, a tensor, a
   Python list of samples built before the loader sees it), or it is an
   `IterableDataset` that reads live state of the main process (a replay buffer, a bound method of
   the model): workers would iterate stale forked copies; or it holds one open file that
-  `__getitem__` seeks in (workers would share its offset and mix up records).
+  `__getitem__` seeks in (workers would share its offset and mix up records); or its
+  `__getitem__` samples from a NumPy generator the dataset stores (`self.rng.choice(...)`):
+  each forked worker would replay the same random stream.
   The dataset class is looked up in the file, then in the workspace file its import names
   (beside the importer, in its parent folders, or a `src/` folder there).
 - `batches_made_on_device`: the dataset's `__getitem__` or the loader's `collate_fn` moves what it
@@ -46,7 +48,8 @@ _VIEWS_OF_A_DATASET = {"torch.utils.data.random_split", "torch.utils.data.Subset
 _CHEAP_CALLS = {"len", "int", "float", "min", "max", "range", "slice", "tuple", "list", "dict", "zip",
                 "long", "view", "reshape", "clone", "unsqueeze", "squeeze", "detach", "contiguous",
                 "tensor", "as_tensor", "from_numpy", "rand", "randn", "randint", "zeros", "ones", "full",
-                "arange", "manual_seed", "Generator", "stack", "item", "size", "numel", "dim"}
+                "arange", "manual_seed", "Generator", "stack", "item", "size", "numel", "dim",
+                "flip", "roll", "permute", "transpose"}  # reordering a stored row is no loading work
 # `self.model(x)`, `net(x)`, `model.forward(x)`: a call that runs a model on the batch.
 _MODEL_CALLEE = re.compile(r"(?i)(model|net|encoder|forward)")
 
@@ -73,7 +76,7 @@ def _holds_data_in_memory(analysis: "Analysis", value: ast.AST | None, loader: a
         return keyword(loader, "collate_fn") is None
     cls = _dataset_class(analysis, value)
     return cls is not None and (_indexes_memory(cls) or _iterates_memory(cls) or _iterates_live_state(cls)
-                                or _seeks_shared_file(cls))
+                                or _seeks_shared_file(cls) or _draws_from_stored_generator(analysis, cls))
 
 
 def _made_tensor(analysis: "Analysis", value: ast.AST | None, depth: int) -> bool:
@@ -92,7 +95,7 @@ def _made_tensor(analysis: "Analysis", value: ast.AST | None, depth: int) -> boo
     name = call_name(value) or ""
     qualname = analysis.call_qualname(value) or ""
     if qualname.startswith("torch.") and qualname.count(".") == 1:
-        return name[:1].islower() and name not in _NOT_TENSOR_FUNCTIONS
+        return (name[:1].islower() and name not in _NOT_TENSOR_FUNCTIONS) or name in _LEGACY_TENSOR_TYPES
     if not isinstance(value.func, ast.Attribute) or qualname:
         return False
     if name == "nonzero":
@@ -114,6 +117,9 @@ _TENSOR_PIECES = {"view", "reshape", "flatten", "squeeze", "unsqueeze", "split",
                   "long", "int", "contiguous", "clone", "detach", "t", "type", "float", "double"}
 # `torch.*` functions whose result is no tensor to batch.
 _NOT_TENSOR_FUNCTIONS = {"load", "device", "compile", "no_grad", "manual_seed", "Generator"}
+# `torch.Tensor(x)`, `torch.FloatTensor(x)`: legacy constructors, a tensor built in memory.
+_LEGACY_TENSOR_TYPES = {"Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor",
+                        "ShortTensor", "ByteTensor", "BoolTensor"}
 
 
 def batches_made_on_device(analysis: "Analysis", loader: ast.Call) -> bool:
@@ -446,25 +452,39 @@ def _unpacks_views(call: ast.Call) -> bool:
 def _dataset_class(analysis: "Analysis", call: ast.Call, nested: bool = False) -> ast.ClassDef | None:
     """The class `Dataset(...)` or `module.Dataset(...)` constructs: of this file, or of the
     workspace file its import names; with `nested`, also one defined inside the function
-    that builds the dataset."""
-    if isinstance(call.func, ast.Name):
+    that builds the dataset. `make(50000)` after `make = partial(Dataset, 10, 16)` constructs
+    `Dataset` too."""
+    func = _partial_target(analysis, call.func) or call.func
+    if isinstance(func, ast.Name):
         for node in analysis.tree.body:
-            if isinstance(node, ast.ClassDef) and node.name == call.func.id:
+            if isinstance(node, ast.ClassDef) and node.name == func.id:
                 return node
         scope = analysis.context(call).function
         if nested and not scope.is_module:
             for node in walk_nodes(scope.node):
-                if isinstance(node, ast.ClassDef) and node.name == call.func.id:
+                if isinstance(node, ast.ClassDef) and node.name == func.id:
                     return node
-        qualname = analysis.imports.get(call.func.id)
-    elif isinstance(call.func, ast.Attribute):
-        qualname = analysis.qualname(call.func)  # `expert.ExpertDataset` of `from rl.algo import expert`
+        qualname = analysis.imports.get(func.id)
+    elif isinstance(func, ast.Attribute):
+        qualname = analysis.qualname(func)  # `expert.ExpertDataset` of `from rl.algo import expert`
     else:
         return None
     if qualname is None or "." not in qualname:
         return None
     module, _, class_name = qualname.rpartition(".")
     return _workspace_class(module, class_name, analysis.path, hops=2)
+
+
+def _partial_target(analysis: "Analysis", func: ast.expr) -> ast.expr | None:
+    """`Dataset` when `func` is a name bound to `functools.partial(Dataset, ...)`."""
+    if not isinstance(func, ast.Name):
+        return None
+    assignment = reaching_assignment(analysis, func)
+    value = assignment.value if assignment is not None else None
+    if (isinstance(value, ast.Call) and analysis.call_qualname(value) == "functools.partial" and value.args
+            and isinstance(value.args[0], (ast.Name, ast.Attribute))):
+        return value.args[0]
+    return None
 
 
 def _workspace_class(module: str, class_name: str, importer: str | None, hops: int) -> ast.ClassDef | None:
@@ -485,8 +505,48 @@ def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef]:
     return {n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
+# Sampling methods of NumPy's `Generator` / `RandomState` (and Python's `random.Random`).
+_GENERATOR_DRAWS = {"integers", "choice", "random", "permutation", "shuffle", "normal", "uniform", "randint",
+                    "rand", "randn", "standard_normal", "binomial", "poisson", "beta", "sample"}
+_GENERATOR_TYPES = {"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator",
+                    "random.Random"}
+
+
+def _draws_from_stored_generator(analysis: "Analysis", cls: ast.ClassDef) -> bool:
+    """`__getitem__` (or a method of the class it calls) samples from a generator `__init__`
+    stored (`self.np_rng = np_rng` or `np.random.default_rng(seed)`): forked workers would each
+    copy that generator and replay the same random stream, so workers change the data, not
+    only the speed (torch's own RNG is reseeded per worker; a stored NumPy one is not)."""
+    methods = _methods(cls)
+    init, getitem = methods.get("__init__"), methods.get("__getitem__")
+    if init is None or getitem is None:
+        return False
+    params = {a.arg for a in init.args.args[1:] + init.args.kwonlyargs}
+    stored = set()
+    for stmt in walk_nodes(init):
+        if not isinstance(stmt, ast.Assign):
+            continue
+        pairs = [(target, stmt.value) for target in stmt.targets]
+        for target, value in list(pairs):  # `self.feats, self.rng = feats, rng`
+            if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+                pairs.extend(zip(target.elts, value.elts))
+        for target, value in pairs:
+            if is_self_attribute(target) and (
+                    (isinstance(value, ast.Name) and value.id in params and "rng" in value.id.lower())
+                    or (isinstance(value, ast.Call) and analysis.call_qualname(value) in _GENERATOR_TYPES)):
+                stored.add(target.attr)
+    if not stored:
+        return False
+    reached = [getitem] + [methods[n.func.attr] for n in walk_nodes(getitem)
+                           if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                           and is_self_attribute(n.func) and n.func.attr in methods]
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _GENERATOR_DRAWS
+               and is_self_attribute(n.func.value) and n.func.value.attr in stored
+               for method in reached for n in walk_nodes(method))
+
+
 def _indexes_memory(cls: ast.ClassDef) -> bool:
-    """`__getitem__` only indexes attributes, computes sizes or builds random tensors."""
+    """`__getitem__` only indexes attributes, reorders them, computes sizes or builds random tensors."""
     getitem = _methods(cls).get("__getitem__")
     if getitem is None or "__iter__" in _methods(cls):
         return False

@@ -108,14 +108,14 @@ def _factory_result_is_mode_independent(analysis: "Analysis", function: "Functio
     `psnr, ssim = build_metrics(...)`, where the factory is a function of the file or one
     imported from a project file whose every `return` hands back, at that place, a model
     proven mode-independent in its own file (an image-quality metric of fixed arithmetic).
-    A parameter counts when every caller in the file passes such a name."""
+    A parameter counts when every caller in the file passes such a name, or builds such a
+    model in place (`train(nn.Linear(30, 1))`)."""
     roles = analysis.roles_for(function)
     assignment = roles.last_assignment(name, at)
     if assignment is None and name in function.params and not function.is_module:
         sites = analysis.callers(function)
         return bool(sites) and all(
-            isinstance(passed := analysis.argument_for(site, function, name), ast.Name)
-            and named_model_is_mode_independent(analysis, analysis.context(site).function, passed.id, site, depth + 1)
+            _passed_model_is_mode_independent(analysis, site, analysis.argument_for(site, function, name), depth)
             for site in sites)
     if assignment is None or not isinstance(assignment.statement, ast.Assign) \
             or not isinstance(assignment.value, ast.Call) or len(assignment.statement.targets) != 1:
@@ -134,6 +134,15 @@ def _factory_result_is_mode_independent(analysis: "Analysis", function: "Functio
     factories = functions_called(analysis, assignment.value)
     return bool(factories) and all(
         _returns_mode_independent(owner, factory, place, depth) for owner, factory in factories)
+
+
+def _passed_model_is_mode_independent(analysis: "Analysis", site: ast.Call, passed: ast.AST | None,
+                                      depth: int) -> bool:
+    """What a caller passes for a model parameter: a name holding a mode-independent model, or
+    one built in place (`train(nn.Linear(30, 1))`, `train(DigitNet())`)."""
+    if isinstance(passed, ast.Name):
+        return named_model_is_mode_independent(analysis, analysis.context(site).function, passed.id, site, depth + 1)
+    return passed is not None and constructed_model_is_mode_independent(analysis, passed)
 
 
 _OPACUS_ENGINES = {"opacus.PrivacyEngine", "opacus.privacy_engine.PrivacyEngine"}

@@ -77,6 +77,8 @@ class ExpressionRules:
             return UNKNOWN
         value = self.scope.globals.get(name)
         if value is not None:
+            if self.standalone and name in self.scope.rebound_globals and not isinstance(value, (FunctionRef, ClassRef)):
+                return UNKNOWN  # no call site: which of the module's bindings it reads is unknown
             return value
         qualname = self.scope.analysis.imports.get(name)
         if qualname is not None:

@@ -24,6 +24,7 @@ evaluates expressions (expressions.py) and calls (calls.py).
 from __future__ import annotations
 
 import ast
+from functools import cached_property
 import gc
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +67,32 @@ class ModuleScope:
     def source_origin(self, node: ast.AST) -> Origin:
         """An origin whose text is the node's source (`self.fc(x)`), built when shown."""
         return Origin((ModuleScope.text, self, node), node.lineno, "from", None if self.is_main else self.file_name)
+
+    @cached_property
+    def rebound_globals(self) -> frozenset[str]:
+        """Top-level names the module binds more than once (a notebook's `input = ...` in cell
+        after cell): a function run with no call site cannot know which binding it reads."""
+        counts: dict[str, int] = {}
+        stack = list(self.analysis.tree.body)
+        while stack:
+            stmt = stack.pop()
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                counts[stmt.name] = counts.get(stmt.name, 0) + 1
+                continue
+            targets = []
+            if isinstance(stmt, ast.Assign):
+                targets = stmt.targets
+            elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+                targets = [stmt.target]
+            elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+                targets = [stmt.target]
+            for target in targets:
+                for node in ast.walk(target):
+                    if isinstance(node, ast.Name):
+                        counts[node.id] = counts.get(node.id, 0) + 1
+            for field_name in ("body", "orelse", "finalbody", "handlers"):
+                stack.extend(getattr(stmt, field_name, ()))
+        return frozenset(name for name, count in counts.items() if count > 1)
 
     @property
     def file_name(self) -> str:

@@ -29,7 +29,8 @@ class EvalWithoutNoGrad(Rule):
     under `no_grad`, and so does the rest of a `with ExitStack() as stack:` block after
     `stack.enter_context(torch.no_grad())`. A function never called in the file but handed to
     a call (`run_traced(model, inference_func)`: a callback) runs in whatever context its caller
-    sets, and is not flagged. An evaluation that follows training in the same function
+    sets, and is not flagged, unless it switches the model to eval itself (a `pool.map` worker
+    calling `net.eval()`): then no caller is relied on. An evaluation that follows training in the same function
     (`model.eval()`, then a loop, or a comprehension such as `sum(loss(model(x), y) for x, y in
     val_loader)` with no backward or step after it, that runs the model and does not train) is
     flagged too, and so are trainers written as classes (`self.model.eval()` then

@@ -29,9 +29,9 @@ class DataLoaderDefaults(Rule):
     (`.to(device)`, `.cuda()`, also `partial(collate, device=device)`: CUDA tensors cannot be
     pinned, nor made in forked workers), the dataset holds
     its data in memory (`TensorDataset`, torchrec's synthetic `RandomRecDataset`, a class whose
-    `__getitem__` only indexes attributes
+    `__getitem__` only indexes attributes, reorders what it took (`torch.flip(row, dims=(0,))`)
     or builds random tensors, a synthetic `IterableDataset`, a tensor such as the node indices
-    `mask.nonzero().view(-1)` or `torch.randperm(n)`, or a Python list of samples built before
+    `mask.nonzero().view(-1)`, `torch.randperm(n)` or `torch.Tensor(x)`, or a Python list of samples built before
     the loader sees it, `[(f, l) for f, l in pairs]` or `list(zip(x, y))`, each when no
     `collate_fn` loads each batch), it iterates live state of the
     main process (a replay buffer, a generator handed in by the model: workers would see a
@@ -45,7 +45,8 @@ class DataLoaderDefaults(Rule):
     function's parameter of the same name) or, in a notebook, not read at all, its `collate_fn` is
     a closure or lambda, or what a factory returns as one (`collate_fn=create_collate_fn()`,
     the factory of the file or of the workspace file its import names: spawned workers cannot
-    pickle it), or the file is a test or a helper of a test suite. The dataset class is
+    pickle it), the batch is the whole dataset (`batch_size=len(dataset)`: one batch per pass,
+    nothing for workers to prepare ahead), or the file is a test or a helper of a test suite. The dataset class is
     looked up in the file and in the workspace file its import names; a dataset a function
     reads from its enclosing scope (a notebook's earlier cell) is followed there.
 
@@ -76,7 +77,7 @@ class DataLoaderDefaults(Rule):
         if analysis.is_test_file or analysis.imports_test_suite:
             return  # tests load tiny fixtures in-process on purpose
         for call in analysis.calls_to(*self._LOADERS):
-            if has_star_args(call) or self._toy_dataset(call):
+            if has_star_args(call) or self._toy_dataset(call) or _whole_dataset_batch(call):
                 continue
             if dataset_without_loading_work(analysis, call) or read_once(analysis, call):
                 continue
@@ -127,6 +128,15 @@ class DataLoaderDefaults(Rule):
         if isinstance(dataset, (ast.List, ast.Tuple)):
             return True
         return isinstance(dataset, ast.Call) and isinstance(dataset.func, ast.Name) and dataset.func.id in ("range", "list")
+
+
+def _whole_dataset_batch(call: ast.Call) -> bool:
+    """`DataLoader(dev_set, batch_size=len(dev_set))`: one batch per pass, so workers have no
+    later batch to prepare while the GPU works, and one pinned copy per pass saves nothing."""
+    dataset, size = argument(call, 0, "dataset"), argument(call, 1, "batch_size")
+    return (dataset is not None and isinstance(size, ast.Call) and isinstance(size.func, ast.Name)
+            and size.func.id == "len" and len(size.args) == 1 and not size.keywords
+            and ast.dump(size.args[0]) == ast.dump(dataset))
 
 
 def _returns_closure(analysis: Analysis, value: ast.AST | None) -> bool:

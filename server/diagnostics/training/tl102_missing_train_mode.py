@@ -13,8 +13,9 @@ from torch_lsp.analysis import (
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Related, Rule
 from torch_lsp.mode_behaviour import attribute_is_mode_independent, named_model_is_mode_independent
+from torch_lsp.roles import reaching_assignment
 from torch_lsp.syntax_index import syntax_index
-from torch_lsp.syntax_nodes import call_name, loop_header_span, walk_nodes
+from torch_lsp.syntax_nodes import argument, call_name, keyword, loop_header_span, walk_nodes
 
 
 @register
@@ -34,7 +35,8 @@ class MissingTrainMode(Rule):
     beside it in that epoch loop are considered. A periodic evaluation inside the training
     loop itself (`for` or `while step < steps:` with `next(it)`), after the model runs, with
     no `model.train()` in the loop, is flagged too (the fix puts `train()` at the top of
-    the loop); so is notebook-style code that trains after `model.train()`, evaluates after
+    the loop), unless it runs only on the loop's last step (`if i == len(steps) - 1:`), where
+    the enclosing epoch loop decides; so is notebook-style code that trains after `model.train()`, evaluates after
     `model.eval()`, then trains again in the same scope with no `model.train()` in between;
     and a trainer class whose method trains `self.model` while another method puts it in
     eval mode between training passes and nothing in the class ever calls `self.model.train()`.
@@ -42,7 +44,9 @@ class MissingTrainMode(Rule):
     both phases) never run in sequence, so they show no evaluation after training.
     Silent when the model is proven to behave the same in both modes (built only of layers
     such as `Linear`, `Conv2d`, activations and pooling, no dropout or batch norm): there
-    eval mode changes nothing.
+    eval mode changes nothing; and when every optimizer the loop steps holds only free
+    tensors (`SGD([patch])` with `patch = nn.Parameter(...)`): the loop trains an input, such
+    as an adversarial patch, against a fixed model whose eval mode is deliberate.
 
     ## Example
     ```python
@@ -73,6 +77,8 @@ class MissingTrainMode(Rule):
         for loop in analysis.innermost_training_loops:
             if not (analysis.backward_calls(loop) or analysis.optimizer_steps(loop)):
                 continue
+            if _optimizes_only_free_tensors(analysis, loop):
+                continue  # an adversarial patch or an image is trained; the model is a fixed function
             reported = False
             roles = analysis.roles_for(loop.function)
             for call in loop.calls:
@@ -211,6 +217,40 @@ class MissingTrainMode(Rule):
         return False
 
 
+def _optimizes_only_free_tensors(analysis: Analysis, loop: LoopInfo) -> bool:
+    """Every optimizer the loop steps is built over a list of free tensors, not a model's
+    parameters (`SGD([patch])` with `patch = nn.Parameter(...)`): the loop optimises an input
+    (an adversarial patch, an image), and the model it runs is a fixed function whose eval
+    mode is deliberate."""
+    steps = analysis.optimizer_steps(loop)
+    return bool(steps) and all(_free_tensor_optimizer(analysis, step) for step in steps)
+
+
+def _free_tensor_optimizer(analysis: Analysis, step: ast.Call) -> bool:
+    receiver = step.func.value if isinstance(step.func, ast.Attribute) else None
+    built = reaching_assignment(analysis, receiver) if isinstance(receiver, ast.Name) else None
+    value = built.value if built is not None else None
+    if not (isinstance(value, ast.Call) and (analysis.call_qualname(value) or "").startswith("torch.optim.")):
+        return False
+    params = argument(value, 0, "params")
+    return (isinstance(params, (ast.List, ast.Tuple)) and bool(params.elts)
+            and all(isinstance(p, ast.Name) and _free_tensor(analysis, p) for p in params.elts))
+
+
+def _free_tensor(analysis: Analysis, name: ast.Name) -> bool:
+    """`name` is bound to `nn.Parameter(...)` or a `torch.*` tensor made with `requires_grad=True`."""
+    built = reaching_assignment(analysis, name)
+    value = built.value if built is not None else None
+    if not isinstance(value, ast.Call):
+        return False
+    qualname = analysis.call_qualname(value) or ""
+    if qualname == "torch.nn.Parameter" or qualname == "torch.nn.parameter.Parameter":
+        return True
+    grad = keyword(value, "requires_grad")
+    return (qualname.startswith("torch.") and qualname.count(".") == 1 and grad is not None
+            and isinstance(grad.value, ast.Constant) and grad.value.value is True)
+
+
 def _eval_inside_training(analysis: Analysis, loop: LoopInfo, model_call: ast.Call, model: str) -> ast.Call | None:
     """A periodic evaluation inside the training loop itself (`if step % 500 == 0: validate(model)`,
     also in `while step < steps:` loops fed by `next(it)`): the eval switch comes after the
@@ -221,8 +261,55 @@ def _eval_inside_training(analysis: Analysis, loop: LoopInfo, model_call: ast.Ca
     for call in loop.calls:
         if (call.lineno, call.col_offset) <= (model_call.lineno, model_call.col_offset):
             continue
+        if _on_last_iteration_only(analysis, loop, call):
+            continue  # no later step of this loop trains after it; the enclosing loop decides
         if switches_to_eval(analysis, call, model) and not _callee_restores_train(analysis, call, model):
             return call
+    return None
+
+
+def _on_last_iteration_only(analysis: Analysis, loop: LoopInfo, call: ast.Call) -> bool:
+    """`call` runs under `if i == len(steps) - 1:` (or `i + 1 == len(steps)`) inside the loop,
+    `i` being the loop's index (`for i, batch in enumerate(loader)`): only on the last step, so
+    it leaves no later step of this loop in eval mode."""
+    if not isinstance(loop.node, ast.For):
+        return False
+    target = loop.node.target
+    indices = {e.id for e in (target.elts if isinstance(target, ast.Tuple) else [target]) if isinstance(e, ast.Name)}
+    inside = {id(stmt) for stmt in loop.statements}
+    return any(in_body and id(stmt) in inside and _is_last_index_test(stmt.test, indices)
+               for stmt, in_body in analysis.context(call).guards)
+
+
+def _is_last_index_test(test: ast.expr, indices: set[str]) -> bool:
+    """`i == len(x) - 1`, `i + 1 == len(x)`, either side first."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = (test.left, test.comparators[0])
+    return any(_offset_from(one, indices) is not None and _offset_from(other, indices) is None
+               and _len_offset(other) == _offset_from(one, indices) - 1
+               for one, other in (sides, sides[::-1]))
+
+
+def _offset_from(node: ast.expr, indices: set[str]) -> int | None:
+    """0 for the index `i`, 1 for `i + 1`; None for anything else."""
+    if isinstance(node, ast.Name) and node.id in indices:
+        return 0
+    if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and isinstance(node.left, ast.Name)
+            and node.left.id in indices and isinstance(node.right, ast.Constant) and node.right.value == 1):
+        return 1
+    return None
+
+
+def _len_offset(node: ast.expr) -> int | None:
+    """-1 for `len(x) - 1`, 0 for `len(x)`; None for anything else."""
+    def is_len(n):
+        return isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" and len(n.args) == 1
+    if is_len(node):
+        return 0
+    if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and is_len(node.left)
+            and isinstance(node.right, ast.Constant) and node.right.value == 1):
+        return -1
     return None
 
 
