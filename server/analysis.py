@@ -663,6 +663,11 @@ class Analysis:
         return argument(call, params.index(param), param)
 
     @cached_property
+    def calls_through_tables(self) -> dict[str, list[ast.Call]]:
+        """Function name -> calls of a pick from a table listing it (`dispatched_calls`)."""
+        return _calls_through_tables(self)
+
+    @cached_property
     def _calls_by_name(self) -> dict[str | None, list[ast.Call]]:
         table: dict[str | None, list[ast.Call]] = {}
         for call in self.calls:
@@ -1360,7 +1365,13 @@ def dispatched_calls(analysis: Analysis, function: FunctionInfo) -> list[ast.Cal
     builds the table, the calls of the name the pick is bound to.  Empty for a method."""
     if function.is_method:
         return []
-    found = []
+    return analysis.calls_through_tables.get(function.name, [])
+
+
+def _calls_through_tables(analysis: Analysis) -> dict[str, list[ast.Call]]:
+    """Each function name listed in a table a pick is taken from (`fn = {...}[key]`), with the
+    calls of the name the pick is bound to; one scan of the file's statements."""
+    found: dict[str, list[ast.Call]] = {}
     for scope in analysis.functions:
         for stmt in scope.statements:
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
@@ -1368,11 +1379,14 @@ def dispatched_calls(analysis: Analysis, function: FunctionInfo) -> list[ast.Cal
                 continue
             table = stmt.value.value
             entries = table.values if isinstance(table, ast.Dict) else table.elts
-            if not any(isinstance(e, ast.Name) and e.id == function.name for e in entries):
+            listed = {e.id for e in entries if isinstance(e, ast.Name)}
+            if not listed:
                 continue
             picked = stmt.targets[0].id
-            found += [c for c in scope.calls if isinstance(c.func, ast.Name) and c.func.id == picked
-                      and _position(c) > _position(stmt)]
+            calls = [c for c in scope.calls if isinstance(c.func, ast.Name) and c.func.id == picked
+                     and _position(c) > _position(stmt)]
+            for name in listed:
+                found.setdefault(name, []).extend(calls)
     return found
 
 
