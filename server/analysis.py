@@ -847,7 +847,8 @@ _EVAL_WORDS = ("eval", "valid", "test", "predict", "infer")
 # valid)` attacks nothing, and `adv_images.clone()` is the attack's data.
 _ATTACK_WORDS = frozenset({"attack", "attacker", "atk", "adversary", "autoattack"})
 _ATTACK_FUNCTION_WORDS = _ATTACK_WORDS | {"perturb", "pgd", "fgsm"}
-_IDENTIFIER_WORDS = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
+# Splits an identifier into its words: `pgd_attack`, `runAttack`, `PGDAttack2`.
+IDENTIFIER_WORDS = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
 
 
 def runs_an_attack(call: ast.Call) -> bool:
@@ -864,7 +865,7 @@ def runs_an_attack(call: ast.Call) -> bool:
 
 
 def _has_word(identifier: str, words: frozenset[str]) -> bool:
-    return any(word.lower() in words for word in _IDENTIFIER_WORDS.split(identifier) if word)
+    return any(word.lower() in words for word in IDENTIFIER_WORDS.split(identifier) if word)
 
 
 def named_for_evaluation(function: FunctionInfo) -> bool:

@@ -655,6 +655,23 @@ def frozen_parameter(call: ast.Call) -> bool:
     return isinstance(flag, ast.Constant) and flag.value is False
 
 
+def makes_grad_leaf(analysis: "Analysis", value: ast.AST | None) -> bool:
+    """`value` makes a leaf tensor that requires grad: `nn.Parameter(t)` (not a frozen one),
+    `t.requires_grad_()`, or a `torch.*` factory given `requires_grad=True`."""
+    if not isinstance(value, ast.Call):
+        return False
+    if analysis.call_qualname(value) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+        return not frozen_parameter(value)  # a frozen one is changed in place freely
+    if call_name(value) == "requires_grad_":
+        args = value.args or [kw.value for kw in value.keywords]
+        return not args or (isinstance(args[0], ast.Constant) and args[0].value is True)
+    kw = keyword(value, "requires_grad")
+    qualname = analysis.call_qualname(value) or ""
+    return (
+        kw is not None and isinstance(kw.value, ast.Constant) and kw.value.value is True and qualname.startswith("torch.")
+    )
+
+
 def class_attribute_roles(analysis: "Analysis", cls: ast.ClassDef) -> dict[str, set[str]]:
     """`self.x = ...` in a class: which attributes are parameters (that require grad),
     models, loss modules."""

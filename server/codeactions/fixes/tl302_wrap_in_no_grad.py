@@ -19,10 +19,9 @@ where the new code goes.
 from __future__ import annotations
 
 import ast
-import re
 from typing import TYPE_CHECKING
 
-from torch_lsp.analysis import is_backward_call, named_for_evaluation, runs_an_attack
+from torch_lsp.analysis import IDENTIFIER_WORDS, is_backward_call, named_for_evaluation, runs_an_attack
 from torch_lsp.codeactions.imports import module_alias, use_module
 from torch_lsp.codeactions.locate import call_at, on_lines_of_its_own
 from torch_lsp.codeactions.names import contains
@@ -34,7 +33,6 @@ if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis, FunctionInfo, LoopInfo
     from torch_lsp.diagnostics.base import Finding
 
-_WORDS = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
 
 
 @fixer("TL302", data=("model",))
@@ -103,7 +101,7 @@ def _evaluates_only(analysis: "Analysis", function: "FunctionInfo", calls: list[
 
 def _named_like_training(name: str) -> bool:
     """`train_one_epoch`, `fit`, `trainStep`, `optimizer_step`: calls that may train."""
-    words = [w.lower() for w in _WORDS.split(name) if w]
+    words = [w.lower() for w in IDENTIFIER_WORDS.split(name) if w]
     return any(w.startswith("train") or w in ("fit", "backward", "step") for w in words)
 
 

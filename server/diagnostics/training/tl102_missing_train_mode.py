@@ -13,9 +13,9 @@ from torch_lsp.analysis import (
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Related, Rule
 from torch_lsp.mode_behaviour import attribute_is_mode_independent, named_model_is_mode_independent
-from torch_lsp.roles import reaching_assignment
+from torch_lsp.roles import makes_grad_leaf, reaching_assignment
 from torch_lsp.syntax_index import syntax_index
-from torch_lsp.syntax_nodes import argument, call_name, keyword, loop_header_span, walk_nodes
+from torch_lsp.syntax_nodes import argument, call_name, loop_header_span, walk_nodes
 
 
 @register
@@ -238,17 +238,10 @@ def _free_tensor_optimizer(analysis: Analysis, step: ast.Call) -> bool:
 
 
 def _free_tensor(analysis: Analysis, name: ast.Name) -> bool:
-    """`name` is bound to `nn.Parameter(...)` or a `torch.*` tensor made with `requires_grad=True`."""
+    """`name` is bound to a leaf tensor that requires grad (`nn.Parameter(...)`, a `torch.*`
+    tensor made with `requires_grad=True`)."""
     built = reaching_assignment(analysis, name)
-    value = built.value if built is not None else None
-    if not isinstance(value, ast.Call):
-        return False
-    qualname = analysis.call_qualname(value) or ""
-    if qualname == "torch.nn.Parameter" or qualname == "torch.nn.parameter.Parameter":
-        return True
-    grad = keyword(value, "requires_grad")
-    return (qualname.startswith("torch.") and qualname.count(".") == 1 and grad is not None
-            and isinstance(grad.value, ast.Constant) and grad.value.value is True)
+    return makes_grad_leaf(analysis, built.value if built is not None else None)
 
 
 def _eval_inside_training(analysis: Analysis, loop: LoopInfo, model_call: ast.Call, model: str) -> ast.Call | None:

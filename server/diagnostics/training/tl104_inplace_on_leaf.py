@@ -11,8 +11,8 @@ from torch_lsp.analysis import Analysis, FunctionInfo
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.fact_cache import FactKey
-from torch_lsp.roles import class_attribute_roles, frozen_parameter, local_module_classes
-from torch_lsp.syntax_nodes import call_name, dotted, keyword, walk_nodes
+from torch_lsp.roles import class_attribute_roles, local_module_classes, makes_grad_leaf
+from torch_lsp.syntax_nodes import call_name, dotted, walk_nodes
 
 
 @register
@@ -102,7 +102,7 @@ class InplaceOnLeaf(Rule):
         roles = analysis.roles_for(function)
         if isinstance(tensor, ast.Name):
             assignment = roles.last_assignment(tensor.id, stmt)
-            if assignment is not None and not assignment.unpacked and _makes_leaf(analysis, assignment.value):
+            if assignment is not None and not assignment.unpacked and makes_grad_leaf(analysis, assignment.value):
                 return "requires grad"
             if assignment is None and _module_level_leaf(analysis, function, tensor.id):
                 return "requires grad"  # `global W` ... `W -= lr * W.grad`
@@ -162,21 +162,6 @@ def _module_instance_class(analysis: Analysis, function: FunctionInfo, name: str
     return None
 
 
-def _makes_leaf(analysis: Analysis, value: ast.AST | None) -> bool:
-    if not isinstance(value, ast.Call):
-        return False
-    if analysis.call_qualname(value) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-        return not frozen_parameter(value)  # a frozen one is changed in place freely
-    if call_name(value) == "requires_grad_":
-        args = value.args or [kw.value for kw in value.keywords]
-        return not args or (isinstance(args[0], ast.Constant) and args[0].value is True)
-    kw = keyword(value, "requires_grad")
-    qualname = analysis.call_qualname(value) or ""
-    return (
-        kw is not None and isinstance(kw.value, ast.Constant) and kw.value.value is True and qualname.startswith("torch.")
-    )
-
-
 def _is_inplace_call(node: ast.AST) -> bool:
     name = call_name(node) if isinstance(node, ast.Call) else None
     return bool(name and name.endswith("_") and not name.endswith("__") and isinstance(node.func, ast.Attribute))
@@ -204,7 +189,7 @@ def _module_level_leaf(analysis: Analysis, function: FunctionInfo, name: str) ->
     for stmt in analysis.tree.body:
         if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
             value = stmt.value
-    return value is not None and _makes_leaf(analysis, value)
+    return value is not None and makes_grad_leaf(analysis, value)
 
 
 def _iterates_parameters(analysis: Analysis, function: FunctionInfo, name: str, stmt: ast.stmt) -> bool:
