@@ -33,21 +33,25 @@ _VERB_FIRST = (
     "run|get|load|build|make|create|init|initialize|call|apply|wrap|prepare|setup|save|export|compute|fetch"
     "|construct|instantiate|evaluate|validate|predict|forward"
 )
-# A last word that names something about a model, not a model: `model_transform` (a tokenizer),
-# `model_fn`, `model_config`, `model_path`, `model_inputs`, `model_cls`.
-_NOT_MODEL_SUFFIX = (
-    "transforms?|tokenizer|processor|preprocess|config|cfg|conf|args|kwargs|params|name|names|path|paths|dir|file|url"
-    "|id|type|kind|class|cls|factory|builder|fn|func|function|inputs?|outputs?|state|dict|info|spec|version|size"
+# A last word that names something about an object, not the object: `model_fn`, `model_config`,
+# `model_path`, `model_cls`, `optimizer_state`, `optimizer_data` (what is saved of it).
+_ABOUT_SUFFIX = (
+    "config|cfg|conf|args|kwargs|params|name|names|path|paths|dir|file|url"
+    "|id|type|kind|class|cls|factory|builder|fn|func|function|state|dict|info|spec|version|size|data"
 )
+# ... and for a model, also its pre- and post-processing and its inputs: `model_transform` (a
+# tokenizer), `model_inputs`.
+_NOT_MODEL_SUFFIX = f"transforms?|tokenizer|processor|preprocess|inputs?|outputs?|{_ABOUT_SUFFIX}"
 MODEL_NAME = re.compile(
     rf"^(?!(?:{_VERB_FIRST})_)(?:[a-z0-9]+_)*(?:{_MODEL_WORDS})(?:_(?!(?:{_NOT_MODEL_SUFFIX})$)[a-z0-9]+)?$"
     r"|^net[A-Z]\w*$", re.IGNORECASE)
 # `optimizerD`, `optG`: the DCGAN tutorial's CamelCase suffix names one optimizer per network (case
 # matters there, or `options` and `optimum` would be optimizers too).
 OPTIMIZER_NAME = re.compile(
-    r"^(?:[a-z0-9]+_)*(?:opt|optim|optimizer|optimiser)s?(?:_[a-z0-9]+)?$"
+    rf"^(?:[a-z0-9]+_)*(?:opt|optim|optimizer|optimiser)s?(?:_(?!(?:{_ABOUT_SUFFIX})$)[a-z0-9]+)?$"
     r"|^(?-i:(?:opt|optim|optimizer|optimiser)[A-Z][A-Za-z0-9]*)$", re.IGNORECASE)
-SCHEDULER_NAME = re.compile(r"^(?:[a-z0-9]+_)*(?:sched|scheduler|schedule|lr_scheduler)s?(?:_[a-z0-9]+)?$", re.IGNORECASE)
+SCHEDULER_NAME = re.compile(
+    rf"^(?:[a-z0-9]+_)*(?:sched|scheduler|schedule|lr_scheduler)s?(?:_(?!(?:{_ABOUT_SUFFIX})$)[a-z0-9]+)?$", re.IGNORECASE)
 LOSS_MODULE_NAME = re.compile(r"^(?:[a-z0-9]+_)*(?:criterion|criteria|loss_fn|loss_func|lossfn|loss_function|loss_module)(?:_[a-z0-9]+)?$", re.IGNORECASE)
 LOSS_VALUE_NAME = re.compile(r"(?:^|_)loss(?:es)?(?:$|_)|^loss", re.IGNORECASE)
 SCALER_NAME = re.compile(r"(?:^|_)scaler$", re.IGNORECASE)
