@@ -881,6 +881,27 @@ def is_pytest_test(analysis: Analysis, function: FunctionInfo, model: str | None
     return analysis.is_test_file or (model is not None and model not in function.params)
 
 
+def is_test_method(analysis: Analysis, function: FunctionInfo) -> bool:
+    """A method of a test class: `test*` in a class pytest or unittest collects (`TestGPTModel`,
+    a `unittest.TestCase`), or any method of one in a test file (its helpers serve the tests);
+    in a test file also any `test_*` method.  A trainer's own `def test(self)` or a `Tester`
+    class in a training script is none."""
+    name, cls = function.name, function.class_node
+    if cls is None:
+        return False
+    if _TEST_CLASS.match(cls.name) or any(_last_name(base) == "TestCase" for base in cls.bases):
+        return name.startswith("test") or analysis.is_test_file
+    return analysis.is_test_file and name.startswith("test_")
+
+
+_TEST_CLASS = re.compile(r"Test(?:[A-Z0-9_]|$)")
+
+
+def _last_name(base: ast.expr) -> str | None:
+    """`TestCase` of `unittest.TestCase` or `TestCase`."""
+    return base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else None
+
+
 # Lightning's hooks: its trainer puts the model in the mode each one needs before calling it.
 LIGHTNING_STEPS = ("training_step", "validation_step", "test_step", "predict_step")
 
@@ -1010,7 +1031,7 @@ def in_eval_mode(analysis: Analysis, function: FunctionInfo, call: ast.Call, mod
     ending each epoch, then a last pass over the data under `no_grad`)."""
     if analysis.switched(function, model, "eval") or analysis.switched(function, model, "train"):
         return True
-    if _mode_left_before(analysis, function, call, model) == "eval":
+    if mode_left_before(analysis, function, call, model) == "eval":
         return True
     if model not in function.params and analysis.switched(analysis.module_scope, model, "eval"):
         return True
@@ -1078,6 +1099,10 @@ def _wraps_evaluated_model(analysis: Analysis, function: FunctionInfo, model: st
         if value.func.attr == "eval":
             return True
         value = value.func.value
+    if isinstance(value, ast.Name) and value is not assignment.value:
+        # `model = model.to(DEVICE)` after `model, dictionary = load_model_dict()`: a move keeps
+        # the mode the earlier binding (strictly before this one) left it in.
+        return _wraps_evaluated_model(analysis, function, value.id, assignment.value)
     if isinstance(value, ast.Call):
         if any(isinstance(a, ast.Name) and analysis.switched(function, a.id, "eval") for a in value.args):
             return True
@@ -1163,7 +1188,7 @@ def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call
         return True
     if isinstance(arg, ast.Name):
         owner = analysis.context(site).function
-        if analysis.switched(owner, arg.id, "eval") or _mode_left_before(analysis, owner, site, arg.id) == "eval":
+        if analysis.switched(owner, arg.id, "eval") or mode_left_before(analysis, owner, site, arg.id) == "eval":
             return True
         # `benchmark(model)` passing its own parameter on: what its callers pass decides.
         return id(owner) not in outer and not analysis.switched(owner, arg.id, "train") \
@@ -1171,7 +1196,7 @@ def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call
     return False
 
 
-def _mode_left_before(analysis: Analysis, owner: FunctionInfo, site: ast.Call, name: str) -> str | None:
+def mode_left_before(analysis: Analysis, owner: FunctionInfo, site: ast.AST, name: str) -> str | None:
     """The mode `name` is left in by the last call before `site` in `owner` that sets it:
     `name.eval()` / `name.train()`, or a call of a function of the file that switches the
     parameter it passes `name` to (`evaluate(loader, model)` whose last switch is
@@ -1464,6 +1489,8 @@ def trainer_model_calls(analysis: Analysis) -> Iterator[TrainerModelCall]:
         cls = function.class_node
         if cls is None or cls in modules or not _plain_class(cls) or analysis.computes_gradients(function):
             continue
+        if is_test_method(analysis, function):
+            continue  # a unit test runs the model to check what it returns, not to evaluate it
         if function.name in LIGHTNING_STEPS:
             continue  # a mixin's `validation_step(self, batch, batch_idx)`, called by a LightningModule's
         built = class_attribute_roles(analysis, cls)["model"]

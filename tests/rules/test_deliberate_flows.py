@@ -368,3 +368,41 @@ def test_no_compile_hint_for_a_model_whose_lstm_sits_classes_deep():
     assert findings(PICKED_MODEL.replace("OTHER", "GeniePath"), "TL409") == []
     # One class to pick from has no recurrent layer: compiling it pays.
     assert [f.line for f in findings(PICKED_MODEL.replace("OTHER", "Wide"), "TL409")] == [48]
+
+
+# ----------------------------------------------------------------- TL705: a test of torch.load itself
+LOAD_DEFAULT_TEST = """
+    import pytest
+    import torch
+    from pickle import UnpicklingError
+
+    def test_default_refuses_objects(tmp_path):
+        path = tmp_path / "obj.pt"
+        torch.save(object(), path)
+        with pytest.raises(UnpicklingError):
+            torch.load(path)
+
+    def test_registered_globals_load(tmp_path):
+        path = tmp_path / "w.pt"
+        torch.save({"w": torch.ones(2)}, path)
+        torch.load(path)
+
+    def test_weights_round_trip(tmp_path):
+        path = tmp_path / "w.pt"
+        torch.save({"w": torch.ones(2)}, path)
+        state = torch.load(path)
+        assert state["w"].sum() == 2
+"""
+
+
+def test_tl705_spares_a_test_of_the_load_default_but_not_a_test_that_reads_weights():
+    lines = [f.line for f in findings(LOAD_DEFAULT_TEST, "TL705", path="tests/test_serialization.py")]
+    assert lines == [20]  # the round trip reads what it loads; the other two test the default itself
+    # The same code outside a test file is an ordinary load each time.
+    assert len(findings(LOAD_DEFAULT_TEST, "TL705", path="scripts/serialization.py")) == 3
+
+
+def test_tl705_test_of_the_load_default_really_behaves_as_tested(tmp_path):
+    namespace = run(textwrap.dedent(LOAD_DEFAULT_TEST))
+    for name in ("test_default_refuses_objects", "test_registered_globals_load", "test_weights_round_trip"):
+        namespace[name](tmp_path)

@@ -10,7 +10,7 @@ from torch_lsp.diagnostics.api.uses import calls_of
 from torch_lsp.diagnostics.base import Finding, FixInfo, Related, Rule
 from torch_lsp.diagnostics.correctness.provenance import MODULE_MOVES
 from torch_lsp.name_resolution import in_compatibility_code
-from torch_lsp.syntax_nodes import argument, has_star_args, keyword, node_text
+from torch_lsp.syntax_nodes import argument, call_name, has_star_args, keyword, node_text
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -94,8 +94,8 @@ class TorchLoadUnsafe(Rule):
             # A branch for some PyTorch versions; of the handlers, only `except TypeError:` is a
             # fallback for a `torch.load` without the keyword (`_chosen_or_fallback`).
             if _chosen_or_fallback(analysis, call) or in_compatibility_code(analysis, call, versions_only=True) \
-                    or _reads_own_bytes(analysis, call):
-                continue  # the caller's choice, a fallback for an old torch, or bytes this program made
+                    or _reads_own_bytes(analysis, call) or _tests_the_default(analysis, call):
+                continue  # the caller's choice, a fallback for an old torch, bytes this program made, or a test of torch.load
             name = node_text(analysis.lines, call.func)
             module_use = _loaded_module_use(analysis, call)
             if module_use is not None:
@@ -209,6 +209,25 @@ def _chosen_or_fallback(analysis: "Analysis", call: ast.Call) -> bool:
                 isinstance(n, ast.Name) and n.id == "TypeError" for n in ast.walk(parent.type)):
             return True
         child, parent = parent, analysis.parents.get(parent)
+    return False
+
+
+def _tests_the_default(analysis: "Analysis", call: ast.Call) -> bool:
+    """In a test file, a load that only tests loading: its result discarded (`torch.load(path)`
+    as a statement: does the default load this file?) or expected to fail (`with
+    pytest.raises(UnpicklingError): torch.load(path)`).  Passing `weights_only` would change
+    what is tested."""
+    if not analysis.is_test_file:
+        return False
+    statement = analysis.statement_of(call)
+    if isinstance(statement, ast.Expr) and statement.value is call:
+        return True
+    node = analysis.parents.get(call)
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        if isinstance(node, ast.With) and any(isinstance(item.context_expr, ast.Call)
+                                              and call_name(item.context_expr) == "raises" for item in node.items):
+            return True
+        node = analysis.parents.get(node)
     return False
 
 
@@ -388,7 +407,6 @@ def _saved_dicts(analysis: "Analysis") -> list[tuple[list[tuple[ast.AST, str, as
     helper (a call whose name has `save` in it) as the first argument, directly or through a
     name bound to one in the same function; a dict literal or `dict(net=net, ...)`.  Each entry
     is (where its key is written, the key, the value); keys that are not plain strings are left out."""
-    from torch_lsp.syntax_nodes import call_name
 
     found = []
     for call in analysis.calls:
@@ -548,7 +566,6 @@ def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:
     rebinding of that (`decoder = decoder.to(device)`); or, for a load returned or bound to a model name, a
     `torch.save` of a model object in the file (it pickles whole modules).  None when
     nothing says so."""
-    from torch_lsp.syntax_nodes import call_name
 
     holder = analysis.parents.get(call)
     if isinstance(holder, ast.Subscript) and holder.value is call:  # `torch.load(path)["model"]`

@@ -279,8 +279,22 @@ def _is_flat_size(arg: ast.AST) -> bool:
     if int_constant(arg) is not None:
         return True
     if isinstance(arg, ast.BinOp):
-        return True
+        # `n * m` is a number; `(B, -1, h) + x.size()[1:]` is a whole shape (fairseq's attention).
+        return not (_may_be_shape(arg.left) or _may_be_shape(arg.right))
     return isinstance(arg, ast.Call) and call_name(arg) == "numel"
+
+
+def _may_be_shape(expr: ast.AST) -> bool:
+    """A tuple, a list, `x.shape`, `x.size()`, a slice of one, or an operation on one."""
+    if isinstance(expr, (ast.Tuple, ast.List)):
+        return True
+    if isinstance(expr, ast.BinOp):
+        return _may_be_shape(expr.left) or _may_be_shape(expr.right)
+    if isinstance(expr, ast.Subscript):  # `x.shape[1:]` is a shape, `x.shape[0]` a number
+        return isinstance(expr.slice, ast.Slice) and _may_be_shape(expr.value)
+    if isinstance(expr, ast.Attribute):
+        return expr.attr == "shape"
+    return isinstance(expr, ast.Call) and call_name(expr) == "size" and not expr.args
 
 
 def _flatten_verdict(analysis: "Analysis", view: ast.Call, transposing: ast.AST) -> str | None:

@@ -8,8 +8,8 @@ import ast
 from typing import Iterator
 
 from torch_lsp.analysis import (
-    Analysis, construction_of, eval_switch_before, evaluation_model_calls, in_eval_mode, name_says_evaluation,
-    named_for_evaluation, self_model_switched, trainer_model_calls,
+    Analysis, construction_of, eval_switch_before, evaluation_model_calls, in_eval_mode, mode_left_before,
+    name_says_evaluation, named_for_evaluation, self_model_switched, trainer_model_calls,
 )
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import FixInfo, Finding, Related, Rule
@@ -219,8 +219,9 @@ _EVAL_MODE_LOADERS = ("clip.load",)
 
 def _attribute_loaded_in_eval_mode(analysis: Analysis, cls: ast.ClassDef, attr: str) -> bool:
     """Every binding of `self.<attr>` in the class is a model loaded in eval mode:
-    `self.model = AutoModel.from_pretrained(...)`, or `self.model, self.preprocess =
-    clip.load(...)` (the model is the loader's first result)."""
+    `self.model = AutoModel.from_pretrained(...)`, `self.model, self.preprocess =
+    clip.load(...)` (the model is the loader's first result), or a local the method has put
+    in eval mode before (`model.eval()`, then `self.model = model`: fairseq's feature readers)."""
     bindings = 0
     for function in analysis.functions:
         if function.class_node is not cls:
@@ -232,7 +233,8 @@ def _attribute_loaded_in_eval_mode(analysis: Analysis, cls: ast.ClassDef, attr: 
                 continue
             for target in stmt.targets:
                 if _is_self_attr(target, attr):
-                    if not _arrives_in_eval_mode(stmt.value):
+                    if not (_arrives_in_eval_mode(stmt.value) or isinstance(stmt.value, ast.Name)
+                            and mode_left_before(analysis, function, stmt, stmt.value.id) == "eval"):
                         return False
                     bindings += 1
                 elif isinstance(target, ast.Tuple) and any(_is_self_attr(e, attr) for e in target.elts):

@@ -90,7 +90,9 @@ def _arange(call: Call) -> Value:
             return UNKNOWN if name != "end" or values else Tensor((dim_of(call.kwargs["end"]),), False, "long",
                                                                    call.origin())
     if not values or len(values) > 3 or any(not isinstance(v, Int) for v in values):
-        dtype = dtype_given(call, "float" if any(isinstance(v, Num) for v in values) else None)  # `dtype=` first
+        # A number of unknown kind (`n = mask.sum().item()`, often an int) leaves the dtype
+        # unknown: only `dtype=` says, or the result would be taken for float indices (TL503).
+        dtype = dtype_given(call, None)
         return Tensor((None,), False, dtype, call.origin()) if values else UNKNOWN
     dims = [v.dim for v in values]  # type: ignore[union-attr]
     kind = dtype_given(call, "long")
