@@ -406,3 +406,30 @@ def test_tl705_test_of_the_load_default_really_behaves_as_tested(tmp_path):
     namespace = run(textwrap.dedent(LOAD_DEFAULT_TEST))
     for name in ("test_default_refuses_objects", "test_registered_globals_load", "test_weights_round_trip"):
         namespace[name](tmp_path)
+
+
+# ----------------------------------------------------------------- TL104: an EMA copy detached in place
+EMA_DETACHED = """
+    import copy
+    import torch
+
+    class EMA:
+        def __init__(self, model):
+            self.model = model
+            self.ema_model = copy.deepcopy(model)
+            for param in self.ema_model.parameters():
+                param.detach_()
+
+        def update(self, momentum):
+            for ema_p, model_p in zip(self.ema_model.parameters(), self.model.parameters()):
+                ema_p.mul_(1.0 - momentum).add_(model_p.data, alpha=momentum)
+"""
+
+
+def test_tl104_spares_parameters_detached_in_place_and_the_update_really_runs():
+    assert findings(EMA_DETACHED, "TL104") == []
+    # Without the `detach_()` the same update is the autograd error TL104 reports.
+    assert len(findings(EMA_DETACHED.replace("param.detach_()", "pass"), "TL104")) == 1
+    namespace = run(textwrap.dedent(EMA_DETACHED))
+    ema = namespace["EMA"](torch.nn.Linear(3, 2))
+    ema.update(0.5)

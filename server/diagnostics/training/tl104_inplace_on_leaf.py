@@ -106,7 +106,8 @@ class InplaceOnLeaf(Rule):
                 return "requires grad"
             if assignment is None and _module_level_leaf(analysis, function, tensor.id):
                 return "requires grad"  # `global W` ... `W -= lr * W.grad`
-            if _iterates_parameters(analysis, function, tensor.id, stmt) and not _freezes_parameters(analysis):
+            if _iterates_parameters(analysis, function, tensor.id, stmt) and not _freezes_parameters(analysis) \
+                    and not _detached_in_place(analysis, function, tensor.id, stmt):
                 return "is a model parameter"
             return None
         if isinstance(tensor, ast.Subscript) or (isinstance(tensor, ast.Attribute) and _has_subscript(tensor)):
@@ -203,6 +204,53 @@ def _iterates_parameters(analysis: Analysis, function: FunctionInfo, name: str, 
                 return bound
         node = analysis.parents.get(node)
     return False
+
+
+_DETACHED_OWNERS: FactKey[frozenset] = FactKey("what `for p in X.parameters(): p.detach_()` detaches")
+
+
+def _detached_in_place(analysis: Analysis, function: FunctionInfo, name: str, stmt: ast.stmt) -> bool:
+    """`name` iterates the parameters of an object whose parameters the file detaches in place
+    (`for param in self.ema_model.parameters(): param.detach_()`, ignite's EMA copy): on a leaf,
+    `detach_()` also clears `requires_grad`, so updating them in place is no autograd error."""
+    owners = analysis.facts.get_or_compute(_DETACHED_OWNERS, lambda: _scan_detached_owners(analysis))
+    if not owners:
+        return False
+    node = analysis.parents.get(stmt)
+    while node is not None and node is not function.node:
+        if isinstance(node, ast.For):
+            source = _parameter_source(node.target, node.iter, name)
+            if source is not None:
+                return dotted(source.func.value) in owners
+        node = analysis.parents.get(node)
+    return False
+
+
+def _scan_detached_owners(analysis: Analysis) -> frozenset:
+    owners = set()
+    for call in analysis.iter_calls("detach_"):
+        if call.args or not isinstance(call.func.value, ast.Name):
+            continue
+        loop = analysis.parents.get(analysis.statement_of(call))
+        if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) \
+                and loop.target.id == call.func.value.id and _yields_parameters(loop.iter):
+            owner = dotted(loop.iter.func.value)
+            if owner is not None:
+                owners.add(owner)
+    return frozenset(owners)
+
+
+def _parameter_source(target: ast.AST, source: ast.AST, name: str) -> ast.Call | None:
+    """The `X.parameters()` call that a loop target binds `name` from (through a `zip`)."""
+    if isinstance(target, ast.Name):
+        return source if target.id == name and _yields_parameters(source) else None
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(source, ast.Call) and call_name(source) == "zip" \
+            and len(source.args) == len(target.elts):
+        for element, part in zip(target.elts, source.args):
+            found = _parameter_source(element, part, name)
+            if found is not None:
+                return found
+    return None
 
 
 def _parameter_bound(target: ast.AST, source: ast.AST, name: str) -> bool | None:
