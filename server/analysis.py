@@ -36,7 +36,7 @@ from torch_lsp.statement_walk import (
 )
 from torch_lsp.statement_walk import position as _position
 from torch_lsp.syntax_index import syntax_index
-from torch_lsp.syntax_nodes import accumulation, argument, call_name, is_self_attribute, keyword, walk_nodes
+from torch_lsp.syntax_nodes import accumulation, argument, call_name, is_self_attribute, keyword, unmoved, walk_nodes
 from torch_lsp.text import LineIndex
 
 if TYPE_CHECKING:
@@ -583,11 +583,12 @@ class Analysis:
     def mode_switches(self) -> dict[FunctionInfo, list["ModeSwitch"]]:
         """`m.eval()` / `m.train()` / `m.train(False)` per function, on plain names."""
         table: dict[FunctionInfo, list[ModeSwitch]] = {f: [] for f in self.functions}
+        custom = self._mode_setting_methods
         for call in self.calls:
             func = call.func
-            if not isinstance(func, ast.Attribute) or func.attr not in ("eval", "train"):
+            if not isinstance(func, ast.Attribute) or func.attr not in ("eval", "train") and func.attr not in custom:
                 continue
-            mode = _mode_of(call)
+            mode = _mode_of(call) if func.attr in ("eval", "train") else custom[func.attr]
             if mode is None:
                 continue
             name = _base_name(func.value)
@@ -599,6 +600,32 @@ class Analysis:
             if name and name != "self" and name not in self.imports:
                 table[self.context(call).function].append(ModeSwitch(name, mode, call))
         return table
+
+    @cached_property
+    def _mode_setting_methods(self) -> dict[str, str]:
+        """Methods of the file's classes that set the object's mode and nothing else does
+        otherwise: `def train_custom(self): ...; self.classifier_head.train()` (PPLM's
+        discriminator trains its head and keeps its frozen encoder in eval mode).  A method name
+        that classes of the file define with different modes is left out."""
+        found: dict[str, set[str]] = {}
+        for function in self.functions:
+            if not function.is_method or function.name in ("train", "eval") or function.name.startswith("__"):
+                continue
+            modes = set()
+            for call in function.calls:
+                func = call.func
+                if isinstance(func, ast.Attribute) and func.attr in ("eval", "train") \
+                        and (is_self_attribute(func.value) or isinstance(func.value, ast.Name) and func.value.id == "self"):
+                    modes.add(_mode_of(call))
+            if modes:
+                found.setdefault(function.name, set()).update(modes)
+        return {name: modes.pop() for name, modes in found.items() if len(modes) == 1 and None not in modes}
+
+    def custom_mode_of(self, call: ast.Call) -> str | None:
+        """The mode `obj.train_custom()` sets, when it calls a mode-setting method of the file's
+        classes (see `_mode_setting_methods`); None otherwise."""
+        func = call.func
+        return self._mode_setting_methods.get(func.attr) if isinstance(func, ast.Attribute) else None
 
     def switched(self, function: FunctionInfo, name: str, mode: str) -> list["ModeSwitch"]:
         return [m for m in self.mode_switches.get(function, ()) if m.name == name and m.mode == mode]
@@ -1337,10 +1364,16 @@ def construction_of(analysis: Analysis, function: FunctionInfo, name: str, at: a
     if assignment is None or assignment.unpacked or assignment.value is None:
         return None
     value = assignment.value
+    moved = unmoved(value)
+    owner = analysis.context(assignment.statement).function
+    if moved is not value and isinstance(moved, ast.Name) \
+            and analysis.roles_for(owner).last_assignment(moved.id, assignment.statement) is not None:
+        # `model = model.cuda()` after `model = AutoModel.from_pretrained(...)`: a move of what
+        # an earlier binding of the function built (a parameter's move stays as it is)
+        return construction_of(analysis, owner, moved.id, assignment.statement, unwrap, hops - 1)
     if isinstance(value, ast.Call) and analysis.call_qualname(value) in unwrap and value.args:
-        wrapped = value.args[0]
+        wrapped = unmoved(value.args[0])  # `DataParallel(model.cuda())` wraps `model`
         if isinstance(wrapped, ast.Name):
-            owner = analysis.context(assignment.statement).function
             return construction_of(analysis, owner, wrapped.id, assignment.statement, unwrap, hops - 1)
         return wrapped if isinstance(wrapped, ast.Call) else None
     return value

@@ -138,6 +138,19 @@ def moved_value(stmt: ast.stmt | None, name: str) -> ast.AST | None:
     return None
 
 
+# Calls that move or cast a module or tensor and return it, keeping its mode.
+DEVICE_AND_DTYPE_MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16"})
+
+
+def unmoved(value: ast.AST | None) -> ast.AST | None:
+    """What a chain of device or dtype moves starts from: `Net()` in `Net().to(device).half()`,
+    `model` in `model.cuda()` (a mode switch, `.eval()`, ends the chain)."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+            and value.func.attr in DEVICE_AND_DTYPE_MOVES:
+        value = value.func.value
+    return value
+
+
 def int_constant(node: ast.AST | None) -> int | None:
     """The value of `3` or `-1`, else None."""
     if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):

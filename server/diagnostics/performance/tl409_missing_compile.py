@@ -11,7 +11,7 @@ from torch_lsp.roles import MODEL_WRAPPERS, reaching_assignment
 from torch_lsp.shapes import infer_shapes
 from torch_lsp.shapes.parameters import module_parameters, unknown_submodule
 from torch_lsp.shapes.values import DictValue, Instance, Layer, ListValue
-from torch_lsp.syntax_nodes import call_name, keyword
+from torch_lsp.syntax_nodes import call_name, keyword, unmoved
 from torch_lsp.workspace_files import project_definition
 
 
@@ -362,18 +362,10 @@ def _built_from(analysis: Analysis, function, name: str, at: ast.AST, hops: int)
             if isinstance(passed, ast.Name):
                 found += _built_from(analysis, analysis.context(site).function, passed.id, site, hops - 1)
         return found
-    built = _unmoved(construction_of(analysis, function, name, at, unwrap=tuple(MODEL_WRAPPERS)))
+    built = unmoved(construction_of(analysis, function, name, at, unwrap=tuple(MODEL_WRAPPERS)))
     if isinstance(built, ast.Name):
         return _built_from(analysis, analysis.context(built).function, built.id, built, hops - 1)
     return [built] if isinstance(built, ast.Call) else []
-
-
-def _unmoved(value: ast.AST | None) -> ast.AST | None:
-    """`Net().cuda()`, `model.to(device).half()`: what was moved or cast."""
-    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in (
-            "to", "cuda", "cpu", "float", "double", "half"):
-        value = value.func.value
-    return value
 
 
 # Classes and factory functions followed from the model's construction to its layers.
@@ -384,7 +376,7 @@ def _builds_recurrent_layer(analysis: Analysis, value: ast.AST | None, depth: in
     """`nn.LSTM(...)`, or a call of a class or function of the project that builds one:
     anywhere in the class (its constructor builds its layers), or in what the function
     returns; for a class picked from a dict of classes, every class the dict offers."""
-    value = _unmoved(value)
+    value = unmoved(value)
     if not isinstance(value, ast.Call):
         return False
     if analysis.call_qualname(value) in _RECURRENT_LAYERS:

@@ -202,7 +202,7 @@ class MissingTrainMode(Rule):
             # does one in a loop further out (`model.train()` per fold, `model.eval()` per epoch).
             outer = loop.parent
             while outer is not None:
-                if any(_switches_to_train(c, model) for c in outer.calls):
+                if any(_switches_to_train(analysis, c, model) for c in outer.calls):
                     return True
                 if any(c is evaluating for c in outer.calls):
                     return False
@@ -249,7 +249,7 @@ def _eval_inside_training(analysis: Analysis, loop: LoopInfo, model_call: ast.Ca
     also in `while step < steps:` loops fed by `next(it)`): the eval switch comes after the
     model runs in the body, and nothing in the loop switches back to train, so the next
     iterations train in eval mode."""
-    if any(_switches_to_train(c, model) for c in loop.calls):
+    if any(_switches_to_train(analysis, c, model) for c in loop.calls):
         return None
     for call in loop.calls:
         if (call.lineno, call.col_offset) <= (model_call.lineno, model_call.col_offset):
@@ -418,10 +418,11 @@ def _callee_restores_train(analysis: Analysis, call: ast.Call, model: str) -> bo
     return False
 
 
-def _switches_to_train(call: ast.Call, model: str) -> bool:
-    """`model.train()`, also at the end of a chain (`model.to(device).train()`)."""
+def _switches_to_train(analysis: Analysis, call: ast.Call, model: str) -> bool:
+    """`model.train()`, also at the end of a chain (`model.to(device).train()`), or a method of
+    the model's class that puts it (or the part that trains) in train mode (`model.train_head()`)."""
     func = call.func
-    if not (isinstance(func, ast.Attribute) and func.attr == "train"):
+    if not (isinstance(func, ast.Attribute) and (func.attr == "train" or analysis.custom_mode_of(call) == "train")):
         return False
     if call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value is False:
         return False

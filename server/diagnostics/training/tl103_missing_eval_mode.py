@@ -15,7 +15,7 @@ from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import FixInfo, Finding, Related, Rule
 from torch_lsp.mode_behaviour import attribute_is_mode_independent, named_model_is_mode_independent
 from torch_lsp.roles import MODEL_WRAPPERS, constructed_kind
-from torch_lsp.syntax_nodes import call_name, is_self_attribute
+from torch_lsp.syntax_nodes import call_name, is_self_attribute, unmoved
 
 
 @register
@@ -233,8 +233,11 @@ def _attribute_loaded_in_eval_mode(analysis: Analysis, cls: ast.ClassDef, attr: 
                 continue
             for target in stmt.targets:
                 if _is_self_attr(target, attr):
-                    if not (_arrives_in_eval_mode(stmt.value) or isinstance(stmt.value, ast.Name)
-                            and mode_left_before(analysis, function, stmt, stmt.value.id) == "eval"):
+                    moved = unmoved(stmt.value)
+                    if _is_self_attr(moved, attr) and moved is not stmt.value:
+                        continue  # `self.model = self.model.half()`: a move keeps the mode
+                    if not (_arrives_in_eval_mode(stmt.value) or isinstance(moved, ast.Name)
+                            and mode_left_before(analysis, function, stmt, moved.id) == "eval"):
                         return False
                     bindings += 1
                 elif isinstance(target, ast.Tuple) and any(_is_self_attr(e, attr) for e in target.elts):
