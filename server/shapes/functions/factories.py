@@ -2,6 +2,8 @@
 `x.new_zeros(...)`, random draws (`randint`, `randperm`, `multinomial`)."""
 from __future__ import annotations
 
+import ast
+
 from torch_lsp.shapes.dims import Dim
 from torch_lsp.shapes.functions.arguments import dim_of, dtype_given, dtype_of, items_of, sizes_from
 from torch_lsp.shapes.functions.registry import TORCH, Call, function, method
@@ -47,9 +49,27 @@ def _factory(dtype: str | None, fill: bool = False):
             sizes = sizes_from([call.args[0]])
         if sizes is None or WILDCARD in sizes:
             return UNKNOWN
-        kind = dtype_given(call, dtype)
+        kind = dtype_given(call, dtype if not fill else _fill_literal_dtype(call))
         return Tensor(tuple(sizes), False, kind, call.origin())
     return rule
+
+
+def _fill_literal_dtype(call: Call) -> str | None:
+    """The dtype `torch.full` infers from a fill value written as a float or bool literal (`0.0`,
+    `-1e9`, `True`); None for anything else: a number of unknown kind (a config field) proves nothing."""
+    node = getattr(call.site, "node", None)
+    if not isinstance(node, ast.Call):
+        return None
+    fill = next((k.value for k in node.keywords if k.arg == "fill_value"), None)
+    if fill is None and len(node.args) >= 2 and not any(isinstance(a, ast.Starred) for a in node.args[:2]):
+        fill = node.args[1]
+    if isinstance(fill, ast.UnaryOp) and isinstance(fill.op, (ast.USub, ast.UAdd)):
+        fill = fill.operand
+    if not isinstance(fill, ast.Constant):
+        return None
+    if isinstance(fill.value, bool):
+        return "bool"
+    return "float" if isinstance(fill.value, float) else None
 
 
 function("zeros", "ones", "empty", "rand", "randn", within=(TORCH,))(_factory("float"))
