@@ -7,7 +7,9 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from torch_lsp.analysis import Analysis, LoopInfo
+from torch_lsp.analysis import Analysis, LoopInfo, _is_self_update
+from torch_lsp.diagnostics.correctness.provenance import followed
+from torch_lsp.diagnostics.performance.tl401_sync_in_training_loop import _tests_modulo
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.syntax_nodes import accumulation, call_name, walk_nodes
@@ -20,6 +22,29 @@ def _backpropagated_later(analysis: Analysis, loop: LoopInfo, name: str) -> bool
             if any(isinstance(n, ast.Name) and n.id == name for n in walk_nodes(call.func)):
                 return True
     return False
+
+
+def _reset_only_periodically(analysis: Analysis, loop: LoopInfo, name: str) -> bool:
+    """Every fresh binding of `name` in the loop runs only on some steps (`if (i + 1) % accum == 0:
+    ... window_loss = 0.0`, also through a flag bound to such a test), and nothing in the loop
+    backpropagates through it: the running total still outlives the iterations between resets,
+    keeping each one's graph alive (an accumulation window defeated)."""
+    if isinstance(loop.node, (ast.For, ast.AsyncFor)) and any(
+            isinstance(n, ast.Name) and n.id == name for n in walk_nodes(loop.node.target)):
+        return False
+    inside = {id(s) for s in loop.statements}
+    fresh = [a.statement for a in analysis.roles_for(loop.function).assignments.get(name, ())
+             if id(a.statement) in inside and not isinstance(a.statement, ast.AugAssign)
+             and not _is_self_update(a.statement, name)]
+    if not fresh:
+        return False
+    for call in loop.calls:
+        if call_name(call) == "backward" and any(isinstance(n, ast.Name) and n.id == name for n in walk_nodes(call)):
+            return False  # `window_loss.backward()` at the boundary: the graphs are kept on purpose
+    return all(
+        any(in_body and id(guard) in inside and _tests_modulo(guard.test, lambda n: followed(analysis, n)[0])
+            for guard, in_body in analysis.context(stmt).guards)
+        for stmt in fresh)
 
 
 def _attribute_rebound(loop: LoopInfo, container: ast.Attribute) -> bool:
@@ -48,7 +73,9 @@ class AccumulatedGraph(Rule):
     `ema = 0.98 * ema + 0.02 * loss`, `sums["loss"] += loss`, also kept on a trainer object
     (`self.total += loss`, `self.history["loss"].append(loss)`). Not flagged: a running total
     the loop binds afresh each iteration (`loss = 0.0`, `self.loss = self._make_empty_loss()`),
-    which sums one step's loss terms.
+    which sums one step's loss terms. A total reset only on some steps (`if (i + 1) % accum
+    == 0: ... window_loss = 0.0`) still outlives the steps in between, and is flagged unless
+    the loop backpropagates through it.
 
     ## Why is this bad
     Each stored tensor keeps its whole graph — every activation of the forward pass —
@@ -93,7 +120,10 @@ class AccumulatedGraph(Rule):
                 if not roles.carries_graph(value, stmt):
                     continue
                 if isinstance(container, ast.Name):
-                    if analysis.loop_rebinds(loop, container.id) or _backpropagated_later(analysis, loop, container.id):
+                    if (analysis.loop_rebinds(loop, container.id)
+                            and not _reset_only_periodically(analysis, loop, container.id)):
+                        continue
+                    if _backpropagated_later(analysis, loop, container.id):
                         continue
                 elif isinstance(container, ast.Subscript):
                     # `history["loss"].append(loss)`, `self.history["loss"].append(loss)`
