@@ -950,6 +950,9 @@ def evaluation_model_calls(analysis: Analysis) -> Iterator[tuple[FunctionInfo, a
             if model and model not in seen and not is_pytest_test(analysis, function, model):
                 if _output_discarded(analysis, function, call):
                     continue  # evaluates nothing: a later run of the model in the function may
+                context = analysis.context(call)
+                if not context.grad_disabled and any(analysis.steps_through_helper(loop) for loop in context.loops):
+                    continue  # the forward of a training step whose backward is in a helper (`optimizer_step(loss, ...)`)
                 seen.add(model)
                 if _iterated_submodule(roles, model, call) or _fed_host_arrays(analysis, call):
                     continue
