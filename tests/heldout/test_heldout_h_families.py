@@ -42,6 +42,10 @@ KNOWN_MISSES: dict[tuple[str, int, str], str] = {
     ("memory_h/TL301_accum_gan_rl.py", 72, "TL301"):
         "`optimizer.step(closure)` returns the closure's loss, graph and all (LBFGS, also SGD/Adam given a closure): "
         "the roles do not carry a graph through an optimizer's `step` return value",
+    ("memory_h/TL302_notebook_eval_cells.py", 26, "TL302"):
+        "a one-off top-level forward after `model.eval()` in a notebook whose module scope also trains: the "
+        "catalogue's evaluation context is a function or loop that never calls `.backward()`, and the module does "
+        "(its training cells); the loop cell after it is flagged, the single statement is not",
     ("memory_h/TL302_TL301_swa_ema_rollouts.py", 45, "TL301"):
         "`value = critic(obs_t)` of a parameter `critic` that is neither `.eval()`-ed nor `.parameters()`-read in the "
         "function, and `critic` (like `actor`, `policy`) is no model word, so `value` is not known to carry the graph",
