@@ -354,9 +354,10 @@ class ExpressionRules:
                 self.fail(node, mixed, "dtype")
             try:
                 return ops.matmul(a, b, origin)
-            except ShapeError:
-                self.fail(node, f"`{self.scope.text(node)}` multiplies {describe(a)} by {describe(b)}: the inner "
-                                f"sizes {ops.render_inner(a, b)} differ")
+            except ShapeError as error:
+                problem = ("their batch dims cannot broadcast" if str(error) == "batch"
+                           else f"the inner sizes {ops.render_inner(a, b)} differ")
+                self.fail(node, f"`{self.scope.text(node)}` multiplies {describe(a)} by {describe(b)}: {problem}")
                 return UNKNOWN
         try:
             result = ops.broadcast([a, b], origin)

@@ -157,7 +157,10 @@ def matmul(a: Tensor, b: Tensor, origin: Origin | None) -> Tensor:
         if b.rank == 2 and len(a.dims) >= 1:
             return Tensor((b.dims[-1],), True, _product_dtype(a, b), origin)
         return UNKNOWN_TENSOR
-    batch = broadcast([Tensor(a.dims[:-2], a.variadic), Tensor(b.dims[:-2], b.variadic)])
+    try:
+        batch = broadcast([Tensor(a.dims[:-2], a.variadic), Tensor(b.dims[:-2], b.variadic)])
+    except ShapeError:
+        raise ShapeError("batch") from None  # the inner sizes agree; the batch dims do not broadcast
     return Tensor(batch.dims + (a.dims[-2], b.dims[-1]), batch.variadic, _product_dtype(a, b), origin)
 
 

@@ -37,7 +37,10 @@ def matmul_of(call: Call, a: Tensor, b: Tensor, kind: str) -> Value:
     try:
         return rule(a, b, call.origin())
     except ShapeError as error:
-        if str(error) == "batch":
+        if str(error) == "batch" and kind == "matmul":
+            call.fail(f"`{call.site.callee}` multiplies {describe(a)} by {describe(b)}: their batch dims cannot "
+                      f"broadcast")
+        elif str(error) == "batch":
             call.fail(f"`{call.site.callee}` multiplies batches of different sizes: {describe(a)} and {describe(b)}")
         elif str(error) == "rank":
             call.fail(f"`{call.site.callee}` takes two 3-D batches of matrices, but it is given {describe(a)} "
