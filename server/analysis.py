@@ -950,6 +950,9 @@ def evaluation_model_calls(analysis: Analysis) -> Iterator[tuple[FunctionInfo, a
             if model and model not in seen and not is_pytest_test(analysis, function, model):
                 if _output_discarded(analysis, function, call):
                     continue  # evaluates nothing: a later run of the model in the function may
+                context = analysis.context(call)
+                if not context.grad_disabled and any(analysis.steps_through_helper(loop) for loop in context.loops):
+                    continue  # the forward of a training step whose backward is in a helper (`optimizer_step(loss, ...)`)
                 seen.add(model)
                 if _iterated_submodule(roles, model, call) or _fed_host_arrays(analysis, call):
                     continue
@@ -1119,6 +1122,10 @@ def _wraps_evaluated_model(analysis: Analysis, function: FunctionInfo, model: st
     if assignment is None and not function.is_module and model not in function.params \
             and not roles.assignments.get(model):
         return _wraps_evaluated_model(analysis, analysis.context(function.node).function, model, function.node)
+    if assignment is not None and isinstance(assignment.value, ast.Subscript) \
+            and isinstance(assignment.value.value, ast.Name):
+        # `model = models[0]` after `for model in models: model.cuda().eval()` (fairseq's ensembles)
+        return _each_evaluated_in_loop(analysis, function, assignment.value.value.id, assignment.statement)
     if assignment is None or not isinstance(assignment.value, ast.Call):
         return False
     value = assignment.value
@@ -1146,6 +1153,28 @@ def _wraps_evaluated_model(analysis: Analysis, function: FunctionInfo, model: st
                    if isinstance(r, ast.Return)):
                 return True
     return False
+
+
+def _each_evaluated_in_loop(analysis: Analysis, function: FunctionInfo, sequence: str, before: ast.stmt) -> bool:
+    """A loop over `sequence` earlier in the function puts each item in eval mode (`for model
+    in models: model.cuda().eval()`) and none back in train mode."""
+    for loop in walk_nodes(function.node):
+        if not (isinstance(loop, ast.For) and isinstance(loop.iter, ast.Name) and loop.iter.id == sequence
+                and isinstance(loop.target, ast.Name) and _position(loop) < _position(before)):
+            continue
+        modes = [mode_of_chain(call) for stmt in loop.body for call in walk_nodes(stmt)
+                 if isinstance(call, ast.Call) and _base_name(call.func.value if isinstance(call.func, ast.Attribute)
+                                                               else call.func) == loop.target.id]
+        if "eval" in modes and "train" not in modes:
+            return True
+    return False
+
+
+def mode_of_chain(call: ast.Call) -> str | None:
+    """"eval" / "train" when `call` is a mode switch (`m.cuda().eval()`, `m.train()`), else None."""
+    if isinstance(call.func, ast.Attribute) and call.func.attr in ("eval", "train"):
+        return _mode_of(call)
+    return None
 
 
 def _unpacked_index(statement: ast.stmt, name: str) -> int | None:
@@ -1213,6 +1242,9 @@ def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call
     arg = analysis.argument_for(site, function, param)
     if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "eval":
         return True
+    if isinstance(arg, ast.Subscript) and isinstance(arg.value, ast.Name):  # `do_sampling(models[0], ...)`
+        owner = analysis.context(site).function
+        return _each_evaluated_in_loop(analysis, owner, arg.value.id, analysis.statement_of(site))
     if isinstance(arg, ast.Name):
         owner = analysis.context(site).function
         if analysis.switched(owner, arg.id, "eval") or mode_left_before(analysis, owner, site, arg.id) == "eval":

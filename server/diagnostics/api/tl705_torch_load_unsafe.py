@@ -366,7 +366,11 @@ def _saved_module_read(analysis: "Analysis", call: ast.Call) -> tuple[ast.AST, s
             continue  # only entries every checkpoint has in common say nothing of which file it is
         roles = analysis.roles_for(saving)
         for where, key, value in entries:
-            if isinstance(value, ast.Name) and roles.is_model(value.id):
+            if not isinstance(value, ast.Name):
+                continue
+            # a global the saving function reads (`'net': net` in mixup-cifar10's `checkpoint()`)
+            # is a model by its name alone only where the load reads that very entry back
+            if roles.is_model(value.id) or key in read and _names_a_model(analysis, saving, value.id):
                 return where, key, value
     return None
 

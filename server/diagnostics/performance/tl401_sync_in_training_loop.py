@@ -518,7 +518,10 @@ class SyncInTrainingLoop(Rule):
 
     def _is_device_tensor(self, analysis: Analysis, target: ast.AST, at: ast.AST) -> bool:
         if isinstance(target, ast.Attribute) and target.attr == "data":
-            return True  # `x.data.cpu()`: a tensor the author moves off the device
+            # `x.data.cpu()`: a tensor the author moves off the device; but a batch just taken
+            # from the step loop's loader is still on the host (`points = points.data.numpy()`
+            # for CPU augmentation before `.cuda()`, PointNet++'s training scripts)
+            return not _fresh_from_step_loop(analysis, target.value, at)
         roles = analysis.roles_for(at)
         base = target
         while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute):
@@ -531,6 +534,18 @@ class SyncInTrainingLoop(Rule):
         # the loss the step backpropagates (`scaler.scale(loss).backward()`) lives on the device too
         return roles.carries_graph(base, at) or roles.carries_graph(target, at) or roles.is_loss_value(base, at) \
             or _moved_to_accelerator(analysis, base) or _made_on_device(analysis, base)
+
+
+def _fresh_from_step_loop(analysis: Analysis, name: ast.AST, at: ast.AST) -> bool:
+    """`name` still holds what the header of the step loop around `at` bound it to (`for
+    points, target in loader:`), not rebound (moved) since: a batch as the loader made it."""
+    if not isinstance(name, ast.Name):
+        return False
+    assignment = analysis.roles_for(at).last_assignment(name.id, at)
+    if assignment is None or not isinstance(assignment.statement, (ast.For, ast.AsyncFor)):
+        return False
+    return any(loop.node is assignment.statement and analysis.is_step_loop(loop)
+               for loop in analysis.context(at).loops)
 
 
 def _trainer_model_output(analysis: Analysis, name: ast.AST, at: ast.AST) -> bool:

@@ -311,6 +311,8 @@ def _plain_number(analysis: Analysis, function: FunctionInfo, expr: ast.AST) -> 
         return _plain_number(analysis, function, expr.operand)
     if isinstance(expr, ast.BinOp):
         return _plain_number(analysis, function, expr.left) and _plain_number(analysis, function, expr.right)
+    if _size_read(expr):
+        return True
     chain = dotted(expr)
     if chain is not None and chain.startswith("self."):
         parts = chain.split(".")
@@ -318,6 +320,21 @@ def _plain_number(analysis: Analysis, function: FunctionInfo, expr: ast.AST) -> 
             return parts[1] in class_attribute_roles(analysis, function.class_node)["number"]
         return "config" in parts[1].lower()
     return is_config_number(expr)
+
+
+def _size_read(expr: ast.AST) -> bool:
+    """A size read as a Python int: `x.size(1)`, `x.shape[0]`, `x.numel()`, `x.dim()`, `len(x)`
+    (faster-rcnn's `torch.arange(0, b) * gt_boxes.size(1)` is a CPU tensor times a number)."""
+    if isinstance(expr, ast.Subscript):
+        return isinstance(expr.value, ast.Attribute) and expr.value.attr == "shape" \
+            and not isinstance(expr.slice, ast.Slice)
+    if not isinstance(expr, ast.Call):
+        return False
+    if isinstance(expr.func, ast.Name):
+        return expr.func.id == "len" and len(expr.args) == 1
+    name = call_name(expr)
+    return (name == "size" and len(expr.args) == 1 and not expr.keywords) or (
+        name in ("numel", "dim", "ndimension") and not expr.args)
 
 
 _METADATA = {"dtype", "shape", "ndim", "layout", "is_cuda", "device"}
