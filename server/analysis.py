@@ -1571,6 +1571,8 @@ def trainer_model_calls(analysis: Analysis) -> Iterator[TrainerModelCall]:
             seen.add(attr)
             if _bound_only_to_predictors(analysis, cls, attr):
                 continue  # `self.model = YOLO(path)`: calling it runs a predictor that sets the mode and grad
+            if _bound_only_to_functions(analysis, cls, attr):
+                continue  # `self.model = model_fn`: a function wrapping a model (DPM-Solver), with no mode of its own
             yield TrainerModelCall(function, call, f"self.{attr}", _self_eval_before(function, attr, call))
 
 
@@ -1578,6 +1580,20 @@ def trainer_model_calls(analysis: Analysis) -> Iterator[TrainerModelCall]:
 # `torch.inference_mode()` itself: Ultralytics' model classes (`YOLO(path)(image)` is
 # `YOLO(path).predict(image)`), however they are imported.
 _ULTRALYTICS_PREDICTORS = frozenset({"YOLO", "YOLOWorld", "YOLOE", "RTDETR", "SAM", "FastSAM", "NAS"})
+
+
+# Last words of a name that says it holds a function: `model_fn`, `forward_func`.
+_FUNCTION_NAME = re.compile(r"(?:^|_)(?:fn|func|function|callable)$", re.IGNORECASE)
+
+
+def _bound_only_to_functions(analysis: Analysis, cls: ast.ClassDef, attr: str) -> bool:
+    """Every value the class gives `self.<attr>` is a name that says it is a function
+    (`self.model = model_fn`) or a lambda."""
+    from torch_lsp.roles import self_attribute_values
+
+    values = self_attribute_values(analysis, cls).get(attr, [])
+    return bool(values) and all(isinstance(v, ast.Lambda) or isinstance(v, ast.Name) and _FUNCTION_NAME.search(v.id)
+                                for v in values)
 
 
 def _bound_only_to_predictors(analysis: Analysis, cls: ast.ClassDef, attr: str) -> bool:

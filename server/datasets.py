@@ -16,8 +16,9 @@ answers, for one `DataLoader(...)` call:
   (beside the importer, in its parent folders, or a `src/` folder there).
 - `batches_made_on_device`: the dataset's `__getitem__` or the loader's `collate_fn` moves what it
   returns to the GPU: worker processes cannot use CUDA after a fork, CUDA tensors cannot be pinned.
-- `read_once`: the loader is only ever read through `next(iter(loader))` (or its dunder spelling),
-  besides reads that only look at it (`len(loader)`, a notebook cell displaying it).
+- `read_once`: the loader is only ever read through `next(iter(loader))` (or its dunder spelling,
+  or a loop that breaks after a known few batches), besides reads that only look at it
+  (`len(loader)`, a notebook cell displaying it), or never read where no importer could read it.
 - `batches_reach_gpu`: a batch the loader yields is moved to an accelerator and fed to a model
   (None when the loader is not iterated where it is built: the caller decides from the file).
 """
@@ -31,7 +32,7 @@ from torch_lsp.fact_cache import FactKey
 from torch_lsp.notebooks import is_notebook_program
 from torch_lsp.syntax_index import syntax_index
 from torch_lsp.roles import DEVICE_NAME, reaching_assignment
-from torch_lsp.syntax_nodes import argument, call_name, is_self_attribute, keyword, walk_nodes
+from torch_lsp.syntax_nodes import argument, call_name, is_main_guard, is_self_attribute, keyword, walk_nodes
 from torch_lsp.workspace_files import workspace_analysis
 
 if TYPE_CHECKING:
@@ -184,10 +185,12 @@ def _cpu_string(node: ast.AST) -> bool:
 def read_once(analysis: "Analysis", loader: ast.Call) -> bool:
     """`next(iter(DataLoader(...)))`, or a loader name never iterated past a batch: each read
     of this binding takes one batch (`next(iter(loader))`, also spelled
-    `loader.__iter__().__next__()`, or a `for` over it that breaks after its first batch) or
+    `loader.__iter__().__next__()`, or a `for` over it that breaks after its first batch or a
+    known few) or
     only looks at the loader (`len(loader)`, its `.dataset`, a notebook cell displaying it, an
-    f-string); in a notebook, a binding nothing reads (a settings cell's test loader no later
-    cell uses) loads nothing at all."""
+    f-string); a binding nothing reads loads nothing at all, where no importing module can read
+    it either: in a notebook (a settings cell's test loader no later cell uses), a function's
+    local, or a name bound under `if __name__ == "__main__":` (a dataset file's self-test)."""
     if _read_by_one_next(analysis, loader):
         return True
     name = _assigned_name(analysis, loader)
@@ -196,24 +199,93 @@ def read_once(analysis: "Analysis", loader: ast.Call) -> bool:
     function = analysis.context(loader).function
     uses = _reads_of_binding(analysis, function, name, analysis.statement_of(loader))
     if not uses:  # a notebook is the whole program; a script's loader may be read by a module importing it
-        return is_notebook_program(analysis)
+        return is_notebook_program(analysis) or _no_importer_reads(analysis, function, name, loader)
     return all(_read_by_one_next(analysis, n) or _iterator_advanced_once(analysis, function, n)
                or _first_batch_only(analysis, n) or _only_looks_at(analysis, n) for n in uses)
 
 
+def _no_importer_reads(analysis: "Analysis", function: "FunctionInfo", name: str, loader: ast.Call) -> bool:
+    """A binding nothing in the file reads that no importing module can read either: a
+    function's local (not declared `global`/`nonlocal`), or a name bound under
+    `if __name__ == "__main__":` (a self-test block that never runs on import)."""
+    if not function.is_module:
+        return not any(isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names
+                       for node in ast.walk(function.node))
+    return any(in_body and is_main_guard(stmt.test) for stmt, in_body in analysis.context(loader).guards)
+
+
+FEW_BATCHES = 16  # a one-off pass over this many batches gives workers nothing to prepare ahead
+
+
 def _first_batch_only(analysis: "Analysis", name: ast.Name) -> bool:
     """`for images, labels in loader:` (or `enumerate(loader)`) whose body ends in an
-    unconditional `break` and never `continue`s, outside any other loop: a notebook cell that
-    shows the first batch's shapes, or grabs one batch to plot."""
+    unconditional `break`, or in `if i == N - 1: break` on the enumerate counter with `N` a
+    known few batches (a literal, or the default of the script's `--n_samples` option), and
+    never `continue`s, outside any other loop: a notebook cell that shows the first batch's
+    shapes, or a script caching a few samples before it trains."""
     loop = analysis.parents.get(name)
+    counter = None
     if isinstance(loop, ast.Call) and isinstance(loop.func, ast.Name) and loop.func.id == "enumerate" \
-            and loop.args and loop.args[0] is name:
+            and loop.args and loop.args[0] is name and not loop.keywords and len(loop.args) == 1:
         name, loop = loop, analysis.parents.get(loop)
-    if not (isinstance(loop, ast.For) and loop.iter is name and loop.body and isinstance(loop.body[-1], ast.Break)):
+        if isinstance(loop, ast.For) and isinstance(loop.target, ast.Tuple) and loop.target.elts \
+                and isinstance(loop.target.elts[0], ast.Name):
+            counter = loop.target.elts[0].id
+    if not (isinstance(loop, ast.For) and loop.iter is name and loop.body):
+        return False
+    last = loop.body[-1]
+    if not (isinstance(last, ast.Break) or counter is not None and _breaks_after_few(analysis, last, counter)):
         return False
     if any(isinstance(node, ast.Continue) for stmt in loop.body for node in _same_loop_nodes(stmt)):
         return False
     return not analysis.context(loop).loops
+
+
+def _breaks_after_few(analysis: "Analysis", stmt: ast.stmt, counter: str) -> bool:
+    """`if i == N - 1: break` (or `i + 1 == N`, `i >= N - 1`, `i == K`) with no `else`, ending a
+    loop body after at most `FEW_BATCHES` batches."""
+    if not (isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Break)):
+        return False
+    test = stmt.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.GtE))):
+        return False
+    left, right = test.left, test.comparators[0]
+    if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Add) and isinstance(left.left, ast.Name) \
+            and left.left.id == counter and isinstance(left.right, ast.Constant) and left.right.value == 1:
+        bound, offset = _known_int(analysis, right), 0  # `i + 1 == N`: N batches
+    elif isinstance(left, ast.Name) and left.id == counter:
+        offset = 1  # `i == K` (or `i >= K`) at the end of the body stops after K + 1 batches
+        if isinstance(right, ast.BinOp) and isinstance(right.op, ast.Sub) and isinstance(right.right, ast.Constant) \
+                and right.right.value == 1:
+            bound, offset = _known_int(analysis, right.left), 0
+        else:
+            bound = _known_int(analysis, right)
+    else:
+        return False
+    return bound is not None and 0 < bound + offset <= FEW_BATCHES
+
+
+def _known_int(analysis: "Analysis", node: ast.AST) -> int | None:
+    """An int literal, or `args.n` where the file's only `add_argument("--n", ...)` for that
+    destination has an int `default=` (what the script uses unless told otherwise)."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+        return None
+    defaults = []
+    for call in analysis.calls:
+        if call_name(call) != "add_argument":
+            continue
+        dest = keyword(call, "dest")
+        names = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        long = [n for n in names if n.startswith("--")] or names
+        option = dest.value.value if dest is not None and isinstance(dest.value, ast.Constant) else (
+            long[0].lstrip("-").replace("-", "_") if long else None)
+        if option == node.attr:
+            default = keyword(call, "default")
+            defaults.append(default.value.value if default is not None and isinstance(default.value, ast.Constant)
+                            and type(default.value.value) is int else None)
+    return defaults[0] if len(defaults) == 1 else None
 
 
 def _same_loop_nodes(node: ast.AST):

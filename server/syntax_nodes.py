@@ -151,6 +151,13 @@ def unmoved(value: ast.AST | None) -> ast.AST | None:
     return value
 
 
+def is_main_guard(test: ast.AST) -> bool:
+    """`__name__ == "__main__"`: the block runs only when the file is the program, never on import."""
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__")
+
+
 def int_constant(node: ast.AST | None) -> int | None:
     """The value of `3` or `-1`, else None."""
     if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):

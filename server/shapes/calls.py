@@ -479,6 +479,10 @@ class CallRules:
         class is one of its ancestors, False when none is and every ancestor is known (a loop
         over a `ModuleList` of mixed blocks then runs each block's own branch only)."""
         options = classes.items if isinstance(classes, TupleValue) else (classes,)
+        kind = _builtin_kind(value)
+        if kind is not None and options and all(isinstance(c, TorchRef) and c.qualname in _KIND_OF_TYPE for c in options):
+            # `isinstance(img, tuple)` of a known tuple or tensor: mmcv's `(h, w)`-or-tensor helpers
+            return Bool(any(_KIND_OF_TYPE[c.qualname] == kind for c in options))
         if not isinstance(value, Instance) or not options or not all(isinstance(c, ClassRef) for c in options):
             return Bool(None)
         ancestors, complete = self.engine.ancestry(value.cls)
@@ -491,6 +495,26 @@ class CallRules:
             return SuperValue(self.self_value, None)
         bases = self.engine.bases(self.owner)
         return SuperValue(self.self_value, bases[0] if bases else None)
+
+
+# Types `isinstance` is decided for, by the kind of value they hold (a `torch.Size` is a tuple).
+_KIND_OF_TYPE = {"builtins.tuple": "tuple", "builtins.list": "list", "builtins.dict": "dict", "builtins.str": "str",
+                 "torch.Tensor": "tensor"}
+
+
+def _builtin_kind(value: Value) -> str | None:
+    """"tuple", "list", "dict", "str" or "tensor" for a value known to be one, else None."""
+    if isinstance(value, Tensor):
+        return "tensor"
+    if isinstance(value, TupleValue):
+        return "tuple"
+    if isinstance(value, ListValue):
+        return "list"
+    if isinstance(value, DictValue):
+        return "dict"
+    if isinstance(value, Str):
+        return "str"
+    return None
 
 
 # What evaluates a call, by the class of what is called.

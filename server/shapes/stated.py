@@ -95,7 +95,7 @@ def _named_pattern(name: str, strict: bool) -> re.Pattern:
 
 @lru_cache(maxsize=512)
 def _docstring_pattern(name: str) -> re.Pattern:
-    return re.compile(rf"^\s*{re.escape(name)}\b(?:\s*\([^)]*\))?\s*:\s*(.*)$")
+    return re.compile(rf"^\s*{re.escape(name)}\b(?:\s*\(([^)]*)\))?\s*:\s*(.*)$")
 
 
 memos.register(_named_pattern.cache_clear, _docstring_pattern.cache_clear)
@@ -196,17 +196,23 @@ def _docstring(node: ast.AST) -> ast.Constant | None:
     return None
 
 
+# A documented type that may be something other than a tensor: `(tuple/Tensor)`, `(int or list)`.
+_NOT_ONLY_A_TENSOR = re.compile(r"\b(?:tuple|list|int|float|str|dict|sequence|iterable)\b", re.IGNORECASE)
+
+
 def _docstring_shape(doc: ast.Constant, name: str) -> StatedShape | None:
     pattern = _docstring_pattern(name)
     for offset, line in enumerate(doc.value.splitlines()):
         match = pattern.match(line)
         if not match:
             continue
-        rest = match.group(1)
+        kind, rest = match.group(1) or "", match.group(2)
         shape_word = _SHAPE_WORD.search(rest)
         start = shape_word.end() if shape_word else 0
         if not shape_word and not rest.lstrip().startswith(("(", "[")):
             continue
+        if not shape_word and _NOT_ONLY_A_TENSOR.search(kind):
+            continue  # `img (tuple/Tensor): (height, width) of image`: the tuple's values, not a shape
         bracket = _BRACKETED.search(rest, start)
         if bracket:
             found = parse_dim_list(bracket.group(1), strict=not shape_word)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.diagnostics import register
@@ -28,7 +29,8 @@ class TorchLoadUnsafe(Rule):
     Flags `torch.load(...)` without `weights_only=`.  On a `target-version` before 2.6 it
     is a warning; from 2.6, where `weights_only` defaults to True, it is information: the
     same file still unpickles anything when run on an older PyTorch.  Where what it loads is
-    used as a module (`decoder = checkpoint["decoder"]; decoder.eval()`), or a load that is
+    used as a module (`decoder = checkpoint["decoder"]; decoder.eval()`, also by a function of
+    the file it is handed to, `generate(decoder, ...)` calling `decoder(...)`), or a load that is
     returned or bound to a model name sits in a file that `torch.save`s whole models (at
     module level a name like `GMF_model` or `model` counts, unless it is read as a mapping (a string key, `"params" in net`, `net.items()`):
     a checkpoint dict), the
@@ -567,7 +569,8 @@ def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:
     (`decoder = checkpoint["decoder"]`, `vocoder = torch.load(path)["model"]`,
     `ckpt["model"].float().state_dict()`; a load in a conditional expression,
     `torch.load(p) if isinstance(p, str) else p`, counts as bound) or a
-    rebinding of that (`decoder = decoder.to(device)`); or, for a load returned or bound to a model name, a
+    rebinding of that (`decoder = decoder.to(device)`), there or in a function of the file it
+    is handed to (`generate(decoder, ...)` calls its parameter); or, for a load returned or bound to a model name, a
     `torch.save` of a model object in the file (it pickles whole modules).  None when
     nothing says so."""
 
@@ -594,8 +597,31 @@ def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:
         return None
     function = analysis.context(call).function
     names = {bound} | {stmt.targets[0].id for stmt in _bindings_from(function, call, bound)}
-    for node in ast.walk(function.node):
-        if not isinstance(node, ast.Call) or node.lineno <= call.lineno:
+    used = _used_as_module(function.node, names, call.lineno)
+    if used is not None:
+        return used
+    for node in ast.walk(function.node):  # `generate(decoder, ...)`, a function of the file that runs its parameter
+        if not (isinstance(node, ast.Call) and node.lineno > call.lineno and isinstance(node.func, ast.Name)):
+            continue
+        for callee in analysis.function_named(node.func.id):
+            if callee.is_method:
+                continue
+            params = [a.arg for a in callee.node.args.posonlyargs + callee.node.args.args]
+            positional = list(itertools.takewhile(lambda a: not isinstance(a, ast.Starred), node.args))
+            given = [params[i] for i, a in enumerate(positional[:len(params)])
+                     if isinstance(a, ast.Name) and a.id in names]
+            given += [k.arg for k in node.keywords if k.arg in params and isinstance(k.value, ast.Name)
+                      and k.value.id in names]
+            used = _used_as_module(callee.node, set(given), callee.node.lineno) if given else None
+            if used is not None:
+                return used
+    return None
+
+
+def _used_as_module(scope: ast.AST, names: set[str], after: int) -> ast.AST | None:
+    """A call of one of `names` in `scope` after line `after`, or a module method called on one."""
+    for node in ast.walk(scope):
+        if not isinstance(node, ast.Call) or node.lineno <= after:
             continue
         if isinstance(node.func, ast.Name) and node.func.id in names:
             return node  # `out = model(x)`: what was loaded is run

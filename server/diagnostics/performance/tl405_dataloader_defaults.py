@@ -39,11 +39,14 @@ class DataLoaderDefaults(Rule):
     then `self.file.seek(...)` per item: forked workers would share the offset), the loader
     is only read through `next(iter(loader))` (or its dunder spelling
     `loader.__iter__().__next__()`, an `iter(loader)` advanced by `next()` outside any
-    loop, or a `for` over it that breaks after its first batch: a notebook showing a batch;
+    loop, or a `for` over it, outside any loop, that breaks after its first batch or a known
+    few (`if i == args.n_samples - 1: break`, default 8): a notebook showing a batch, a
+    script caching a few samples before it trains;
     besides reads that only look at it, `len(loader)` or a cell displaying it, and not
     counting reads before the loader is built or after a later cell builds it anew, nor a
-    function's parameter of the same name) or, in a notebook, not read at all, its `collate_fn` is
-    a closure or lambda, or what a factory returns as one (`collate_fn=create_collate_fn()`,
+    function's parameter of the same name) or not read at all where no importing module could
+    read it (in a notebook, a function's local, a name bound under `if __name__ == "__main__":`
+    as a dataset file's self-test), its `collate_fn` is a closure or lambda, or what a factory returns as one (`collate_fn=create_collate_fn()`,
     the factory of the file or of the workspace file its import names: spawned workers cannot
     pickle it), the batch is the whole dataset (`batch_size=len(dataset)`: one batch per pass,
     nothing for workers to prepare ahead), or the file is a test or a helper of a test suite. The dataset class is

@@ -9,7 +9,7 @@ from typing import Iterator
 from torch_lsp.analysis import Analysis
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.syntax_nodes import argument
+from torch_lsp.syntax_nodes import argument, is_main_guard
 
 
 _ANOMALY_SWITCHES = ("torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly")
@@ -50,7 +50,7 @@ class AnomalyDetectionOn(Rule):
             return
         for call in analysis.calls_to(*_ANOMALY_SWITCHES, *_ANOMALY_CONTEXTS):
             qualname = analysis.call_qualname(call)
-            if any(not _is_main_guard(if_stmt.test) for if_stmt, _ in analysis.context(call).guards):
+            if any(not is_main_guard(if_stmt.test) for if_stmt, _ in analysis.context(call).guards):
                 continue  # behind a flag; `if __name__ == "__main__":` is no debug switch
             if qualname in _ANOMALY_SWITCHES:
                 mode = argument(call, 0, "mode")
@@ -70,8 +70,3 @@ def _lightning_training_step(analysis: Analysis) -> bool:
     return any(function.is_method and function.name == "training_step" for function in analysis.functions)
 
 
-def _is_main_guard(test: ast.AST) -> bool:
-    """`__name__ == "__main__"`."""
-    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
-            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value == "__main__")
