@@ -568,7 +568,7 @@ class Analysis:
             stmt = assignment.statement
             if stmt is besides:
                 continue
-            if id(stmt) in statements and not isinstance(stmt, ast.AugAssign) and not _is_self_update(stmt, name):
+            if id(stmt) in statements and not isinstance(stmt, ast.AugAssign) and not is_self_update(stmt, name):
                 return True
         return False
 
@@ -796,7 +796,7 @@ def is_backward_call(analysis: Analysis, call: ast.Call) -> bool:
     return type(func) is ast.Name and analysis.call_qualname(call) == "torch.autograd.backward"
 
 
-def _is_self_update(stmt: ast.stmt, name: str) -> bool:
+def is_self_update(stmt: ast.stmt, name: str) -> bool:
     """`total = total + loss`, `ema = 0.9 * ema + 0.1 * loss`: an update, not a fresh binding."""
     if not (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.BinOp)):
         return False

@@ -7,9 +7,9 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from torch_lsp.analysis import Analysis, LoopInfo, _is_self_update
+from torch_lsp.analysis import Analysis, LoopInfo, is_self_update
 from torch_lsp.diagnostics.correctness.provenance import followed
-from torch_lsp.diagnostics.performance.tl401_sync_in_training_loop import _tests_modulo
+from torch_lsp.diagnostics.performance.tl401_sync_in_training_loop import tests_modulo
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.syntax_nodes import accumulation, call_name, walk_nodes
@@ -35,14 +35,14 @@ def _reset_only_periodically(analysis: Analysis, loop: LoopInfo, name: str) -> b
     inside = {id(s) for s in loop.statements}
     fresh = [a.statement for a in analysis.roles_for(loop.function).assignments.get(name, ())
              if id(a.statement) in inside and not isinstance(a.statement, ast.AugAssign)
-             and not _is_self_update(a.statement, name)]
+             and not is_self_update(a.statement, name)]
     if not fresh:
         return False
     for call in loop.calls:
         if call_name(call) == "backward" and any(isinstance(n, ast.Name) and n.id == name for n in walk_nodes(call)):
             return False  # `window_loss.backward()` at the boundary: the graphs are kept on purpose
     return all(
-        any(in_body and id(guard) in inside and _tests_modulo(guard.test, lambda n: followed(analysis, n)[0])
+        any(in_body and id(guard) in inside and tests_modulo(guard.test, lambda n: followed(analysis, n)[0])
             for guard, in_body in analysis.context(stmt).guards)
         for stmt in fresh)
 

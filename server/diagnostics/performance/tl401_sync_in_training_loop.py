@@ -93,7 +93,7 @@ def _guarded_by_modulo(analysis: Analysis, node: ast.AST) -> bool:
     for if_stmt, in_body in context.guards:
         if not in_body:
             continue
-        if _tests_modulo(if_stmt.test, lambda name: followed(analysis, name)[0],
+        if tests_modulo(if_stmt.test, lambda name: followed(analysis, name)[0],
                          lambda call: _modulo_predicate(analysis, call)) or _throttled(if_stmt):
             return True
         if counters is None:
@@ -123,7 +123,7 @@ def _modulo_predicate(analysis: Analysis, call: ast.Call) -> bool:
     functions = analysis.function_named(call.func.id)
     return bool(functions) and all(
         len(f.node.body) == 1 and isinstance(f.node.body[0], ast.Return) and f.node.body[0].value is not None
-        and _tests_modulo(f.node.body[0].value) for f in functions)
+        and tests_modulo(f.node.body[0].value) for f in functions)
 
 
 def _throttled(if_stmt: ast.If) -> bool:
@@ -313,7 +313,7 @@ def _tests_of(analysis: Analysis, loop) -> dict[str, ast.AST]:
         common = tests if common is None else {k: v for k, v in common.items() if k in tests}
     # `if (i + 1) % accum == 0: optimizer.step()` is a period, not a phase: the other
     # iterations still train (they accumulate gradients)
-    return {k: v for k, v in (common or {}).items() if not _tests_modulo(v)}
+    return {k: v for k, v in (common or {}).items() if not tests_modulo(v)}
 
 
 def _other_value_of_same_subject(test: ast.AST, training: ast.AST) -> bool:
@@ -379,22 +379,22 @@ def _always_fails(asserted: ast.AST, if_stmt: ast.If | None, in_body: bool) -> b
     return ruled_out is not None and ast.dump(asserted) == ast.dump(ruled_out)
 
 
-def _tests_modulo(test: ast.AST, value_of=None, predicate=None) -> bool:
+def tests_modulo(test: ast.AST, value_of=None, predicate=None) -> bool:
     """`value_of` gives a local name's value (the flag's own test), followed once;
     `predicate` says whether a call is a helper that tests `%` (`divisible_by(i, n)`)."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return any(_tests_modulo(v, value_of, predicate) for v in test.values)
+        return any(tests_modulo(v, value_of, predicate) for v in test.values)
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
         # `if step == 0 or step % n == 0:`: a periodic test or-ed with one-off tests stays periodic
-        return any(_tests_modulo(v, value_of, predicate) for v in test.values) and all(
-            _tests_modulo(v, value_of, predicate) or _one_off(v) for v in test.values)
+        return any(tests_modulo(v, value_of, predicate) for v in test.values) and all(
+            tests_modulo(v, value_of, predicate) or _one_off(v) for v in test.values)
     if isinstance(test, ast.Call):  # `divisible_by(step, n)`; never its negation, true on most steps
         return predicate is not None and predicate(test)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test = test.operand
     if isinstance(test, ast.Name) and value_of is not None:
         value = value_of(test)
-        return value is not test and _tests_modulo(value, predicate=predicate)
+        return value is not test and tests_modulo(value, predicate=predicate)
     if isinstance(test, ast.Compare):
         test = test.left
     return isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod)
