@@ -199,9 +199,17 @@ def read_once(analysis: "Analysis", loader: ast.Call) -> bool:
     function = analysis.context(loader).function
     uses = _reads_of_binding(analysis, function, name, analysis.statement_of(loader))
     if not uses:  # a notebook is the whole program; a script's loader may be read by a module importing it
+        if _declared_global(function, name):
+            return False  # `global shared_loader`: bound for other functions and cells, in a notebook too
         return is_notebook_program(analysis) or _no_importer_reads(analysis, function, name, loader)
     return all(_read_by_one_next(analysis, n) or _iterator_advanced_once(analysis, function, n)
                or _first_batch_only(analysis, n) or _only_looks_at(analysis, n) for n in uses)
+
+
+def _declared_global(function: "FunctionInfo", name: str) -> bool:
+    """A function declares `name` `global` or `nonlocal`: its binding outlives the call."""
+    return not function.is_module and any(isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names
+                                          for node in ast.walk(function.node))
 
 
 def _no_importer_reads(analysis: "Analysis", function: "FunctionInfo", name: str, loader: ast.Call) -> bool:
@@ -209,8 +217,7 @@ def _no_importer_reads(analysis: "Analysis", function: "FunctionInfo", name: str
     function's local (not declared `global`/`nonlocal`), or a name bound under
     `if __name__ == "__main__":` (a self-test block that never runs on import)."""
     if not function.is_module:
-        return not any(isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names
-                       for node in ast.walk(function.node))
+        return not _declared_global(function, name)
     return any(in_body and is_main_guard(stmt.test) for stmt, in_body in analysis.context(loader).guards)
 
 
