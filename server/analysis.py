@@ -133,17 +133,29 @@ class Analysis:
     """Everything the rules need about one version of one file."""
 
     def __init__(self, source: str, path: str | None = None, torch_version: tuple[int, int] | None = None,
-                 previous: ParsedVersion | None = None):
+                 previous: ParsedVersion | None = None, *, part_of: "Analysis | None" = None,
+                 statements: list[ast.stmt] | None = None):
+        """The analysis of `source`; with `part_of` (an analysis of the whole file) and
+        `statements` (some of its top-level statements), the analysis of a file holding only
+        those statements, at their places in `part_of`'s text (`part_analysis`)."""
         self.source = source
         self.path = path or "<stdin>"
         # The PyTorch the file is checked against (`torch_lsp.torch_version`); None: the newest.
         self.torch_version = torch_version
-        self.lines = LineIndex(source)
-        # An edit of `previous` re-parses only the top-level statements it touched.
-        tree = reparse_edit(previous, source) if previous is not None else None
-        self.tree, self.syntax_errors = (tree, []) if tree is not None else parse_source(source)
-        # Facts of single top-level statements: those the edit left untouched keep theirs.
-        self.statement_facts = StatementFacts(self.tree, previous.statements if tree is not None else None)
+        if part_of is not None:
+            self.lines = part_of.lines
+            self.tree, self.syntax_errors = ast.Module(body=list(statements or ()), type_ignores=[]), []
+            # The statements' facts are the whole file's (the same objects, so the same facts).
+            self.statement_facts = StatementFacts(self.tree, part_of.statement_facts)
+            # Whether the file is PyTorch code is the whole file's to say.
+            self.__dict__["uses_torch"] = part_of.uses_torch
+        else:
+            self.lines = LineIndex(source)
+            # An edit of `previous` re-parses only the top-level statements it touched.
+            tree = reparse_edit(previous, source) if previous is not None else None
+            self.tree, self.syntax_errors = (tree, []) if tree is not None else parse_source(source)
+            # Facts of single top-level statements: those the edit left untouched keep theirs.
+            self.statement_facts = StatementFacts(self.tree, previous.statements if tree is not None else None)
         self.imports: dict[str, str] = {}
         self._call_qualnames: dict[int, str | None] = {}
         self._accelerator_moves: dict[bool, bool] = {}
@@ -822,6 +834,13 @@ def is_torch_ecosystem_module(module: str) -> bool:
 def analyze(source: str, path: str | None = None, torch_version: tuple[int, int] | None = None,
             previous: ParsedVersion | None = None) -> Analysis:
     return Analysis(source, path, torch_version, previous)
+
+
+def part_analysis(whole: Analysis, statements: list[ast.stmt]) -> Analysis:
+    """The analysis of a file holding only `statements`, top-level statements of `whole`,
+    at their places in its text: what the rules see of one independent part of a file
+    (`torch_lsp.rule_parts`)."""
+    return Analysis(whole.source, whole.path, whole.torch_version, part_of=whole, statements=statements)
 
 
 _FRAMEWORK_CONSTRUCTORS = ("lightning.Fabric", "lightning.fabric.Fabric", "lightning_fabric.Fabric",

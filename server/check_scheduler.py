@@ -81,6 +81,7 @@ from torch_lsp.documents import CheckCache, CheckedVersion, OpenDocument, releas
 from torch_lsp.incremental_parse import ParsedVersion
 from torch_lsp.protocol import is_too_large, to_diagnostic, too_large_diagnostic
 from torch_lsp.shapes import infer_shapes
+from torch_lsp.rule_parts import forget_rule_parts
 from torch_lsp.shapes.components import forget_parts, keeping_parts
 from torch_lsp.shapes.limits import Superseded, stopping_when
 from torch_lsp.shapes.probe.session import PROBE_REPORT
@@ -173,7 +174,7 @@ class CheckScheduler:
         latest = self.versions.latest(uri)
         self._release_later(self.versions.forget(uri))
         try:
-            self._analysis_thread.submit(forget_parts, uri)  # the shape pass's parts kept for its next version
+            self._analysis_thread.submit(_forget_kept_parts, uri)  # the parts kept for its next version
         except RuntimeError:
             pass  # shutting down: the process frees everything
         if latest is not None and latest.proofs:
@@ -508,7 +509,7 @@ class CheckScheduler:
         """The shape pass keeps a document's parts for its next version: a check that ends after
         its document was closed forgets them (`closed` may have forgotten them before it stored)."""
         if self.server.documents.get(uri) is None:
-            forget_parts(uri)
+            _forget_kept_parts(uri)
 
     def _superseded(self, document: OpenDocument) -> bool:
         """Whether `document` (this version) is no longer the open document of its uri: its
@@ -688,3 +689,9 @@ def _malloc_trim():
         return ctypes.CDLL("libc.so.6").malloc_trim
     except (OSError, AttributeError):
         return None
+
+
+def _forget_kept_parts(uri: str) -> None:
+    """What the shape pass and the rules keep of a document for its next version (its parts) goes."""
+    forget_parts(uri)
+    forget_rule_parts(uri)

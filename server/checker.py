@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from torch_lsp.diagnostics import Finding, all_rules, run_rules
 from torch_lsp.incremental_parse import ParsedVersion
+from torch_lsp.rule_parts import run_rules_in_parts
 from torch_lsp.settings import Settings
 from torch_lsp.shapes.limits import Superseded
 from torch_lsp.torch_version import target_version
@@ -125,7 +126,7 @@ def _check(source: str, path: str | None, settings: Settings, shapes: bool,
     analysed_in = time.perf_counter() - started
     findings = [syntax_finding(issue) for issue in analysis.syntax_errors]
     try:
-        findings += run_rules(
+        findings += run_rules_in_parts(
             analysis,
             is_selected=lambda code: (shapes or not _needs(code, "needs_shapes")) and not _needs(code, "needs_probe")
             and settings.is_selected(code, analysis.path),

@@ -11,7 +11,9 @@ from __future__ import annotations
 import ast
 import os
 import threading
-from typing import TYPE_CHECKING
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp import memos
 from torch_lsp.shapes.resolver import WorkspaceResolver
@@ -54,10 +56,35 @@ memos.register(_PROJECT_FILES.forget)
 _IN_PROGRESS = threading.local()
 
 
+# While set: what `workspace_analysis` gave, by (module, importer path), for `reading_files`.
+_READ: ContextVar[dict | None] = ContextVar("project files read", default=None)
+
+
+@contextmanager
+def reading_files() -> Iterator[dict]:
+    """Collects the other files read in this block: (module, importer path) -> the analysis
+    `workspace_analysis` gave (None: none).  What was computed from them holds while the
+    same calls give the same analyses (`rule_parts` keeps findings so)."""
+    read: dict = {}
+    token = _READ.set(read)
+    try:
+        yield read
+    finally:
+        _READ.reset(token)
+
+
 def workspace_analysis(module: str, importer_path: str | None) -> "Analysis | None":
     """The analysis of the project file `module` names, seen from `importer_path`; None when
     there is none, for PyTorch's own modules, or while it is being analysed further up this
     chain of imports."""
+    found = _workspace_analysis(module, importer_path)
+    read = _READ.get()
+    if read is not None:
+        read.setdefault((module, importer_path), found)
+    return found
+
+
+def _workspace_analysis(module: str, importer_path: str | None) -> "Analysis | None":
     if module.split(".")[0] in ("torch", "torchvision"):
         return None
     busy: set[str] = getattr(_IN_PROGRESS, "modules", None) or set()

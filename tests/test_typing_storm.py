@@ -38,7 +38,7 @@ def test_a_check_typed_past_in_its_rules_hands_its_parse_to_the_next_check(monke
     opened = SCRIPT.read_text(encoding="utf-8")
     at = opened.index("return ", len(opened) // 2) + len("return")
     second, third = _typed(opened, at, " "), _typed(opened, at, "  ")
-    run_rules = checker.run_rules
+    run_rules = checker.run_rules_in_parts
 
     def typed_on_meanwhile(analysis, **options):
         server.documents.open(uri, 3, third)  # the next keystroke, while this version's rules run
@@ -52,10 +52,10 @@ def test_a_check_typed_past_in_its_rules_hands_its_parse_to_the_next_check(monke
         # The open parsed the whole file: what an edit's parse costs is not known yet, and the
         # next edit is checked at once instead of after the debounce delay.
         after_open = scheduler._unstoppable_seconds[uri]
-        monkeypatch.setattr(checker, "run_rules", typed_on_meanwhile)
+        monkeypatch.setattr(checker, "run_rules_in_parts", typed_on_meanwhile)
         stopped = scheduler._check(server.documents.open(uri, 2, second), generation, shapes=False)
         handed_over = scheduler._typed_past.get(uri)
-        monkeypatch.setattr(checker, "run_rules", run_rules)
+        monkeypatch.setattr(checker, "run_rules_in_parts", run_rules)
         checked = scheduler._check(server.documents.get(uri), generation, shapes=False)
         return after_open, stopped, handed_over, checked
 

@@ -97,9 +97,20 @@ def run_rules(analysis, is_selected: Callable[[str], bool] = lambda code: True,
                 if finding.raised_in is not None:
                     finding.raised_in.finding.severity = override
             findings.append(finding)
-    findings = _dedupe(findings)
-    findings.sort(key=lambda f: f.sort_key)
-    return findings[:MAX_FINDINGS_PER_FILE]
+    return merge_findings(findings)
+
+
+def merge_findings(findings: Iterable[Finding]) -> list[Finding]:
+    """Findings of several runs as one run gives them: each once, at most
+    `MAX_FINDINGS_PER_LINE` per line, sorted by position, at most `MAX_FINDINGS_PER_FILE`."""
+    per_line: dict[int, int] = {}
+    kept = []
+    for finding in _dedupe(findings):
+        if per_line.get(finding.line, 0) < MAX_FINDINGS_PER_LINE:
+            per_line[finding.line] = per_line.get(finding.line, 0) + 1
+            kept.append(finding)
+    kept.sort(key=lambda f: f.sort_key)
+    return kept[:MAX_FINDINGS_PER_FILE]
 
 
 def _dedupe(findings: Iterable[Finding]) -> list[Finding]:
@@ -112,4 +123,4 @@ def _dedupe(findings: Iterable[Finding]) -> list[Finding]:
     return unique
 
 
-__all__ = ["Finding", "FixInfo", "Rule", "RULES", "register", "all_rules", "run_rules", "noqa_codes"]
+__all__ = ["Finding", "FixInfo", "Rule", "RULES", "register", "all_rules", "run_rules", "merge_findings", "noqa_codes"]

@@ -100,6 +100,9 @@ class Rule:
     needs_shapes: ClassVar[bool] = False
     # Rules that read the shape probe's report: run only once a front end has probed the file.
     needs_probe: ClassVar[bool] = False
+    # Rules whose findings in one part of a file read facts of other parts (`rule_parts`):
+    # run on the whole file at every edit, not part by part.
+    whole_file: ClassVar[bool] = False
 
     def check(self, analysis: "Analysis") -> Iterator[Finding]:
         raise NotImplementedError

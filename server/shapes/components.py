@@ -222,6 +222,11 @@ def keeping_parts(document: str) -> Iterator[None]:
         _document.reset(token)
 
 
+def current_document() -> str | None:
+    """The open document whose versions are checked in this block (`keeping_parts`), or None."""
+    return _document.get()
+
+
 def forget_parts(document: str) -> None:
     """The document is closed: its kept parts are released with the last report holding them."""
     kept = _latest.pop(document, None)

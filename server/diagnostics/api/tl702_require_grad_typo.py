@@ -84,6 +84,7 @@ class RequireGradTypo(Rule):
     name = "require-grad-typo"
     severity = "error"
     fix_safety = "safe"
+    whole_file = True  # reads the options the file's argument parser defines anywhere
 
     def check(self, analysis: "Analysis") -> Iterator[Finding]:
         for target in typo_targets(analysis):

@@ -85,6 +85,7 @@ class TorchLoadUnsafe(Rule):
     name = "torch-load-unsafe"
     severity = "warning"
     fix_safety = "safe"
+    whole_file = True  # reads what the file saves anywhere (a module object saved elsewhere is loaded here)
     fix_only_where_exact = True
 
     def check(self, analysis: "Analysis") -> Iterator[Finding]:

@@ -463,6 +463,7 @@ class SyncInTrainingLoop(Rule):
     name = "sync-in-training-loop"
     severity = "information"
     fix_safety = "none"
+    whole_file = True  # reads whether the file puts anything on a GPU, or sets a default device, anywhere
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         if analysis.is_test_file or not (analysis.moves_to_accelerator() or analysis.framework_places_on_accelerator):

@@ -57,6 +57,7 @@ class DataParallelUse(Rule):
     name = "data-parallel"
     severity = "warning"
     fix_safety = "none"
+    whole_file = True  # reads whether the file trains or evaluates anywhere
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         if self._inference_only(analysis):

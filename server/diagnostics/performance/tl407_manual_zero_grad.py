@@ -45,6 +45,7 @@ class ManualZeroGrad(Rule):
     name = "manual-zero-grad"
     severity = "information"
     fix_safety = "safe"
+    whole_file = True  # reads whether the file's functions add into gradients anywhere
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         if analysis.is_test_file:

@@ -44,6 +44,7 @@ class AnomalyDetectionOn(Rule):
     name = "anomaly-detection-on"
     severity = "warning"
     fix_safety = "safe"
+    whole_file = True  # reads whether the file trains anywhere
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         if not (analysis.training_loops or analysis.iter_calls("backward") or _lightning_training_step(analysis)):

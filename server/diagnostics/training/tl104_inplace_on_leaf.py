@@ -53,6 +53,7 @@ class InplaceOnLeaf(Rule):
     name = "inplace-on-leaf"
     severity = "error"
     fix_safety = "safe"
+    whole_file = True  # reads whether the file turns gradients off anywhere (an EMA copy may be one)
 
     _NOT_MUTATIONS = {"requires_grad_", "retain_grad", "share_memory_", "register_hook", "detach_"}
     # Weight surgery (`layer.weight.copy_(w)`) lives in conversion helpers that callers run

@@ -65,6 +65,7 @@ class HardcodedDevice(Rule):
     name = "hardcoded-device"
     severity = "warning"
     fix_safety = "safe"
+    whole_file = True  # reads whether the file defines a device name anywhere (the message offers it)
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         devices = _device_variables(analysis)

@@ -1,0 +1,263 @@
+"""The rules, one independent part of a file at a time, each part's findings kept across edits.
+
+A typed character changes one function, yet every rule reads the whole file again: at
+2,000 lines the rules cost more than parsing the file.  The shape pass already splits a
+file into *parts*, groups of top-level statements connected by the module-level names
+they mention (`shapes.components.partition`); a part reaches another part's code and
+values only through such a name, so it cannot call, construct, evaluate or train
+anything of another part.  The rules reason the same way (what a function calls, which
+model a loop trains, where an optimizer was made), with one exception they share: they
+find the functions a call may run by the called name alone (`trainer.evaluate()` ->
+every function named `evaluate`), so `rule_partition` joins a part calling a name with
+the parts defining a function of that name.  A rule's findings in one part are then the
+findings it gives on a file holding only that part's statements (and the imports every
+part shares).
+
+Some rules also read a fact of the whole file (whether it trains anywhere, puts anything
+on a GPU, turns gradients off somewhere): they say so (`Rule.whole_file`) and run on
+the whole file at every check, as do the rules that read the shape pass.
+
+So, for an open document (`keeping_parts`): the first check runs every rule on the whole
+file and files each part-local finding under the part holding its line; a later version
+re-runs the part-local rules only on the parts it changed (on `analysis.part_analysis`
+of their statements), and takes the other parts' findings over.  A part is unchanged when
+it holds the very same statement objects (an edit re-parses only the statements it
+touched, `incremental_parse`), the lines just above them read the same, and every other
+file its rules read (`workspace_files.reading_files`) is the same analysis.  A file that
+does not split, has syntax errors, or is checked by the command line is checked whole.
+`bench/rule_parts_check.py` checks on real code that both ways give the same findings.
+"""
+from __future__ import annotations
+
+import ast
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from torch_lsp.diagnostics import Finding, all_rules, merge_findings, run_rules
+from torch_lsp.fact_cache import FactKey
+from torch_lsp.shapes.components import current_document, partition
+from torch_lsp.syntax_nodes import call_name
+from torch_lsp.workspace_files import reading_files, workspace_analysis
+
+if TYPE_CHECKING:
+    from torch_lsp.analysis import Analysis
+
+# Kept for the most recently checked documents up to this many lines in all (the last one
+# always), as the shape pass keeps its parts: the kept statements are the current version's.
+KEPT_LINES = 6000
+
+
+@dataclass
+class PartFindings:
+    """One part's statements, what its rules read beyond them, and their findings there."""
+
+    statements: tuple[ast.stmt, ...]
+    lines_above: tuple[str, ...]
+    # (module, importer path) -> the analysis `workspace_files` gave for it (None: not found).
+    foreign: dict[tuple[str, str | None], Any]
+    findings: list[Finding]
+
+
+@dataclass
+class KeptFindings:
+    """A document's part findings, kept for its next version, under what they were computed."""
+
+    key: tuple  # path, torch version, selected rules and their severities
+    parts: dict[int, PartFindings]  # by id of the part's first own statement
+    lines: int
+
+
+_NAMES_IN_CALLS: FactKey[tuple[frozenset[str], frozenset[str]]] = FactKey("functions a statement defines and names it calls")
+# The newest findings of the documents checked last, least recently checked first.  Read and
+# written on the thread that checks documents.
+_latest: dict[str, KeptFindings] = {}
+
+
+def whole_file(code: str) -> bool:
+    """Whether rule `code` reads facts of the whole file (run on the whole file always): the
+    rules marked so, and those reading the shape pass or the probe, which run on the whole."""
+    rule = all_rules().get(code)
+    return rule is None or rule.whole_file or rule.needs_shapes or rule.needs_probe
+
+
+def run_rules_in_parts(analysis: "Analysis", is_selected: Callable[[str], bool],
+                       severity_of: Callable[[str], str | None]) -> list[Finding]:
+    """`run_rules(analysis, is_selected, severity_of)`, computed part by part for an open
+    document (see the module docstring), else on the whole file."""
+    document = current_document()
+    parts = rule_partition(analysis) if document is not None and not analysis.syntax_errors else None
+    if parts is None:
+        if document is not None:
+            forget_rule_parts(document)
+        return run_rules(analysis, is_selected, severity_of)
+    codes = [code for code in all_rules() if is_selected(code)]
+    key = (analysis.path, analysis.torch_version, tuple((code, severity_of(code)) for code in codes))
+    kept = _latest.get(document)
+    if kept is None or kept.key != key:
+        return _first_check(document, analysis, parts, key, is_selected, severity_of)
+    local = set(code for code in codes if not whole_file(code))
+    findings = run_rules(analysis, lambda code: code in codes and code not in local, severity_of)
+    body = analysis.tree.body
+    found_now: dict[tuple[str, str | None], Any] = {}
+    new_parts: dict[int, PartFindings] = {}
+    for indices, first_own in parts:
+        statements = tuple(body[i] for i in indices)
+        above = _lines_above(analysis, statements)
+        anchor = body[first_own]
+        entry = kept.parts.get(id(anchor))
+        if entry is None or not _still_valid(entry, statements, above, found_now):
+            entry = _run_part(analysis, statements, above, lambda code: code in local, severity_of)
+        new_parts[id(anchor)] = entry
+        findings.extend(entry.findings)
+    _keep(document, KeptFindings(key, new_parts, len(analysis.lines.lines)))
+    return merge_findings(findings)
+
+
+def rule_partition(analysis: "Analysis") -> list[tuple[list[int], int]] | None:
+    """The shape pass's parts (`partition`), joined where the rules' name lookups cross
+    them: the rules find the functions a call may run by the called name alone
+    (`analysis.function_named("evaluate")` for `trainer.evaluate()`, its callers through
+    `call_sites`), so a part calling a name that another part defines a function or method
+    of (at any depth, `__init__` included) is one part with it.  None: the file is one part."""
+    parts = partition(analysis)
+    if parts is None:
+        return None
+    shared = set.intersection(*(set(indices) for indices, _ in parts))
+    facts = analysis.statement_facts.each(_NAMES_IN_CALLS, _defined_and_called)
+    defined: dict[str, set[int]] = {}
+    called: list[set[str]] = []
+    for number, (indices, _) in enumerate(parts):
+        names: set[str] = set()
+        for index in indices:
+            if index not in shared:
+                for name in facts[index][0]:
+                    defined.setdefault(name, set()).add(number)
+                names |= facts[index][1]
+        called.append(names)
+    parent = list(range(len(parts)))
+
+    def find(number: int) -> int:
+        while parent[number] != number:
+            parent[number] = parent[parent[number]]
+            number = parent[number]
+        return number
+
+    for number, names in enumerate(called):
+        for name in names:
+            for other in defined.get(name, ()):
+                a, b = find(number), find(other)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+    joined: dict[int, list[int]] = {}
+    for number in range(len(parts)):
+        joined.setdefault(find(number), []).append(number)
+    if len(joined) < 2:
+        return None
+    result = []
+    for numbers in joined.values():
+        indices = sorted(set(i for number in numbers for i in parts[number][0]))
+        first_own = min(parts[number][1] for number in numbers)
+        result.append((indices, first_own))
+    return result
+
+
+def _defined_and_called(statement: ast.stmt) -> tuple[frozenset[str], frozenset[str]]:
+    """The names of the functions `statement` defines (at any depth) and the names it calls
+    (`f(...)`, `obj.f(...)`)."""
+    defined, called = set(), set()
+    for node in ast.walk(statement):
+        kind = node.__class__
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            defined.add(node.name)
+        elif kind is ast.Call and not _on_super(node):
+            name = call_name(node)
+            if name:
+                called.add(name)
+    return frozenset(defined), frozenset(called)
+
+
+def _on_super(call: ast.Call) -> bool:
+    """`super().__init__(...)`: the base class's method, which no lookup by name finds."""
+    func = call.func
+    return (func.__class__ is ast.Attribute and func.value.__class__ is ast.Call
+            and func.value.func.__class__ is ast.Name and func.value.func.id == "super")
+
+
+def forget_rule_parts(document: str) -> None:
+    """The document is closed (or checked whole): its kept findings go."""
+    _latest.pop(document, None)
+
+
+def _first_check(document: str, analysis: "Analysis", parts, key: tuple, is_selected, severity_of) -> list[Finding]:
+    """Every rule on the whole file, each part-local finding filed under its part."""
+    with reading_files() as read:
+        findings = run_rules(analysis, is_selected, severity_of)
+    body = analysis.tree.body
+    owner = {index: number for number, (indices, _) in enumerate(parts) for index in indices}
+    shared = set.intersection(*(set(indices) for indices, _ in parts))
+    # A finding belongs to the top-level statement whose lines hold it (the blank and comment
+    # lines after a statement belong to it, as in `incremental_parse`); a shared statement's
+    # (an import's) to every part, as each part's own run would report it.
+    first_lines = [_first_line(statement) for statement in body]
+    per_part: list[list[Finding]] = [[] for _ in parts]
+    for finding in findings:
+        if whole_file(finding.code):
+            continue
+        index = bisect_right(first_lines, finding.line) - 1
+        if index < 0:
+            return findings  # before the first statement: filed nowhere, so nothing is kept
+        if index in shared:
+            for bucket in per_part:
+                bucket.append(finding)
+        else:
+            per_part[owner[index]].append(finding)
+    kept: dict[int, PartFindings] = {}
+    for (indices, first_own), part_findings in zip(parts, per_part):
+        statements = tuple(body[i] for i in indices)
+        kept[id(body[first_own])] = PartFindings(statements, _lines_above(analysis, statements), dict(read),
+                                                 part_findings)
+    _keep(document, KeptFindings(key, kept, len(analysis.lines.lines)))
+    return findings
+
+
+def _run_part(analysis: "Analysis", statements: tuple[ast.stmt, ...], above: tuple[str, ...],
+              is_selected, severity_of) -> PartFindings:
+    from torch_lsp.analysis import part_analysis
+
+    with reading_files() as read:
+        findings = run_rules(part_analysis(analysis, list(statements)), is_selected, severity_of)
+    return PartFindings(statements, above, read, findings)
+
+
+def _still_valid(entry: PartFindings, statements: tuple[ast.stmt, ...], above: tuple[str, ...],
+                 found_now: dict) -> bool:
+    if len(entry.statements) != len(statements) or any(a is not b for a, b in zip(entry.statements, statements)):
+        return False
+    if entry.lines_above != above:
+        return False
+    for (module, importer), was in entry.foreign.items():
+        if (module, importer) not in found_now:
+            found_now[module, importer] = workspace_analysis(module, importer)
+        if found_now[module, importer] is not was:
+            return False  # another file changed, appeared or went away
+    return True
+
+
+def _lines_above(analysis: "Analysis", statements: tuple[ast.stmt, ...]) -> tuple[str, ...]:
+    lines = analysis.lines
+    return tuple(lines.line_text(_first_line(s) - 1) if _first_line(s) > 1 else "" for s in statements)
+
+
+def _first_line(statement: ast.stmt) -> int:
+    return min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", ())])
+
+
+def _keep(document: str, kept: KeptFindings) -> None:
+    _latest.pop(document, None)
+    _latest[document] = kept
+    total = sum(entry.lines for entry in _latest.values())
+    for other in list(_latest)[:-1]:
+        if total <= KEPT_LINES:
+            break
+        total -= _latest.pop(other).lines

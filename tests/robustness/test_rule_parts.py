@@ -1,0 +1,132 @@
+"""The rules run part by part for an open document (`torch_lsp.rule_parts`): an edit re-runs
+the part-local rules only on the parts it changed, and what the user sees is exactly what a
+check of the text from scratch shows, through chains of edits."""
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bench.generate import generate_source
+from tests.robustness.test_shape_parts import BOUNDED, SOURCES, edit, edits
+from torch_lsp import rule_parts
+from torch_lsp.analysis import analyze
+from torch_lsp.checker import check_source
+from torch_lsp.diagnostics import all_rules
+from torch_lsp.rule_parts import forget_rule_parts, rule_partition
+from torch_lsp.shapes.components import forget_parts, keeping_parts
+
+
+def findings(result) -> list:
+    return [(f.code, f.line, f.col, f.end_line, f.end_col, f.message, f.severity, f.fix, f.related)
+            for f in result.findings]
+
+
+def forget(document: str) -> None:
+    forget_parts(document)
+    forget_rule_parts(document)
+
+
+@BOUNDED
+@given(st.sampled_from(range(len(SOURCES))), edits)
+def test_edits_checked_part_by_part_show_what_a_check_from_scratch_shows(which, changes):
+    text = SOURCES[which]
+    document = f"rules-document-{which}"
+    with keeping_parts(document):
+        previous = check_source(text, "train.py", shapes=False).analysis
+    try:
+        for change in changes:
+            text = edit(text, change)
+            with keeping_parts(document):
+                edited = check_source(text, "train.py", shapes=False, previous=previous.parsed)
+            assert findings(edited) == findings(check_source(text, "train.py", shapes=False))
+            previous = edited.analysis
+    finally:
+        forget(document)
+    assert document not in rule_parts._latest
+
+
+GENERATED = generate_source(700, variant=11)
+
+
+def test_a_typed_character_runs_the_rules_again_on_its_own_part_only():
+    at = GENERATED.index("return ", len(GENERATED) // 2) + len("return")
+    edited_text = GENERATED[:at] + " " + GENERATED[at:]
+    with keeping_parts("typed"):
+        first = check_source(GENERATED, "generated.py", shapes=False)
+        before = dict(rule_parts._latest["typed"].parts)
+        edited = check_source(edited_text, "generated.py", shapes=False, previous=first.analysis.parsed)
+        after = rule_parts._latest["typed"].parts
+    forget("typed")
+    assert len(before) == len(after) >= 4
+    taken_over = [entry for entry in after.values() if any(entry is old for old in before.values())]
+    assert len(taken_over) == len(after) - 1
+    assert findings(edited) == findings(check_source(edited_text, "generated.py", shapes=False))
+
+
+METHOD_ACROSS_PARTS = '''import torch
+import torch.nn as nn
+
+
+class Runner:
+    def evaluate(self, model, batch):
+        return model(batch)
+
+
+def score(trainer, model, batch):
+    return trainer.evaluate(model, batch)
+
+
+def unrelated():
+    return torch.zeros(2)
+'''
+
+
+def test_a_part_calling_a_method_another_part_defines_is_one_part_with_it():
+    # The rules find what `trainer.evaluate(...)` may run by its name alone.
+    parts = rule_partition(analyze(METHOD_ACROSS_PARTS, "f.py"))
+    body = analyze(METHOD_ACROSS_PARTS, "f.py").tree.body
+    names = [{getattr(body[i], "name", None) for i in indices} for indices, _ in parts]
+    assert any({"Runner", "score"} <= group for group in names)
+    assert any("unrelated" in group and "Runner" not in group for group in names)
+
+
+ANOMALY_GATE = '''import torch
+
+torch.autograd.set_detect_anomaly(True)
+
+
+def train(model, loader, optimizer):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = model(x).sum()
+        loss.backward()
+        optimizer.step()
+'''
+
+
+def test_a_rule_reading_the_whole_file_sees_it_after_an_edit_of_another_part():
+    # TL408 reports the switch because the file trains: the switch and the loop are two parts.
+    assert all_rules()["TL408"].whole_file
+    edited_text = ANOMALY_GATE.replace("loss.backward()", "loss.backward()  # step")
+    with keeping_parts("gate"):
+        first = check_source(ANOMALY_GATE, "train.py", shapes=False)
+        edited = check_source(edited_text, "train.py", shapes=False, previous=first.analysis.parsed)
+    forget("gate")
+    assert [f.code for f in first.findings] == [f.code for f in edited.findings] == ["TL408"]
+
+
+def test_findings_are_kept_for_the_most_recently_checked_documents_only(monkeypatch):
+    monkeypatch.setattr(rule_parts, "KEPT_LINES", 1500)
+    documents = [f"kept-{n}" for n in range(4)]
+    for document in documents:  # 700 lines each: two fit
+        with keeping_parts(document):
+            check_source(GENERATED, "generated.py", shapes=False)
+    kept = [d for d in documents if d in rule_parts._latest]
+    for document in documents:
+        forget(document)
+    assert kept == documents[-2:]
+
+
+def test_the_command_line_checks_the_whole_file():
+    check_source(GENERATED, "generated.py", shapes=False)
+    assert not rule_parts._latest
