@@ -2,12 +2,16 @@
 an open document's checks, which re-run the rules only on the parts an edit changed
 (`torch_lsp.rule_parts`), give the same findings as a check of each version from scratch.
 
-It takes the `.py` files under the folders that split into parts, applies random edits
-inside functions that keep the file parseable (a statement replaced by `pass`, another
-line of the file copied in, a comment added), checks each version as the server does and
-from scratch, and prints every finding only one of them gives.  A difference means a rule
-reads across parts: mark it `whole_file`, or join the parts it reads across in
-`rule_partition`.  It never asserts; the figure to read is "differences".
+It takes the `.py` files under the folders that split into parts and, for each:
+- runs every part-local rule on each part alone (`part_analysis`) and on the whole file,
+  and prints every finding only one of them gives (a rule reading across parts shows here,
+  wherever its findings are);
+- applies random edits inside functions that keep the file parseable (a statement
+  replaced by `pass`, another line of the file copied in, a comment added), checks each
+  version as the server does and from scratch, and prints every finding only one gives.
+A difference means a rule reads across parts: read that through `Analysis.file_fact`, join
+the parts it reads across in `rule_partition`, or mark the rule `whole_file`.  It never
+asserts; the figures to read are the two "differences".
 """
 from __future__ import annotations
 
@@ -17,9 +21,10 @@ import os
 import random
 from collections import Counter
 
-from torch_lsp.analysis import analyze
+from torch_lsp.analysis import analyze, part_analysis
 from torch_lsp.checker import check_source, collector_paused
-from torch_lsp.rule_parts import forget_rule_parts, rule_partition
+from torch_lsp.diagnostics import run_rules
+from torch_lsp.rule_parts import forget_rule_parts, rule_partition, whole_file
 from torch_lsp.shapes.components import forget_parts, keeping_parts
 
 MAX_BYTES = 200_000
@@ -86,6 +91,19 @@ def _key(finding) -> tuple:
             finding.severity)
 
 
+def part_differences(path: str, text: str) -> list[tuple[str, tuple]]:
+    """("whole file only" / "parts only", finding key) of each part-local finding that the
+    whole file's run and the runs of its parts do not both give."""
+    analysis = analyze(text, path)
+    parts = rule_partition(analysis)
+    local = lambda code: not whole_file(code)  # noqa: E731
+    whole = {_key(f) for f in run_rules(analysis, local)}
+    union = set()
+    for indices, _ in parts or ():
+        union |= {_key(f) for f in run_rules(part_analysis(analysis, [analysis.tree.body[i] for i in indices]), local)}
+    return [("whole file only" if key in whole else "parts only", key) for key in sorted(whole ^ union)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("roots", nargs="+")
@@ -97,11 +115,15 @@ def main() -> None:
     paths = split_files(args.roots)
     rng.shuffle(paths)
     differences: Counter[str] = Counter()
+    part_differences_seen: Counter[str] = Counter()
     versions = 0
     for path in paths[:args.files]:
         text = open(path, encoding="utf-8").read()
         document = "rule-parts-check:" + path
         with collector_paused():
+            for side, key in part_differences(path, text):
+                part_differences_seen[key[0]] += 1
+                print(f"{path}:{key[1]}: {key[0]} {side}: {key[5][:100]}")
             with keeping_parts(document):
                 previous = check_source(text, path).analysis.parsed
             for version in edited_versions(text, rng, args.edits):
@@ -117,8 +139,11 @@ def main() -> None:
                     print(f"{path}:{key[1]}: {key[0]} {side}: {key[5][:100]}")
         forget_parts(document)
         forget_rule_parts(document)
-    print(f"files that split: {len(paths)}; checked {min(len(paths), args.files)}, {versions} edited versions; "
-          f"differences: {sum(differences.values())} {dict(differences)}")
+    print(f"files that split: {len(paths)}; checked {min(len(paths), args.files)}")
+    print(f"whole file against its parts: differences: {sum(part_differences_seen.values())} "
+          f"{dict(part_differences_seen)}")
+    print(f"{versions} edited versions against checks from scratch: differences: {sum(differences.values())} "
+          f"{dict(differences)}")
 
 
 if __name__ == "__main__":

@@ -22,8 +22,8 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import TYPE_CHECKING, Iterator
+from functools import cached_property, partial
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterator, TypeVar
 
 from torch_lsp.fact_cache import FactCache, FactKey
 from torch_lsp.incremental_parse import ParsedVersion, reparse_edit
@@ -42,6 +42,8 @@ from torch_lsp.text import LineIndex
 if TYPE_CHECKING:
     from torch_lsp.project_wrappers import WrapperUse
 
+T = TypeVar("T")
+_MISSING = object()
 FunctionNode = FUNCTION_NODES
 LoopNode = LOOP_NODES
 _WALK_PARTS: FactKey[WalkParts] = FactKey("analysis.walk_parts")
@@ -158,7 +160,6 @@ class Analysis:
             self.statement_facts = StatementFacts(self.tree, previous.statements if tree is not None else None)
         self.imports: dict[str, str] = {}
         self._call_qualnames: dict[int, str | None] = {}
-        self._accelerator_moves: dict[bool, bool] = {}
         self._computes_gradients: dict[FunctionInfo, bool] = {}  # memo: several rules ask it per function
         self.parents: dict[ast.AST, ast.AST] = {}
         self.contexts: dict[ast.AST, Context] = {}
@@ -176,10 +177,32 @@ class Analysis:
         # Facts other modules compute on first use (the shape report, the libcst tree, the
         # project's grad-off wrappers, which the walk below asks about).
         self.facts = FactCache()
+        # A part's analysis (`part_analysis`) reads the facts of the whole file from the whole
+        # file's analysis; every analysis notes those it read (`file_fact`).
+        self.part_of = part_of
+        self.file_facts_read: dict[Hashable, tuple[Callable[["Analysis"], Any], Any]] = {}
         self._collect_imports()
         self._walk_module()
         self._seed_call_qualnames()
         self.roles: dict[FunctionInfo, ScopeRoles] = compute_roles(self)
+
+    def file_fact(self, key: Hashable, compute: Callable[["Analysis"], T]) -> T:
+        """`compute(analysis)` of the whole file, once per version: a fact that a finding in one
+        part of the file reads of all of it (whether the file trains anywhere, puts anything on
+        a GPU).  The analysis of a part asks the whole file's, and both note what they read:
+        the findings of a part computed with it hold while the whole file gives the same value
+        (`rule_parts`).  `key` names the fact (with its argument, for facts about a name)."""
+        if self.part_of is not None:
+            value = self.part_of.file_fact(key, compute)
+        else:
+            found = self._file_facts.get(key, _MISSING)
+            value = self._file_facts[key] = compute(self) if found is _MISSING else found
+        self.file_facts_read[key] = (compute, value)
+        return value
+
+    @cached_property
+    def _file_facts(self) -> dict[Hashable, Any]:
+        return {}
 
     @property
     def parsed(self) -> ParsedVersion:
@@ -478,10 +501,7 @@ class Analysis:
         """The file moves work to a GPU (`.cuda()`, `.to("cuda")`, `.to(<device variable>)`);
         with `batches_only`, moves of models and loss modules do not count.  Syncs (TL401)
         and unpinned memory (TL405) only cost there."""
-        cached = self._accelerator_moves
-        if batches_only not in cached:
-            cached[batches_only] = any(self._moves_to_device(call, batches_only) for call in self.iter_calls("cuda", "to"))
-        return cached[batches_only]
+        return self.file_fact(("moves to an accelerator", batches_only), _moves_batches if batches_only else _moves_anything)
 
     def _moves_to_device(self, call: ast.Call, batches_only: bool) -> bool:
         if not isinstance(call.func, ast.Attribute) or self.qualname(call.func) is not None:
@@ -503,14 +523,12 @@ class Analysis:
             return self.roles_for(call).is_model(device.value.id)
         return True
 
-    @cached_property
+    @property
     def framework_places_on_accelerator(self) -> bool:
         """A framework puts the work on the accelerator: `fabric.setup(...)`, `to_device` or
         `setup_dataloaders` of a Lightning `Fabric`, or `accelerator.prepare(...)` of an
         accelerate `Accelerator` (not one built with `accelerator="cpu"` / `cpu=True`)."""
-        frameworks = [call for call in self.calls_to(*_FRAMEWORK_CONSTRUCTORS)
-                      if not _asks_for_cpu(call)]
-        return bool(frameworks) and bool(self.iter_calls("setup", "setup_module", "setup_dataloaders", "prepare", "to_device"))
+        return self.file_fact("a framework places the work on an accelerator", _framework_places_on_accelerator)
 
     def steps_through_helper(self, loop: LoopInfo) -> bool:
         """The loop's own body calls a function of this file that backpropagates or steps an
@@ -847,6 +865,20 @@ _FRAMEWORK_CONSTRUCTORS = ("lightning.Fabric", "lightning.fabric.Fabric", "light
                             "accelerate.Accelerator")
 
 
+def _framework_places_on_accelerator(analysis: Analysis) -> bool:
+    frameworks = [call for call in analysis.calls_to(*_FRAMEWORK_CONSTRUCTORS) if not _asks_for_cpu(call)]
+    return bool(frameworks) and bool(
+        analysis.iter_calls("setup", "setup_module", "setup_dataloaders", "prepare", "to_device"))
+
+
+def _moves_anything(analysis: Analysis) -> bool:
+    return any(analysis._moves_to_device(call, False) for call in analysis.iter_calls("cuda", "to"))
+
+
+def _moves_batches(analysis: Analysis) -> bool:
+    return any(analysis._moves_to_device(call, True) for call in analysis.iter_calls("cuda", "to"))
+
+
 def _asks_for_cpu(call: ast.Call) -> bool:
     for kw in call.keywords:
         if isinstance(kw.value, ast.Constant) and (
@@ -872,7 +904,12 @@ def _is_accelerator_device(analysis: "Analysis", call: ast.Call) -> bool:
 
 
 def _only_cpu(analysis: "Analysis", name: str) -> bool:
-    """Every assignment of `name` in the file is the literal "cpu"."""
+    """Every assignment of `name` in the file is the literal "cpu" (anywhere in the file, in
+    any function: a fact of the whole file)."""
+    return analysis.file_fact(("only cpu", name), partial(_assigned_only_cpu, name=name))
+
+
+def _assigned_only_cpu(analysis: "Analysis", name: str) -> bool:
     values = analysis.assigned_values.get(name, [])
     return bool(values) and all(_is_cpu(analysis, v) for v in values)
 

@@ -369,9 +369,13 @@ def compute_roles(analysis: "Analysis") -> dict:
     for statement_seeds, count in zip(seeds, analysis.functions_per_statement):
         for _ in range(count):
             function = next(functions)
-            seed = statement_seeds.get(id(function.node))
-            if seed is None or seed.key != key:
-                seed = statement_seeds[id(function.node)] = _RoleSeed(key, _scope_roles(analysis, function, None))
+            kept = statement_seeds.get(id(function.node), ())
+            seed = next((seed for seed in kept if seed.key is key or seed.key == key), None)
+            if seed is None:
+                seed = _RoleSeed(key, _scope_roles(analysis, function, None))
+                # The newest two: the whole file's and one part's (`rule_parts` analyses a
+                # part of the file on its own, with the part's classes and imports).
+                statement_seeds[id(function.node)] = (seed, *kept[:1])
             table[function] = seed.roles_for(analysis, function, module_roles)
     return table
 
@@ -409,8 +413,8 @@ class _RoleSeed:
             seed.assignments, seed.statement_order, seed.loop_targets, kept=seed.kept)
 
 
-# Per top-level statement: the seed of each function in it, by the id of its node.
-_ROLE_SEEDS: FactKey[dict[int, _RoleSeed]] = FactKey("roles.seeds")
+# Per top-level statement: the seeds of each function in it (the newest first), by the id of its node.
+_ROLE_SEEDS: FactKey[dict[int, tuple[_RoleSeed, ...]]] = FactKey("roles.seeds")
 
 
 def _name_roles(analysis: "Analysis", roles: ScopeRoles) -> None:

@@ -13,9 +13,14 @@ the parts defining a function of that name.  A rule's findings in one part are t
 findings it gives on a file holding only that part's statements (and the imports every
 part shares).
 
-Some rules also read a fact of the whole file (whether it trains anywhere, puts anything
-on a GPU, turns gradients off somewhere): they say so (`Rule.whole_file`) and run on
-the whole file at every check, as do the rules that read the shape pass.
+Some rules also read a fact of the whole file: whether it trains anywhere, puts anything
+on a GPU, turns gradients off somewhere, switches a model of some name to eval mode.  They
+read it with `Analysis.file_fact`, which a part's analysis answers from the whole file's and
+notes: a part's findings are taken over only while every fact they read has the same value
+in the new version.  Rules whose reading of the rest of the file is not one such fact (a
+loader read by its name in any loop, a load matched with a save by the path's text) say so
+(`Rule.whole_file`) and run on the whole file at every check, as do the rules that read
+the shape pass.
 
 So, for an open document (`keeping_parts`): the first check runs every rule on the whole
 file and files each part-local finding under the part holding its line; a later version
@@ -25,7 +30,8 @@ it holds the very same statement objects (an edit re-parses only the statements 
 touched, `incremental_parse`), the lines just above them read the same, and every other
 file its rules read (`workspace_files.reading_files`) is the same analysis.  A file that
 does not split, has syntax errors, or is checked by the command line is checked whole.
-`bench/rule_parts_check.py` checks on real code that both ways give the same findings.
+`bench/rule_parts_check.py` checks on real code that both ways give the same findings
+after random edits, and `tests/robustness/test_rule_parts.py` after chains of edits.
 """
 from __future__ import annotations
 
@@ -57,6 +63,8 @@ class PartFindings:
     # (module, importer path) -> the analysis `workspace_files` gave for it (None: not found).
     foreign: dict[tuple[str, str | None], Any]
     findings: list[Finding]
+    # The facts of the whole file its rules read (`Analysis.file_fact`): key -> (compute, value).
+    file_facts: dict[Any, tuple[Callable, Any]]
 
 
 @dataclass
@@ -106,7 +114,7 @@ def run_rules_in_parts(analysis: "Analysis", is_selected: Callable[[str], bool],
         above = _lines_above(analysis, statements)
         anchor = body[first_own]
         entry = kept.parts.get(id(anchor))
-        if entry is None or not _still_valid(entry, statements, above, found_now):
+        if entry is None or not _still_valid(entry, analysis, statements, above, found_now):
             entry = _run_part(analysis, statements, above, lambda code: code in local, severity_of)
         new_parts[id(anchor)] = entry
         findings.extend(entry.findings)
@@ -216,7 +224,7 @@ def _first_check(document: str, analysis: "Analysis", parts, key: tuple, is_sele
     for (indices, first_own), part_findings in zip(parts, per_part):
         statements = tuple(body[i] for i in indices)
         kept[id(body[first_own])] = PartFindings(statements, _lines_above(analysis, statements), dict(read),
-                                                 part_findings)
+                                                 part_findings, dict(analysis.file_facts_read))
     _keep(document, KeptFindings(key, kept, len(analysis.lines.lines)))
     return findings
 
@@ -225,17 +233,21 @@ def _run_part(analysis: "Analysis", statements: tuple[ast.stmt, ...], above: tup
               is_selected, severity_of) -> PartFindings:
     from torch_lsp.analysis import part_analysis
 
+    part = part_analysis(analysis, list(statements))
     with reading_files() as read:
-        findings = run_rules(part_analysis(analysis, list(statements)), is_selected, severity_of)
-    return PartFindings(statements, above, read, findings)
+        findings = run_rules(part, is_selected, severity_of)
+    return PartFindings(statements, above, read, findings, part.file_facts_read)
 
 
-def _still_valid(entry: PartFindings, statements: tuple[ast.stmt, ...], above: tuple[str, ...],
-                 found_now: dict) -> bool:
+def _still_valid(entry: PartFindings, analysis: "Analysis", statements: tuple[ast.stmt, ...],
+                 above: tuple[str, ...], found_now: dict) -> bool:
     if len(entry.statements) != len(statements) or any(a is not b for a, b in zip(entry.statements, statements)):
         return False
     if entry.lines_above != above:
         return False
+    for key, (compute, value) in entry.file_facts.items():
+        if analysis.file_fact(key, compute) != value:
+            return False  # another part changed what the whole file says
     for (module, importer), was in entry.foreign.items():
         if (module, importer) not in found_now:
             found_now[module, importer] = workspace_analysis(module, importer)

@@ -11,7 +11,6 @@ from tests.robustness.test_shape_parts import BOUNDED, SOURCES, edit, edits
 from torch_lsp import rule_parts
 from torch_lsp.analysis import analyze
 from torch_lsp.checker import check_source
-from torch_lsp.diagnostics import all_rules
 from torch_lsp.rule_parts import forget_rule_parts, rule_partition
 from torch_lsp.shapes.components import forget_parts, keeping_parts
 
@@ -104,15 +103,22 @@ def train(model, loader, optimizer):
 '''
 
 
-def test_a_rule_reading_the_whole_file_sees_it_after_an_edit_of_another_part():
-    # TL408 reports the switch because the file trains: the switch and the loop are two parts.
-    assert all_rules()["TL408"].whole_file
-    edited_text = ANOMALY_GATE.replace("loss.backward()", "loss.backward()  # step")
+def test_a_part_is_checked_again_when_a_fact_of_the_whole_file_it_read_changes():
+    # TL408 reports the switch because the file trains somewhere: the switch and the loop are
+    # two parts, and an edit of the loop decides whether the switch's part is reported.
+    assert len(rule_partition(analyze(ANOMALY_GATE, "train.py"))) == 2
+    commented = ANOMALY_GATE.replace("loss.backward()", "loss.backward()  # step")
+    no_training = ANOMALY_GATE.replace("        loss.backward()\n        optimizer.step()\n", "")
     with keeping_parts("gate"):
         first = check_source(ANOMALY_GATE, "train.py", shapes=False)
-        edited = check_source(edited_text, "train.py", shapes=False, previous=first.analysis.parsed)
+        same = check_source(commented, "train.py", shapes=False, previous=first.analysis.parsed)
+        untrained = check_source(no_training, "train.py", shapes=False, previous=same.analysis.parsed)
+        trained = check_source(ANOMALY_GATE, "train.py", shapes=False, previous=untrained.analysis.parsed)
     forget("gate")
-    assert [f.code for f in first.findings] == [f.code for f in edited.findings] == ["TL408"]
+    assert [f.code for f in first.findings] == [f.code for f in same.findings] == ["TL408"]
+    assert "TL408" not in [f.code for f in untrained.findings]
+    assert [f.code for f in trained.findings] == ["TL408"]
+    assert findings(untrained) == findings(check_source(no_training, "train.py", shapes=False))
 
 
 def test_findings_are_kept_for_the_most_recently_checked_documents_only(monkeypatch):

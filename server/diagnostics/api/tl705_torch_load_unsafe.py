@@ -85,7 +85,7 @@ class TorchLoadUnsafe(Rule):
     name = "torch-load-unsafe"
     severity = "warning"
     fix_safety = "safe"
-    whole_file = True  # reads what the file saves anywhere (a module object saved elsewhere is loaded here)
+    whole_file = True  # matches a load with the saves anywhere in the file by the path's text
     fix_only_where_exact = True
 
     def check(self, analysis: "Analysis") -> Iterator[Finding]:

@@ -30,7 +30,12 @@ def _made_on_host(analysis: Analysis, target: ast.AST) -> bool:
         return False
     qualname = analysis.call_qualname(value) or ""
     module, _, function = qualname.rpartition(".")
-    return module == "torch" and function in _HOST_FACTORIES and not analysis.calls_to("torch.set_default_device")
+    return module == "torch" and function in _HOST_FACTORIES and not analysis.file_fact(
+        "sets a default device", _sets_default_device)
+
+
+def _sets_default_device(analysis: Analysis) -> bool:
+    return bool(analysis.calls_to("torch.set_default_device"))
 
 
 def _made_on_device(analysis: Analysis, target: ast.AST) -> bool:
@@ -463,7 +468,6 @@ class SyncInTrainingLoop(Rule):
     name = "sync-in-training-loop"
     severity = "information"
     fix_safety = "none"
-    whole_file = True  # reads whether the file puts anything on a GPU, or sets a default device, anywhere
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         if analysis.is_test_file or not (analysis.moves_to_accelerator() or analysis.framework_places_on_accelerator):

@@ -73,7 +73,7 @@ class DataLoaderDefaults(Rule):
     name = "dataloader-defaults"
     severity = "information"
     fix_safety = "unsafe"
-    whole_file = True  # reads whether the file moves batches to a GPU anywhere (then memory should be pinned)
+    whole_file = True  # finds the loops reading a loader by its name anywhere in the file
 
     _LOADERS = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
 

@@ -57,10 +57,9 @@ class DataParallelUse(Rule):
     name = "data-parallel"
     severity = "warning"
     fix_safety = "none"
-    whole_file = True  # reads whether the file trains or evaluates anywhere
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        if self._inference_only(analysis):
+        if analysis.file_fact("TL406 the file only evaluates", _inference_only):
             return
         for call in analysis.calls_to(*_DATA_PARALLEL, *_FUNCTIONAL):
             if self._wraps_parameter(analysis, call) or self._already_warned(analysis, call):
@@ -77,13 +76,6 @@ class DataParallelUse(Rule):
                 f"(launched with `torchrun`)."
             )
             yield self.finding(call, message)
-
-    def _inference_only(self, analysis: Analysis) -> bool:
-        """Nothing backpropagates, and the file evaluates (`model.eval()`, `no_grad`, `inference_mode`)."""
-        if analysis.training_loops or analysis.backward_call_list():
-            return False
-        return bool(analysis.iter_calls("eval") or analysis.calls_to(
-            "torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad"))
 
     def _forward_without_grad(self, analysis: Analysis, call: ast.Call) -> bool:
         """`with torch.no_grad(): out = data_parallel(G, (z,))`: the functional form runs one
@@ -131,3 +123,11 @@ class DataParallelUse(Rule):
     def _opt_in(self, analysis: Analysis, call: ast.Call) -> bool:
         return any(in_body and _GPU_COUNT.search(ast.unparse(if_stmt.test))
                    for if_stmt, in_body in analysis.context(call).guards)
+
+
+def _inference_only(analysis: Analysis) -> bool:
+    """Nothing backpropagates, and the file evaluates (`model.eval()`, `no_grad`, `inference_mode`)."""
+    if analysis.training_loops or analysis.backward_call_list():
+        return False
+    return bool(analysis.iter_calls("eval") or analysis.calls_to(
+        "torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad"))

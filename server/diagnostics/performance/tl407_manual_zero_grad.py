@@ -45,7 +45,6 @@ class ManualZeroGrad(Rule):
     name = "manual-zero-grad"
     severity = "information"
     fix_safety = "safe"
-    whole_file = True  # reads whether the file's functions add into gradients anywhere
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         if analysis.is_test_file:
@@ -55,7 +54,9 @@ class ManualZeroGrad(Rule):
         def zeros_needed(call: ast.Call) -> bool:
             cls = analysis.context(call).function.class_node
             if cls not in accumulates:
-                accumulates[cls] = self._accumulates_into_grad(analysis, cls)
+                # Outside classes, the file's functions anywhere: a fact of the whole file.
+                accumulates[cls] = self._accumulates_into_grad(analysis, cls) if cls is not None else \
+                    analysis.file_fact("TL407 functions add into gradients", self._module_functions_accumulate)
             return accumulates[cls]
 
         for call in analysis.iter_calls("zero_", "fill_", "zero_grad"):
@@ -82,6 +83,9 @@ class ManualZeroGrad(Rule):
                 f"Call `optimizer.zero_grad(set_to_none=True)` (or set `{ast.unparse(target)} = None`)."
             )
             yield self.finding(call, message, f"Set `{ast.unparse(target)} = None` instead")
+
+    def _module_functions_accumulate(self, analysis: Analysis) -> bool:
+        return self._accumulates_into_grad(analysis, None)
 
     def _accumulates_into_grad(self, analysis: Analysis, cls: ast.ClassDef | None) -> bool:
         """`p.grad += g`, `p.grad.add_(g)` in the same class (or, outside classes, in the

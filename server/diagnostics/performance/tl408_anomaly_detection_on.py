@@ -44,10 +44,9 @@ class AnomalyDetectionOn(Rule):
     name = "anomaly-detection-on"
     severity = "warning"
     fix_safety = "safe"
-    whole_file = True  # reads whether the file trains anywhere
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        if not (analysis.training_loops or analysis.iter_calls("backward") or _lightning_training_step(analysis)):
+        if not analysis.file_fact("TL408 the file trains", _trains):
             return
         for call in analysis.calls_to(*_ANOMALY_SWITCHES, *_ANOMALY_CONTEXTS):
             qualname = analysis.call_qualname(call)
@@ -64,6 +63,11 @@ class AnomalyDetectionOn(Rule):
                 f"Remove it, or enable it only behind a debug flag."
             )
             yield self.finding(call, message, "Remove the anomaly detection")
+
+
+def _trains(analysis: Analysis) -> bool:
+    """The file trains somewhere: a training loop, a `backward()`, a Lightning `training_step`."""
+    return bool(analysis.training_loops or analysis.iter_calls("backward") or _lightning_training_step(analysis))
 
 
 def _lightning_training_step(analysis: Analysis) -> bool:

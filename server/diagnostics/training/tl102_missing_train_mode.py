@@ -5,6 +5,7 @@ with `model.train()` on the training path.
 from __future__ import annotations
 
 import ast
+from functools import partial
 from typing import Iterator
 
 from torch_lsp.analysis import (
@@ -184,13 +185,12 @@ class MissingTrainMode(Rule):
         if callers:
             # Called once per epoch: what the epoch loops call between training passes decides.
             return _evaluated_beside(analysis, function, callers, model)
-        for other, switches in analysis.mode_switches.items():
-            if other is function or _constructor_of_unrelated_object(analysis, other, model):
-                continue
-            for switch in switches:
-                if switch.name == model and switch.mode == "eval" and not _restores_train(analysis, other, switch):
-                    owner = "module level" if other.is_module else f"`{other.name}()`"
-                    return f"in {owner} (line {switch.call.lineno})", False, switch.call
+        # Not called in this file: any function of the file switching a model of that name to
+        # eval may run between its calls (a fact of the whole file, not of this function's part).
+        for node, call, owner in analysis.file_fact(("TL102 eval switches of", model),
+                                                    partial(_eval_switches_of, model=model)):
+            if node is not function.node:
+                return f"in {owner} (line {call.lineno})", False, call
         return None
 
     def _train_on_path(self, analysis: Analysis, loop: LoopInfo, model: str, inside_epoch: bool,
@@ -215,6 +215,20 @@ class MissingTrainMode(Rule):
             if any(s.mode == "train" for s in analysis.mode_switches.get(owner, ())):
                 return True
         return False
+
+
+def _eval_switches_of(analysis: Analysis, model: str) -> tuple[tuple[ast.AST | None, ast.Call, str], ...]:
+    """(the function's node, None at module level; the `eval()` call; where, in words) of each
+    switch of `model` to eval mode that its function does not undo, in the whole file."""
+    found = []
+    for other, switches in analysis.mode_switches.items():
+        if _constructor_of_unrelated_object(analysis, other, model):
+            continue
+        for switch in switches:
+            if switch.name == model and switch.mode == "eval" and not _restores_train(analysis, other, switch):
+                owner = "module level" if other.is_module else f"`{other.name}()`"
+                found.append((None if other.is_module else other.node, switch.call, owner))
+    return tuple(found)
 
 
 def _optimizes_only_free_tensors(analysis: Analysis, loop: LoopInfo) -> bool:

@@ -53,7 +53,6 @@ class InplaceOnLeaf(Rule):
     name = "inplace-on-leaf"
     severity = "error"
     fix_safety = "safe"
-    whole_file = True  # reads whether the file turns gradients off anywhere (an EMA copy may be one)
 
     _NOT_MUTATIONS = {"requires_grad_", "retain_grad", "share_memory_", "register_hook", "detach_"}
     # Weight surgery (`layer.weight.copy_(w)`) lives in conversion helpers that callers run
@@ -214,7 +213,7 @@ def _detached_in_place(analysis: Analysis, function: FunctionInfo, name: str, st
     """`name` iterates the parameters of an object whose parameters the file detaches in place
     (`for param in self.ema_model.parameters(): param.detach_()`, ignite's EMA copy): on a leaf,
     `detach_()` also clears `requires_grad`, so updating them in place is no autograd error."""
-    owners = analysis.facts.get_or_compute(_DETACHED_OWNERS, lambda: _scan_detached_owners(analysis))
+    owners = analysis.file_fact(_DETACHED_OWNERS, _scan_detached_owners)  # of the whole file
     if not owners:
         return False
     node = analysis.parents.get(stmt)
@@ -285,7 +284,7 @@ _FREEZES_PARAMETERS: FactKey[bool] = FactKey("the file turns gradients off somew
 def _freezes_parameters(analysis: Analysis) -> bool:
     """The file turns gradients off somewhere (`requires_grad_(False)`, `.requires_grad = False`):
     an EMA copy updated in place may be one of those, so in-place updates are not sure errors."""
-    return analysis.facts.get_or_compute(_FREEZES_PARAMETERS, lambda: _scan_for_frozen_parameters(analysis))
+    return analysis.file_fact(_FREEZES_PARAMETERS, _scan_for_frozen_parameters)
 
 
 def _scan_for_frozen_parameters(analysis: Analysis) -> bool:

@@ -65,7 +65,7 @@ class HardcodedDevice(Rule):
     name = "hardcoded-device"
     severity = "warning"
     fix_safety = "safe"
-    whole_file = True  # reads whether the file defines a device name anywhere (the message offers it)
+    whole_file = True  # offers the device variable the module defines to every function of the file
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         devices = _device_variables(analysis)
