@@ -38,6 +38,7 @@ from torch_lsp.statement_walk import position as _position
 from torch_lsp.syntax_index import syntax_index
 from torch_lsp.syntax_nodes import accumulation, argument, call_name, is_self_attribute, keyword, unmoved, walk_nodes
 from torch_lsp.text import LineIndex
+from torch_lsp.workspace_files import reading_files
 
 if TYPE_CHECKING:
     from torch_lsp.project_wrappers import WrapperUse
@@ -177,12 +178,16 @@ class Analysis:
         # Facts other modules compute on first use (the shape report, the libcst tree, the
         # project's grad-off wrappers, which the walk below asks about).
         self.facts = FactCache()
+        # The other files of the project the walk reads (a grad-off wrapper imported from
+        # `utils.py`): (module, importer path) -> their analyses (`workspace_files.reading_files`).
+        self.files_read: dict = {}
         # A part's analysis (`part_analysis`) reads the facts of the whole file from the whole
         # file's analysis; every analysis notes those it read (`file_fact`).
         self.part_of = part_of
         self.file_facts_read: dict[Hashable, tuple[Callable[["Analysis"], Any], Any]] = {}
         self._collect_imports()
-        self._walk_module()
+        with reading_files() as self.files_read:
+            self._walk_module()
         self._seed_call_qualnames()
         self.roles: dict[FunctionInfo, ScopeRoles] = compute_roles(self)
 

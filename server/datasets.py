@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import partial
 from typing import TYPE_CHECKING
 
 from torch_lsp.fact_cache import FactKey
@@ -767,9 +768,14 @@ def _moves_to_gpu(analysis: "Analysis", call: ast.Call) -> bool:
     if call.func.attr in ("to", "cuda"):
         return analysis.moves_batch_to_accelerator(call)
     if call.func.attr == "type" and len(call.args) == 1 and isinstance(call.args[0], ast.Name):
-        name = call.args[0].id
-        return any("torch.cuda." in ast.unparse(value) for value in analysis.assigned_values.get(name, ()))
+        # What the name is bound to anywhere in the file: a fact of the whole file.
+        return analysis.file_fact(("bound to a CUDA tensor type", call.args[0].id),
+                                  partial(_bound_to_cuda_type, name=call.args[0].id))
     return False
+
+
+def _bound_to_cuda_type(analysis: "Analysis", name: str) -> bool:
+    return any("torch.cuda." in ast.unparse(value) for value in analysis.assigned_values.get(name, ()))
 
 
 def _loop_moves_model_input(analysis: "Analysis", loop: ast.For) -> bool:

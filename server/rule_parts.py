@@ -223,8 +223,9 @@ def _first_check(document: str, analysis: "Analysis", parts, key: tuple, is_sele
     kept: dict[int, PartFindings] = {}
     for (indices, first_own), part_findings in zip(parts, per_part):
         statements = tuple(body[i] for i in indices)
-        kept[id(body[first_own])] = PartFindings(statements, _lines_above(analysis, statements), dict(read),
-                                                 part_findings, dict(analysis.file_facts_read))
+        kept[id(body[first_own])] = PartFindings(statements, _lines_above(analysis, statements),
+                                                 {**analysis.files_read, **read}, part_findings,
+                                                 dict(analysis.file_facts_read))
     _keep(document, KeptFindings(key, kept, len(analysis.lines.lines)))
     return findings
 
@@ -236,7 +237,7 @@ def _run_part(analysis: "Analysis", statements: tuple[ast.stmt, ...], above: tup
     part = part_analysis(analysis, list(statements))
     with reading_files() as read:
         findings = run_rules(part, is_selected, severity_of)
-    return PartFindings(statements, above, read, findings, part.file_facts_read)
+    return PartFindings(statements, above, {**part.files_read, **read}, findings, part.file_facts_read)
 
 
 def _still_valid(entry: PartFindings, analysis: "Analysis", statements: tuple[ast.stmt, ...],

@@ -71,6 +71,10 @@ def reading_files() -> Iterator[dict]:
         yield read
     finally:
         _READ.reset(token)
+        outer = _READ.get()
+        if outer is not None:  # what was read for this block was read for the enclosing one too
+            for key, found in read.items():
+                outer.setdefault(key, found)
 
 
 def workspace_analysis(module: str, importer_path: str | None) -> "Analysis | None":

@@ -136,3 +136,23 @@ def test_findings_are_kept_for_the_most_recently_checked_documents_only(monkeypa
 def test_the_command_line_checks_the_whole_file():
     check_source(GENERATED, "generated.py", shapes=False)
     assert not rule_parts._latest
+
+
+def test_a_part_whose_rules_read_another_file_is_checked_again_when_that_file_changes(tmp_path):
+    from tests.rules.test_project_wrappers import TORCH_UTILS, _project
+
+    # `tune` backpropagates under `@smart_inference_mode()`, which `utils/torch_utils.py` defines
+    # as a wrapper of inference mode: TL107, until that file makes it a plain decorator.
+    script = _project(tmp_path)
+    text, path = script.read_text(), str(script)
+    assert len(rule_partition(analyze(text, path))) >= 3
+    utils = tmp_path / "utils" / "torch_utils.py"
+    with keeping_parts("importer"):
+        first = check_source(text, path, shapes=False)
+        assert ("TL107", 27) in [(f.code, f.line) for f in first.findings]
+        utils.write_text(TORCH_UTILS.replace("return (torch.inference_mode if torch_1_9 else torch.no_grad)()(fn)",
+                                             "return fn"))
+        again = check_source(text, path, shapes=False, previous=first.analysis.parsed)
+    forget("importer")
+    assert ("TL107", 27) not in [(f.code, f.line) for f in again.findings]
+    assert findings(again) == findings(check_source(text, path, shapes=False))

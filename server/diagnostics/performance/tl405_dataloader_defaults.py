@@ -73,7 +73,6 @@ class DataLoaderDefaults(Rule):
     name = "dataloader-defaults"
     severity = "information"
     fix_safety = "unsafe"
-    whole_file = True  # finds the loops reading a loader by its name anywhere in the file
 
     _LOADERS = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
 
