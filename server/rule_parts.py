@@ -41,9 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from torch_lsp.diagnostics import Finding, all_rules, merge_findings, run_rules
-from torch_lsp.fact_cache import FactKey
 from torch_lsp.shapes.components import current_document, partition
-from torch_lsp.syntax_nodes import call_name
 from torch_lsp.workspace_files import reading_files, workspace_analysis
 
 if TYPE_CHECKING:
@@ -76,7 +74,6 @@ class KeptFindings:
     lines: int
 
 
-_NAMES_IN_CALLS: FactKey[tuple[frozenset[str], frozenset[str]]] = FactKey("functions a statement defines and names it calls")
 # The newest findings of the documents checked last, least recently checked first.  Read and
 # written on the thread that checks documents.
 _latest: dict[str, KeptFindings] = {}
@@ -123,73 +120,12 @@ def run_rules_in_parts(analysis: "Analysis", is_selected: Callable[[str], bool],
 
 
 def rule_partition(analysis: "Analysis") -> list[tuple[list[int], int]] | None:
-    """The shape pass's parts (`partition`), joined where the rules' name lookups cross
-    them: the rules find the functions a call may run by the called name alone
-    (`analysis.function_named("evaluate")` for `trainer.evaluate()`, its callers through
-    `call_sites`), so a part calling a name that another part defines a function or method
-    of (at any depth, `__init__` included) is one part with it.  None: the file is one part."""
-    parts = partition(analysis)
-    if parts is None:
-        return None
-    shared = set.intersection(*(set(indices) for indices, _ in parts))
-    facts = analysis.statement_facts.each(_NAMES_IN_CALLS, _defined_and_called)
-    defined: dict[str, set[int]] = {}
-    called: list[set[str]] = []
-    for number, (indices, _) in enumerate(parts):
-        names: set[str] = set()
-        for index in indices:
-            if index not in shared:
-                for name in facts[index][0]:
-                    defined.setdefault(name, set()).add(number)
-                names |= facts[index][1]
-        called.append(names)
-    parent = list(range(len(parts)))
-
-    def find(number: int) -> int:
-        while parent[number] != number:
-            parent[number] = parent[parent[number]]
-            number = parent[number]
-        return number
-
-    for number, names in enumerate(called):
-        for name in names:
-            for other in defined.get(name, ()):
-                a, b = find(number), find(other)
-                if a != b:
-                    parent[max(a, b)] = min(a, b)
-    joined: dict[int, list[int]] = {}
-    for number in range(len(parts)):
-        joined.setdefault(find(number), []).append(number)
-    if len(joined) < 2:
-        return None
-    result = []
-    for numbers in joined.values():
-        indices = sorted(set(i for number in numbers for i in parts[number][0]))
-        first_own = min(parts[number][1] for number in numbers)
-        result.append((indices, first_own))
-    return result
-
-
-def _defined_and_called(statement: ast.stmt) -> tuple[frozenset[str], frozenset[str]]:
-    """The names of the functions `statement` defines (at any depth) and the names it calls
-    (`f(...)`, `obj.f(...)`)."""
-    defined, called = set(), set()
-    for node in ast.walk(statement):
-        kind = node.__class__
-        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-            defined.add(node.name)
-        elif kind is ast.Call and not _on_super(node):
-            name = call_name(node)
-            if name:
-                called.add(name)
-    return frozenset(defined), frozenset(called)
-
-
-def _on_super(call: ast.Call) -> bool:
-    """`super().__init__(...)`: the base class's method, which no lookup by name finds."""
-    func = call.func
-    return (func.__class__ is ast.Attribute and func.value.__class__ is ast.Call
-            and func.value.func.__class__ is ast.Name and func.value.func.id == "super")
+    """The shape pass's parts joined where the rules' name lookups cross them: the rules find
+    the functions a call may run by the called name alone (`analysis.function_named("evaluate")`
+    for `trainer.evaluate()`, its callers through `call_sites`), so a part calling a name
+    that another part defines a function or method of is one part with it (`partition` with
+    `by_called_names`).  None: the file is one part."""
+    return partition(analysis, by_called_names=True)
 
 
 def forget_rule_parts(document: str) -> None:

@@ -36,6 +36,7 @@ from torch_lsp.fact_cache import FactKey
 from torch_lsp.shapes.limits import MAX_STEPS, Superseded, close_request, stopping_when
 from torch_lsp.shapes.syntax import assigned_foreign_attributes
 from torch_lsp.syntax_index import syntax_index
+from torch_lsp.syntax_nodes import call_name
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -119,10 +120,12 @@ def _root_name(node: ast.AST) -> str | None:
     return node.id if node.__class__ is ast.Name else None
 
 
-def partition(analysis: "Analysis") -> list[tuple[list[int], int]] | None:
+def partition(analysis: "Analysis", by_called_names: bool = False) -> list[tuple[list[int], int]] | None:
     """The indices of the module's top-level statements in each part (in source order; the
     shared statements in every part) and the index of the part's first own statement, or
-    None when the file must run as one."""
+    None when the file must run as one.  With `by_called_names`, a statement calling a name
+    (`f(...)`, `obj.f(...)`) is also in the part of every statement defining a function of
+    that name, at any depth (`rule_parts`: the rules look functions up by the called name)."""
     body = analysis.tree.body
     index = syntax_index(analysis)
     facts = analysis.statement_facts.each(
@@ -153,6 +156,20 @@ def partition(analysis: "Analysis") -> list[tuple[list[int], int]] | None:
                 a, b = find(index), find(other)
                 if a != b:
                     parent[max(a, b)] = min(a, b)
+    if by_called_names:
+        calls = analysis.statement_facts.each(_DEFINED_AND_CALLED, defined_and_called)
+        defining: dict[str, list[int]] = {}
+        for index, (defined, _) in enumerate(calls):
+            if not facts[index].shared:
+                for name in defined:
+                    defining.setdefault(name, []).append(index)
+        for index, (_, called) in enumerate(calls):
+            if not facts[index].shared:
+                for name in called:
+                    for other in defining.get(name, ()):
+                        a, b = find(index), find(other)
+                        if a != b:
+                            parent[max(a, b)] = min(a, b)
     shared = [index for index, names in enumerate(facts) if names.shared]
     groups: dict[int, list[int]] = {}
     for index, names in enumerate(facts):
@@ -161,6 +178,31 @@ def partition(analysis: "Analysis") -> list[tuple[list[int], int]] | None:
     if len(groups) < 2:
         return None
     return [(sorted(shared + members), members[0]) for members in groups.values()]
+
+
+_DEFINED_AND_CALLED: "FactKey[tuple[frozenset[str], frozenset[str]]]" = FactKey(
+    "functions a statement defines, names it calls")
+
+
+def defined_and_called(statement: ast.stmt) -> tuple[frozenset[str], frozenset[str]]:
+    """The names of the functions `statement` defines (at any depth) and the names it calls
+    (`f(...)`, `obj.f(...)`; not `super().__init__(...)`, which no lookup by name finds)."""
+    defined, called = set(), set()
+    for node in ast.walk(statement):
+        kind = node.__class__
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            defined.add(node.name)
+        elif kind is ast.Call and not _on_super(node):
+            name = call_name(node)
+            if name:
+                called.add(name)
+    return frozenset(defined), frozenset(called)
+
+
+def _on_super(call: ast.Call) -> bool:
+    func = call.func
+    return (func.__class__ is ast.Attribute and func.value.__class__ is ast.Call
+            and func.value.func.__class__ is ast.Name and func.value.func.id == "super")
 
 
 @dataclass
