@@ -18,7 +18,7 @@ on a GPU, turns gradients off somewhere, switches a model of some name to eval m
 read it with `Analysis.file_fact`, which a part's analysis answers from the whole file's and
 notes: a part's findings are taken over only while every fact they read has the same value
 in the new version.  Rules whose reading of the rest of the file is not one such fact (a
-loader read by its name in any loop, a load matched with a save by the path's text) say so
+load matched with a save by the path's text, the options an argument parser defines) say so
 (`Rule.whole_file`) and run on the whole file at every check, as do the rules that read
 the shape pass.
 

@@ -65,10 +65,14 @@ class HardcodedDevice(Rule):
     name = "hardcoded-device"
     severity = "warning"
     fix_safety = "safe"
-    whole_file = True  # offers the device variable the module defines to every function of the file
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         devices = _device_variables(analysis)
+        # The module's device variable serves every function of the file: a fact of the whole file.
+        module_device = analysis.file_fact("TL105 the module's device variable", _module_device)
+        devices.pop(analysis.module_scope, None)
+        if module_device is not None:
+            devices[analysis.module_scope] = module_device
         if not devices:
             return
         by_hand: bool | None = None  # asked only of a call that names a GPU by number
@@ -85,13 +89,13 @@ class HardcodedDevice(Rule):
                 continue
             if _gpu_index(call) is not None:
                 if by_hand is None:
-                    by_hand = _places_by_hand(analysis)
+                    by_hand = analysis.file_fact("TL105 GPUs placed by hand", _places_by_hand)
                 if by_hand:
                     continue
             # A function the module runs before it assigns the device, or module code above that
             # assignment (a notebook cell before the one defining it): `.to(device)` would raise NameError.
-            above = _above_module_device(analysis, function, defined, call)
-            early = above or _runs_before_device(analysis, function, defined)
+            above = _above_module_device(function, defined, module_device, call)
+            early = above or _runs_before_device(analysis, function, defined, module_device)
             if name == "cuda" and isinstance(call.func, ast.Attribute) and analysis.qualname(call.func) is None:
                 if _hardcoded_cuda_call(analysis, call) and not under_cuda_guard(analysis, call):
                     shown = f"`.{ast.unparse(call)[len(ast.unparse(call.func.value)) + 1:]}`"
@@ -164,19 +168,19 @@ def _own_device_strings(analysis: Analysis, call: ast.Call) -> bool:
     return (analysis.call_qualname(call) or "").split(".")[0] in _NON_TORCH_DEVICE_APIS
 
 
-def _above_module_device(analysis: Analysis, function: FunctionInfo, defined: ast.Assign | None,
+def _above_module_device(function: FunctionInfo, defined: ast.Assign | None, module_device: ast.Assign | None,
                          call: ast.Call) -> bool:
     """Module code above the module's device assignment (`gpu_a = cpu_a.cuda()` cells before
     `device = torch.device(...)`): the variable does not exist yet where the call runs."""
-    return defined is not None and function.is_module and analysis.context(defined).function is function \
-        and call.lineno < defined.lineno
+    return defined is not None and defined is module_device and function.is_module and call.lineno < defined.lineno
 
 
-def _runs_before_device(analysis: Analysis, function: FunctionInfo, defined: ast.Assign | None) -> bool:
+def _runs_before_device(analysis: Analysis, function: FunctionInfo, defined: ast.Assign | None,
+                        module_device: ast.Assign | None) -> bool:
     """`function` uses the module's device variable, and a module-level statement calls it before
     the module assigns that variable (`model = load_model(...)` above `device = ...` in the
     `__main__` block): there the variable does not exist yet."""
-    if defined is None or function.is_module or analysis.context(defined).function is not analysis.module_scope:
+    if defined is None or function.is_module or defined is not module_device:
         return False
     return any(analysis.context(site).function is analysis.module_scope and site.lineno < defined.lineno
                for site in analysis.callers(function))
@@ -250,6 +254,11 @@ def _device_variables(analysis: Analysis) -> dict[FunctionInfo, ast.Assign]:
         for stmt in assignments:
             found.setdefault(analysis.context(stmt).function, stmt)
     return found
+
+
+def _module_device(analysis: Analysis) -> ast.Assign | None:
+    """The module's device variable (its first assignment at module level), or None."""
+    return _device_variables(analysis).get(analysis.module_scope)
 
 
 # Per top-level statement: its device assignments, while what `constructed_kind` reads stays the same.
