@@ -40,7 +40,9 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from torch_lsp.diagnostics import Finding, all_rules, merge_findings, run_rules
+from torch_lsp.diagnostics import (
+    MAX_FINDINGS_PER_FILE, MAX_FINDINGS_PER_LINE, Finding, all_rules, merge_findings, run_rules,
+)
 from torch_lsp.shapes.components import current_document, partition
 from torch_lsp.workspace_files import reading_files, workspace_analysis
 
@@ -115,8 +117,23 @@ def run_rules_in_parts(analysis: "Analysis", is_selected: Callable[[str], bool],
             entry = _run_part(analysis, statements, above, lambda code: code in local, severity_of)
         new_parts[id(anchor)] = entry
         findings.extend(entry.findings)
+    if _at_a_cap(findings):
+        forget_rule_parts(document)  # which findings the caps keep depends on the order of one run
+        return run_rules(analysis, is_selected, severity_of)
     _keep(document, KeptFindings(key, new_parts, len(analysis.lines.lines)))
     return merge_findings(findings)
+
+
+def _at_a_cap(findings: list[Finding]) -> bool:
+    """Whether the findings reach the caps of one run (per line, per file), where the run's
+    rule order decides which are kept: such a file is checked whole."""
+    unique = {(f.code, f.line, f.col, f.end_line, f.end_col) for f in findings}  # a shared line's, once
+    if len(unique) >= MAX_FINDINGS_PER_FILE:
+        return True
+    per_line: dict[int, int] = {}
+    for _, line, *_ in unique:
+        per_line[line] = per_line.get(line, 0) + 1
+    return any(count >= MAX_FINDINGS_PER_LINE for count in per_line.values())
 
 
 def rule_partition(analysis: "Analysis") -> list[tuple[list[int], int]] | None:
@@ -137,6 +154,9 @@ def _first_check(document: str, analysis: "Analysis", parts, key: tuple, is_sele
     """Every rule on the whole file, each part-local finding filed under its part."""
     with reading_files() as read:
         findings = run_rules(analysis, is_selected, severity_of)
+    if _at_a_cap(findings):
+        forget_rule_parts(document)
+        return findings
     body = analysis.tree.body
     owner = {index: number for number, (indices, _) in enumerate(parts) for index in indices}
     shared = set.intersection(*(set(indices) for indices, _ in parts))
