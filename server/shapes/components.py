@@ -157,7 +157,9 @@ def partition(analysis: "Analysis", by_called_names: bool = False) -> list[tuple
                 if a != b:
                     parent[max(a, b)] = min(a, b)
     if by_called_names:
-        calls = analysis.statement_facts.each(_DEFINED_AND_CALLED, defined_and_called)
+        nodes = syntax_index(analysis)
+        calls = analysis.statement_facts.each(
+            _DEFINED_AND_CALLED, lambda statement: defined_and_called(nodes.of_statement(statement)))
         defining: dict[str, list[int]] = {}
         for index, (defined, _) in enumerate(calls):
             if not facts[index].shared:
@@ -184,15 +186,14 @@ _DEFINED_AND_CALLED: "FactKey[tuple[frozenset[str], frozenset[str]]]" = FactKey(
     "functions a statement defines, names it calls")
 
 
-def defined_and_called(statement: ast.stmt) -> tuple[frozenset[str], frozenset[str]]:
-    """The names of the functions `statement` defines (at any depth) and the names it calls
-    (`f(...)`, `obj.f(...)`; not `super().__init__(...)`, which no lookup by name finds)."""
-    defined, called = set(), set()
-    for node in ast.walk(statement):
-        kind = node.__class__
-        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-            defined.add(node.name)
-        elif kind is ast.Call and not _on_super(node):
+def defined_and_called(nodes: "StatementIndex") -> tuple[frozenset[str], frozenset[str]]:
+    """The names of the functions a top-level statement defines (at any depth) and the names
+    it calls (`f(...)`, `obj.f(...)`; not `super().__init__(...)`, which no lookup by name
+    finds), read from the index of its nodes (`syntax_index`), as `statement_names` reads."""
+    defined = {node.name for kind in (ast.FunctionDef, ast.AsyncFunctionDef) for node in nodes.nodes(kind)}
+    called = set()
+    for node in nodes.nodes(ast.Call):
+        if not _on_super(node):
             name = call_name(node)
             if name:
                 called.add(name)
