@@ -150,8 +150,6 @@ class Analysis:
             self.tree, self.syntax_errors = ast.Module(body=list(statements or ()), type_ignores=[]), []
             # The statements' facts are the whole file's (the same objects, so the same facts).
             self.statement_facts = StatementFacts(self.tree, part_of.statement_facts)
-            # Whether the file is PyTorch code is the whole file's to say.
-            self.__dict__["uses_torch"] = part_of.uses_torch
         else:
             self.lines = LineIndex(source)
             # An edit of `previous` re-parses only the top-level statements it touched.
@@ -185,6 +183,7 @@ class Analysis:
         # file's analysis; every analysis notes those it read (`file_fact`).
         self.part_of = part_of
         self.file_facts_read: dict[Hashable, tuple[Callable[["Analysis"], Any], Any]] = {}
+        self._file_facts: dict[Hashable, Any] = {}  # computed here, for the whole file
         self._collect_imports()
         with reading_files() as self.files_read:
             self._walk_module()
@@ -204,10 +203,6 @@ class Analysis:
             value = self._file_facts[key] = compute(self) if found is _MISSING else found
         self.file_facts_read[key] = (compute, value)
         return value
-
-    @cached_property
-    def _file_facts(self) -> dict[Hashable, Any]:
-        return {}
 
     @property
     def parsed(self) -> ParsedVersion:
@@ -235,7 +230,10 @@ class Analysis:
 
     @cached_property
     def uses_torch(self) -> bool:
-        """The file imports PyTorch or a library built on it; other files get no findings."""
+        """The file imports PyTorch or a library built on it; other files get no findings (a
+        part of a file is PyTorch code when the whole file is)."""
+        if self.part_of is not None:
+            return self.part_of.uses_torch
         roots = {name.split(".")[0] for name in self.imports.values()}
         return bool(roots & _TORCH_ECOSYSTEM)
 
@@ -506,7 +504,7 @@ class Analysis:
         """The file moves work to a GPU (`.cuda()`, `.to("cuda")`, `.to(<device variable>)`);
         with `batches_only`, moves of models and loss modules do not count.  Syncs (TL401)
         and unpinned memory (TL405) only cost there."""
-        return self.file_fact(("moves to an accelerator", batches_only), _moves_batches if batches_only else _moves_anything)
+        return self.file_fact(("moves to an accelerator", batches_only), partial(_moves, batches_only=batches_only))
 
     def _moves_to_device(self, call: ast.Call, batches_only: bool) -> bool:
         if not isinstance(call.func, ast.Attribute) or self.qualname(call.func) is not None:
@@ -876,12 +874,8 @@ def _framework_places_on_accelerator(analysis: Analysis) -> bool:
         analysis.iter_calls("setup", "setup_module", "setup_dataloaders", "prepare", "to_device"))
 
 
-def _moves_anything(analysis: Analysis) -> bool:
-    return any(analysis._moves_to_device(call, False) for call in analysis.iter_calls("cuda", "to"))
-
-
-def _moves_batches(analysis: Analysis) -> bool:
-    return any(analysis._moves_to_device(call, True) for call in analysis.iter_calls("cuda", "to"))
+def _moves(analysis: Analysis, batches_only: bool) -> bool:
+    return any(analysis._moves_to_device(call, batches_only) for call in analysis.iter_calls("cuda", "to"))
 
 
 def _asks_for_cpu(call: ast.Call) -> bool:

@@ -80,8 +80,8 @@ from torch_lsp.dependents import imported_modules
 from torch_lsp.documents import CheckCache, CheckedVersion, OpenDocument, release_versions
 from torch_lsp.incremental_parse import ParsedVersion
 from torch_lsp.protocol import is_too_large, to_diagnostic, too_large_diagnostic
-from torch_lsp.shapes import infer_shapes
 from torch_lsp.rule_parts import forget_rule_parts
+from torch_lsp.shapes import infer_shapes
 from torch_lsp.shapes.components import forget_parts, keeping_parts
 from torch_lsp.shapes.limits import Superseded, stopping_when
 from torch_lsp.shapes.probe.session import PROBE_REPORT

@@ -115,11 +115,16 @@ def _slot_starts(body: list[ast.stmt]) -> list[tuple[int, int]]:
     slots: list[tuple[int, int]] = []
     last_line = 0
     for index, statement in enumerate(body):
-        first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", ())])
+        first = first_line(statement)
         if first > last_line:
             slots.append((first, index))
         last_line = max(last_line, statement.end_lineno or statement.lineno)
     return slots
+
+
+def first_line(statement: ast.stmt) -> int:
+    """The first line of a top-level statement, its decorators included."""
+    return min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", ())])
 
 
 def _future_import_at_or_after(body: list[ast.stmt], index: int) -> bool:

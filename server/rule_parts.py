@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from torch_lsp.diagnostics import (
     MAX_FINDINGS_PER_FILE, MAX_FINDINGS_PER_LINE, Finding, all_rules, merge_findings, run_rules,
 )
+from torch_lsp.incremental_parse import first_line
 from torch_lsp.shapes.components import current_document, partition
 from torch_lsp.workspace_files import reading_files, workspace_analysis
 
@@ -84,8 +85,12 @@ _latest: dict[str, KeptFindings] = {}
 def whole_file(code: str) -> bool:
     """Whether rule `code` reads facts of the whole file (run on the whole file always): the
     rules marked so, and those reading the shape pass or the probe, which run on the whole."""
-    rule = all_rules().get(code)
-    return rule is None or rule.whole_file or rule.needs_shapes or rule.needs_probe
+    return code in _whole_file_codes()
+
+
+def _whole_file_codes() -> frozenset[str]:
+    return frozenset(code for code, rule in all_rules().items()
+                     if rule.whole_file or rule.needs_shapes or rule.needs_probe)
 
 
 def run_rules_in_parts(analysis: "Analysis", is_selected: Callable[[str], bool],
@@ -98,13 +103,14 @@ def run_rules_in_parts(analysis: "Analysis", is_selected: Callable[[str], bool],
         if document is not None:
             forget_rule_parts(document)
         return run_rules(analysis, is_selected, severity_of)
-    codes = [code for code in all_rules() if is_selected(code)]
-    key = (analysis.path, analysis.torch_version, tuple((code, severity_of(code)) for code in codes))
+    selected = [code for code in all_rules() if is_selected(code)]
+    key = (analysis.path, analysis.torch_version, tuple((code, severity_of(code)) for code in selected))
+    whole = _whole_file_codes()
     kept = _latest.get(document)
     if kept is None or kept.key != key:
-        return _first_check(document, analysis, parts, key, is_selected, severity_of)
-    local = set(code for code in codes if not whole_file(code))
-    findings = run_rules(analysis, lambda code: code in codes and code not in local, severity_of)
+        return _first_check(document, analysis, parts, key, whole, is_selected, severity_of)
+    local = frozenset(selected) - whole
+    findings = run_rules(analysis, lambda code: code in whole and is_selected(code), severity_of)
     body = analysis.tree.body
     found_now: dict[tuple[str, str | None], Any] = {}
     new_parts: dict[int, PartFindings] = {}
@@ -150,7 +156,8 @@ def forget_rule_parts(document: str) -> None:
     _latest.pop(document, None)
 
 
-def _first_check(document: str, analysis: "Analysis", parts, key: tuple, is_selected, severity_of) -> list[Finding]:
+def _first_check(document: str, analysis: "Analysis", parts, key: tuple, whole: frozenset[str], is_selected,
+                 severity_of) -> list[Finding]:
     """Every rule on the whole file, each part-local finding filed under its part."""
     with reading_files() as read:
         findings = run_rules(analysis, is_selected, severity_of)
@@ -163,10 +170,10 @@ def _first_check(document: str, analysis: "Analysis", parts, key: tuple, is_sele
     # A finding belongs to the top-level statement whose lines hold it (the blank and comment
     # lines after a statement belong to it, as in `incremental_parse`); a shared statement's
     # (an import's) to every part, as each part's own run would report it.
-    first_lines = [_first_line(statement) for statement in body]
+    first_lines = [first_line(statement) for statement in body]
     per_part: list[list[Finding]] = [[] for _ in parts]
     for finding in findings:
-        if whole_file(finding.code):
+        if finding.code in whole:
             continue
         index = bisect_right(first_lines, finding.line) - 1
         if index < 0:
@@ -215,11 +222,7 @@ def _still_valid(entry: PartFindings, analysis: "Analysis", statements: tuple[as
 
 def _lines_above(analysis: "Analysis", statements: tuple[ast.stmt, ...]) -> tuple[str, ...]:
     lines = analysis.lines
-    return tuple(lines.line_text(_first_line(s) - 1) if _first_line(s) > 1 else "" for s in statements)
-
-
-def _first_line(statement: ast.stmt) -> int:
-    return min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", ())])
+    return tuple(lines.line_text(first_line(s) - 1) if first_line(s) > 1 else "" for s in statements)
 
 
 def _keep(document: str, kept: KeptFindings) -> None:

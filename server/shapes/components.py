@@ -144,6 +144,11 @@ def partition(analysis: "Analysis", by_called_names: bool = False) -> list[tuple
             index = parent[index]
         return index
 
+    def join(one: int, other: int) -> None:
+        a, b = find(one), find(other)
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+
     first_with: dict[str, int] = {}
     for index, names in enumerate(facts):
         if names.shared:
@@ -153,9 +158,7 @@ def partition(analysis: "Analysis", by_called_names: bool = False) -> list[tuple
         for name in names.mentions & bound:
             other = first_with.setdefault(name, index)
             if other != index:
-                a, b = find(index), find(other)
-                if a != b:
-                    parent[max(a, b)] = min(a, b)
+                join(index, other)
     if by_called_names:
         nodes = syntax_index(analysis)
         calls = analysis.statement_facts.each(
@@ -169,9 +172,7 @@ def partition(analysis: "Analysis", by_called_names: bool = False) -> list[tuple
             if not facts[index].shared:
                 for name in called:
                     for other in defining.get(name, ()):
-                        a, b = find(index), find(other)
-                        if a != b:
-                            parent[max(a, b)] = min(a, b)
+                        join(index, other)
     shared = [index for index, names in enumerate(facts) if names.shared]
     groups: dict[int, list[int]] = {}
     for index, names in enumerate(facts):

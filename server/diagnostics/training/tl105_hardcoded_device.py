@@ -67,7 +67,7 @@ class HardcodedDevice(Rule):
     fix_safety = "safe"
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        devices = _device_variables(analysis)
+        devices = dict(_device_variables(analysis))
         # The module's device variable serves every function of the file: a fact of the whole file.
         module_device = analysis.file_fact("TL105 the module's device variable", _module_device)
         devices.pop(analysis.module_scope, None)
@@ -244,7 +244,15 @@ def _device_parameter(function: FunctionInfo) -> str | None:
 
 def _device_variables(analysis: Analysis) -> dict[FunctionInfo, ast.Assign]:
     """The device variable each function defines (`device = torch.device(...)` or similar),
-    first one wins; the module's is under `analysis.module_scope`."""
+    first one wins; the module's is under `analysis.module_scope`.  Once per version: the
+    rule and the module's device variable (`_module_device`) both read it."""
+    return analysis.facts.get_or_compute(_DEVICE_VARIABLES, lambda: _find_device_variables(analysis))
+
+
+_DEVICE_VARIABLES: FactKey[dict[FunctionInfo, ast.Assign]] = FactKey("tl105.device_variables")
+
+
+def _find_device_variables(analysis: Analysis) -> dict[FunctionInfo, ast.Assign]:
     found: dict[FunctionInfo, ast.Assign] = {}
     parts = {id(statement): part for statement, part in zip(analysis.tree.body, analysis.walk_parts)}
     kept = analysis.statement_facts.each_under(
