@@ -8,7 +8,8 @@ It takes the `.py` files under the folders that split into parts and, for each:
   wherever its findings are);
 - applies random edits inside functions that keep the file parseable (a statement
   replaced by `pass`, another line of the file copied in, a comment added), checks each
-  version as the server does and from scratch, and prints every finding only one gives.
+  version as the server does (the rules that read the shape pass in a second step) and
+  from scratch, and prints every finding only one gives.
 A difference means a rule reads across parts: read that through `Analysis.file_fact`, join
 the parts it reads across in `rule_partition`, or mark the rule `whole_file`.  It never
 asserts; the figures to read are the two "differences".
@@ -22,7 +23,7 @@ import random
 from collections import Counter
 
 from torch_lsp.analysis import analyze, part_analysis
-from torch_lsp.checker import check_source, collector_paused
+from torch_lsp.checker import add_shape_findings, check_source, collector_paused
 from torch_lsp.diagnostics import run_rules
 from torch_lsp.rule_parts import forget_rule_parts, rule_partition, whole_file
 from torch_lsp.shapes.components import forget_parts, keeping_parts
@@ -124,11 +125,11 @@ def main() -> None:
             for side, key in part_differences(path, text):
                 part_differences_seen[key[0]] += 1
                 print(f"{path}:{key[1]}: {key[0]} {side}: {key[5][:100]}")
-            with keeping_parts(document):
-                previous = check_source(text, path).analysis.parsed
+            with keeping_parts(document):  # in the server's two steps: the shape rules second
+                previous = add_shape_findings(check_source(text, path, shapes=False)).analysis.parsed
             for version in edited_versions(text, rng, args.edits):
                 with keeping_parts(document):
-                    incremental = check_source(version, path, previous=previous)
+                    incremental = add_shape_findings(check_source(version, path, shapes=False, previous=previous))
                 previous = incremental.analysis.parsed
                 fresh = check_source(version, path)
                 versions += 1

@@ -69,7 +69,7 @@ def add_shape_findings(result: CheckResult, settings: Settings | None = None) ->
     analysis = result.analysis
     with collector_paused():
         try:
-            extra = run_rules(
+            extra = run_rules_in_parts(
                 analysis,
                 is_selected=lambda code: _needs(code, "needs_shapes") and settings.is_selected(code, analysis.path),
                 severity_of=settings.severity_of,

@@ -101,7 +101,9 @@ class Rule:
     # Rules that read the shape probe's report: run only once a front end has probed the file.
     needs_probe: ClassVar[bool] = False
     # Rules whose findings in one part of a file read facts of other parts (`rule_parts`):
-    # run on the whole file at every edit, not part by part.
+    # run on the whole file at every edit, not part by part.  A rule reading the shape pass
+    # runs part by part unless it says so too: a part's analysis reads the whole file's
+    # shapes, which an unchanged part keeps while the shape pass takes its runs over.
     whole_file: ClassVar[bool] = False
 
     def check(self, analysis: "Analysis") -> Iterator[Finding]:

@@ -92,12 +92,17 @@ def set_default_resolver(resolver: ImportResolver | None) -> None:
 
 
 def infer_shapes(analysis: "Analysis", resolver: ImportResolver | None = None) -> ShapeReport:
-    """The shapes of one analysed document version (computed on first use, then cached)."""
+    """The shapes of one analysed document version (computed on first use, then cached); a
+    part's analysis (`part_analysis`) reads the whole file's."""
+    if analysis.part_of is not None:
+        return infer_shapes(analysis.part_of, resolver)
     return analysis.facts.get_or_compute(_SHAPE_REPORT, lambda: _shape_report(analysis, resolver))
 
 
 def shapes_if_inferred(analysis: "Analysis") -> ShapeReport | None:
     """The shapes of the version if they were inferred already (never infers them)."""
+    if analysis.part_of is not None:
+        return shapes_if_inferred(analysis.part_of)
     return analysis.facts.peek(_SHAPE_REPORT)
 
 

@@ -30,7 +30,7 @@ import ast
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from torch_lsp.fact_cache import FactKey
 from torch_lsp.shapes.limits import MAX_STEPS, Superseded, close_request, stopping_when
@@ -233,6 +233,8 @@ class PartRun:
     reports: int = 1  # reports that hold the run
     kept: bool = False  # held for the document's next version (`keeping_parts`)
     released: bool = False
+    # The main file's frames that recorded each node (`ShapeReport`), built on first use.
+    frames_by_node: dict | None = None
 
 
 @dataclass
@@ -429,6 +431,7 @@ def _settle(run: PartRun) -> None:
         run.engine.main.analysis = run.engine.main.lines = None
         return
     run.released = True
+    run.frames_by_node = None
     run.engine.release()
 
 
@@ -446,6 +449,25 @@ class PartEngines:
                 key = analysis.tree if function is run.part.module else function
                 merged.setdefault(key, []).extend(frames)
         self.frames_by_function = merged
+
+    def frames_by_node(self, build: Callable[[dict], dict]) -> dict:
+        """The frames that recorded each node, over all runs: `build` of each run's frames (once
+        per run, kept with it), the tables of the shared statements' nodes (the imports, which
+        every part runs) joined in run order, as one table of all the runs' frames gives them."""
+        table: dict = {}
+        for run in self.runs:
+            if run.frames_by_node is None:
+                run.frames_by_node = build(run.engine.frames_by_function)
+            table.update(run.frames_by_node)
+        if len(self.runs) > 1:
+            common = set.intersection(*({id(s) for s in run.part.statements} for run in self.runs))
+            for statement in self.runs[0].part.statements:
+                if id(statement) in common:
+                    for node in ast.walk(statement):
+                        frames = [f for run in self.runs for f in run.frames_by_node.get(node, ())]
+                        if frames:
+                            table[node] = frames
+        return table
 
     def release(self) -> None:
         """Releases the runs no later version took over (see `Engine.release`)."""

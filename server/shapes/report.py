@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.shapes.dims import Dim, known_sum, product
 from torch_lsp.shapes.calls import ModuleCall
+from torch_lsp.shapes.components import PartEngines
 from torch_lsp.shapes.contexts import ContextNames
 from torch_lsp.shapes.parameters import module_parameters, unknown_parameters_reason
 from torch_lsp.shapes.symbols import SuggestedShape, suggested_shape, symbol_origins
@@ -99,6 +100,18 @@ class Hover:
     markdown: str
 
 
+def main_frames_by_node(frames_by_function: dict[ast.AST, list[Frame]]) -> dict[ast.AST, list[Frame]]:
+    """The frames of the main file that recorded each node, from an engine's frames."""
+    table: dict[ast.AST, list[Frame]] = {}
+    for frames in frames_by_function.values():
+        for frame in frames:
+            if not frame.scope.is_main:
+                continue
+            for node in frame.values:
+                table.setdefault(node, []).append(frame)
+    return table
+
+
 class ShapeReport:
     """Shapes of one document version; built once, answers hovers and inlay hints."""
 
@@ -115,15 +128,11 @@ class ShapeReport:
     # -- merged values ---------------------------------------------------------------------
     @cached_property
     def _frames_by_node(self) -> dict[ast.AST, list[Frame]]:
-        """Main-file frames that recorded each node."""
-        table: dict[ast.AST, list[Frame]] = {}
-        for frames in self.engine.frames_by_function.values():
-            for frame in frames:
-                if not frame.scope.is_main:
-                    continue
-                for node in frame.values:
-                    table.setdefault(node, []).append(frame)
-        return table
+        """Main-file frames that recorded each node (of a file run in parts: each part run's
+        table, kept with the run, so that an edit builds only its own part's again)."""
+        if isinstance(self.engine, PartEngines):
+            return self.engine.frames_by_node(main_frames_by_node)
+        return main_frames_by_node(self.engine.frames_by_function)
 
     def value_of(self, node: ast.AST) -> Value | None:
         """What is known of an expression, name or parameter of this file (None: never reached)."""

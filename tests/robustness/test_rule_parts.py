@@ -10,7 +10,7 @@ from bench.generate import generate_source
 from tests.robustness.test_shape_parts import BOUNDED, SOURCES, edit, edits
 from torch_lsp import rule_parts
 from torch_lsp.analysis import analyze
-from torch_lsp.checker import check_source
+from torch_lsp.checker import add_shape_findings, check_source
 from torch_lsp.rule_parts import forget_rule_parts, rule_partition
 from torch_lsp.shapes.components import forget_parts, keeping_parts
 
@@ -44,6 +44,62 @@ def test_edits_checked_part_by_part_show_what_a_check_from_scratch_shows(which, 
     assert document not in rule_parts._latest
 
 
+@BOUNDED
+@given(st.sampled_from(range(len(SOURCES))), edits)
+def test_the_rules_reading_the_shape_pass_show_after_edits_what_a_check_from_scratch_shows(which, changes):
+    # As the server checks: the other rules first, then those reading the shape pass, each
+    # step taking over its own findings of the unchanged parts.
+    text = SOURCES[which]
+    document = f"shape-rules-document-{which}"
+    with keeping_parts(document):
+        previous = add_shape_findings(check_source(text, "train.py", shapes=False)).analysis
+    try:
+        for change in changes:
+            text = edit(text, change)
+            with keeping_parts(document):
+                edited = add_shape_findings(check_source(text, "train.py", shapes=False, previous=previous.parsed))
+            assert findings(edited) == findings(check_source(text, "train.py"))
+            previous = edited.analysis
+    finally:
+        forget(document)
+
+
+SOFTMAX_IN_TWO_PARTS = '''import torch
+import torch.nn.functional as F
+
+
+def attend(q, k):
+    scores = q @ k.transpose(1, 2)
+    return F.softmax(scores, dim=0)
+
+
+def classify(x):
+    # x: [B, D]
+    logits = x * 2
+    return F.softmax(logits, dim=-1)
+'''
+
+
+def test_a_shape_finding_is_found_again_only_in_the_part_whose_shapes_an_edit_changed():
+    over_batch = SOFTMAX_IN_TWO_PARTS.replace("dim=-1", "dim=0")
+    unstated = over_batch.replace("    # x: [B, D]\n", "")
+    with keeping_parts("softmax"):
+        first = add_shape_findings(check_source(SOFTMAX_IN_TWO_PARTS, "f.py", shapes=False))
+        before = dict(rule_parts._latest["softmax"].steps[True].parts)
+        second = add_shape_findings(check_source(over_batch, "f.py", shapes=False, previous=first.analysis.parsed))
+        after = rule_parts._latest["softmax"].steps[True].parts
+        third = add_shape_findings(check_source(unstated, "f.py", shapes=False, previous=second.analysis.parsed))
+    forget("softmax")
+    assert [(f.code, f.line) for f in first.findings] == [("TL202", 7)]
+    assert [(f.code, f.line) for f in second.findings] == [("TL202", 7), ("TL202", 13)]
+    # `attend`'s finding was taken over; `classify`'s part ran again.
+    assert len(before) == len(after) == 2
+    assert len([entry for entry in after.values() if any(entry is old for old in before.values())]) == 1
+    # Without the comment the shape pass no longer knows dim 0 is the batch: the finding goes.
+    assert [(f.code, f.line) for f in third.findings] == [("TL202", 7)]
+    assert findings(third) == findings(check_source(unstated, "f.py"))
+
+
 GENERATED = generate_source(700, variant=11)
 
 
@@ -52,9 +108,9 @@ def test_a_typed_character_runs_the_rules_again_on_its_own_part_only():
     edited_text = GENERATED[:at] + " " + GENERATED[at:]
     with keeping_parts("typed"):
         first = check_source(GENERATED, "generated.py", shapes=False)
-        before = dict(rule_parts._latest["typed"].parts)
+        before = dict(rule_parts._latest["typed"].steps[False].parts)
         edited = check_source(edited_text, "generated.py", shapes=False, previous=first.analysis.parsed)
-        after = rule_parts._latest["typed"].parts
+        after = rule_parts._latest["typed"].steps[False].parts
     forget("typed")
     assert len(before) == len(after) >= 4
     taken_over = [entry for entry in after.values() if any(entry is old for old in before.values())]

@@ -73,7 +73,12 @@ def _compiled_entries(analysis: "Analysis", seen: set[ast.AST]) -> Iterator[Comp
                 seen.add(node)
                 label = f"`{function.class_node.name}.{node.name}`" if function.class_node else f"`{node.name}`"
                 yield CompiledFunction(node, decorator, _fullgraph(decorator), label)
-    for call in analysis.calls:
+    # Only a call of `torch.compile` (by any imported name) or a `.compile()` compiles anything:
+    # found in the analysis's call indexes, in the order of the file's calls.
+    compiling = {id(call) for call in analysis.calls_to(COMPILE)} | {id(call) for call in analysis.iter_calls("compile")}
+    for call in analysis.calls if compiling else ():
+        if id(call) not in compiling:
+            continue
         for compiled in _compiled_by_call(analysis, call):
             if compiled.node not in seen and not _never_traced(analysis, compiled.node):
                 seen.add(compiled.node)

@@ -99,6 +99,7 @@ class GraphBreak(Rule):
     severity = "information"
     fix_safety = "none"
     needs_shapes = True
+    whole_file = True  # what `torch.compile` wraps, and the dynamo options, set anywhere in the file
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         compiled = compiled_functions(analysis)

@@ -69,6 +69,7 @@ class MissingCompile(Rule):
     fix_safety = "none"
     enabled_by_default = False
     needs_shapes = True  # a toy model's size comes from the shape pass: sent in the second step
+    whole_file = True  # one finding per file, none where the file compiles anything
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         if analysis.is_test_file or any(

@@ -64,6 +64,7 @@ class ShapeMismatch(Rule):
 
     code = "TL501"
     needs_shapes = True
+    whole_file = True  # the shape pass's mismatches are listed for the whole file
     name = "shape-mismatch"
     severity = "error"
     fix_safety = "none"

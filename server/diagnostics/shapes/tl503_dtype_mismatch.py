@@ -55,6 +55,7 @@ class DtypeMismatch(Rule):
 
     code = "TL503"
     needs_shapes = True
+    whole_file = True  # the shape pass's mismatches are listed for the whole file
     name = "dtype-mismatch"
     severity = "error"
     fix_safety = "none"
