@@ -207,6 +207,31 @@ def read_once(analysis: "Analysis", loader: ast.Call) -> bool:
                or _first_batch_only(analysis, n) or _only_looks_at(analysis, n) for n in uses)
 
 
+def dataset_self_test(analysis: "Analysis", loader: ast.Call) -> bool:
+    """A dataset module's self-test: the loader is built under `if __name__ == "__main__":`
+    over a dataset of a class this file defines (`dst = ADE20KLoader(path)`, then
+    `DataLoader(dst, batch_size=4)`, pytorch-semseg's loader modules), and the loops over it
+    train nothing and move no batch to a GPU: a look at some samples (plotted, printed,
+    stepped through in a debugger), whose loading speed nobody waits on."""
+    if not any(in_body and is_main_guard(stmt.test) for stmt, in_body in analysis.context(loader).guards):
+        return False
+    dataset = argument(loader, 0, "dataset")
+    if not isinstance(dataset, ast.Name):
+        return False
+    bindings = analysis.roles_for(loader).assignments.get(dataset.id, ())
+    if not bindings or not all(isinstance(a.value, ast.Call) and isinstance(a.value.func, ast.Name)
+                               and a.value.func.id in analysis.classes for a in bindings):
+        return False
+    loops = _loops_over_loader(analysis, loader)
+    if not loops or batches_reach_gpu(analysis, loader):
+        return False
+    for node in loops:
+        loop = analysis.loop_by_node(node)
+        if loop is None or analysis.backward_calls(loop) or analysis.optimizer_steps(loop):
+            return False
+    return True
+
+
 def _declared_global(function: "FunctionInfo", name: str) -> bool:
     """A function declares `name` `global` or `nonlocal`: its binding outlives the call."""
     return not function.is_module and any(isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names

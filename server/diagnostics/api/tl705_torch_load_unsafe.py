@@ -367,13 +367,23 @@ def _saved_module_read(analysis: "Analysis", call: ast.Call) -> tuple[ast.AST, s
             continue  # only entries every checkpoint has in common say nothing of which file it is
         roles = analysis.roles_for(saving)
         for where, key, value in entries:
-            if not isinstance(value, ast.Name):
+            if not isinstance(value, ast.Name) or _bound_to_plain_data(analysis, saving, value.id):
                 continue
             # a global the saving function reads (`'net': net` in mixup-cifar10's `checkpoint()`)
             # is a model by its name alone only where the load reads that very entry back
             if roles.is_model(value.id) or key in read and _names_a_model(analysis, saving, value.id):
                 return where, key, value
     return None
+
+
+def _bound_to_plain_data(analysis: "Analysis", at: ast.AST, name: str) -> bool:
+    """Every binding of `name` in the function around `at` is a dict display or a
+    `state_dict()` (`model_states = {"net": self.net.state_dict()}`, Beta-VAE): what it holds
+    is plain data `weights_only=True` loads, however it is named."""
+    bindings = analysis.roles_for(at).assignments.get(name, ())
+    return bool(bindings) and all(
+        _dict_display(analysis, a.value) or isinstance(a.value, ast.Call) and call_name(a.value) == "state_dict"
+        for a in bindings)
 
 
 # What a plain dict answers to: `config.get("lr")` does not show an object with attributes.

@@ -11,6 +11,7 @@ from torch_lsp.diagnostics.correctness.provenance import torch_module_class
 from torch_lsp.diagnostics.correctness.quoting import source_of
 from torch_lsp.diagnostics.correctness.torch_names import FUNCTIONAL_SOFTMAX, SOFTMAX_MODULES
 from torch_lsp.syntax_nodes import argument, has_star_args, is_none
+from torch_lsp.name_resolution import in_compatibility_code
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -26,7 +27,8 @@ class SoftmaxImplicitDim(Rule):
     Without `dim`, PyTorch guesses the axis from the input's rank: dim 0 for 0-, 1- and
     3-D input, dim 1 otherwise. For a batch of sequences (`[B, N, C]`) that is the batch
     axis, so every sample's probabilities depend on the rest of the batch. The guess is
-    deprecated and warns on every call.
+    deprecated and warns on every call. Not flagged: a call in a branch for other PyTorch
+    versions (`if torch.__version__ < "0.3":`, before `dim` existed).
 
     ## Example
     ```python
@@ -61,6 +63,8 @@ class SoftmaxImplicitDim(Rule):
                 continue
             if dim is not None and not is_none(dim):
                 continue
+            if dim is None and in_compatibility_code(analysis, call, versions_only=True):
+                continue  # `if torch.__version__ < "0.3": F.log_softmax(x)`: the `dim` argument came in 0.3
             text = source_of(analysis, call)
             lacks = "has no `dim`" if dim is None else "passes `dim=None`"
             yield self.finding(

@@ -47,6 +47,21 @@ def _reset_only_periodically(analysis: Analysis, loop: LoopInfo, name: str) -> b
         for stmt in fresh)
 
 
+def _bound_afresh_each_optimizer_step(analysis: Analysis, loop: LoopInfo, name: str) -> bool:
+    """`loop` runs the micro-batches of one optimizer step (`for chunk in chunks: ...
+    loss.backward()`, stepping no optimizer itself) inside a loop that binds `name` afresh each
+    iteration and steps the optimizer there: the list lives one step, its graphs freed by each
+    backward or used by the step's own, so memory does not grow from step to step."""
+    if analysis.optimizer_steps(loop):
+        return False
+    outer = loop.parent
+    while outer is not None:
+        if analysis.optimizer_steps(outer, direct=True):
+            return analysis.loop_rebinds(outer, name) and not _reset_only_periodically(analysis, outer, name)
+        outer = outer.parent
+    return False
+
+
 def _attribute_rebound(loop: LoopInfo, container: ast.Attribute) -> bool:
     """The loop body binds the attribute afresh (`self.loss = self._make_empty_loss()`, not
     `self.total = self.total + loss`): what is added into it lives one iteration."""
@@ -75,7 +90,9 @@ class AccumulatedGraph(Rule):
     the loop binds afresh each iteration (`loss = 0.0`, `self.loss = self._make_empty_loss()`),
     which sums one step's loss terms. A total reset only on some steps (`if (i + 1) % accum
     == 0: ... window_loss = 0.0`) still outlives the steps in between, and is flagged unless
-    the loop backpropagates through it.
+    the loop backpropagates through it.  Nor is a list that a loop over one step's
+    micro-batches fills while the loop around it, which takes the optimizer step, binds it
+    afresh each step.
 
     ## Why is this bad
     Each stored tensor keeps its whole graph — every activation of the forward pass —
@@ -124,6 +141,8 @@ class AccumulatedGraph(Rule):
                             and not _reset_only_periodically(analysis, loop, container.id)):
                         continue
                     if _backpropagated_later(analysis, loop, container.id):
+                        continue
+                    if _bound_afresh_each_optimizer_step(analysis, loop, container.id):
                         continue
                 elif isinstance(container, ast.Subscript):
                     # `history["loss"].append(loss)`, `self.history["loss"].append(loss)`

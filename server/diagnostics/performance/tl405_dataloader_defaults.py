@@ -9,7 +9,9 @@ from typing import Iterator
 from torch_lsp.analysis import Analysis
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.datasets import batches_made_on_device, batches_reach_gpu, dataset_without_loading_work, read_once
+from torch_lsp.datasets import (
+    batches_made_on_device, batches_reach_gpu, dataset_self_test, dataset_without_loading_work, read_once,
+)
 from torch_lsp.syntax_index import syntax_index
 from torch_lsp.syntax_nodes import argument, has_star_args, keyword
 from torch_lsp.workspace_files import workspace_analysis
@@ -46,7 +48,9 @@ class DataLoaderDefaults(Rule):
     counting reads before the loader is built or after a later cell builds it anew, nor a
     function's parameter of the same name) or not read at all where no importing module could
     read it (in a notebook, a function's local, a name bound under `if __name__ == "__main__":`
-    as a dataset file's self-test), its `collate_fn` is a closure or lambda, or what a factory returns as one (`collate_fn=create_collate_fn()`,
+    as a dataset file's self-test), the loader is such a self-test's, over a dataset of a class
+    the file defines, whose loops train nothing and move no batch to a GPU (samples plotted or
+    stepped through in a debugger), its `collate_fn` is a closure or lambda, or what a factory returns as one (`collate_fn=create_collate_fn()`,
     the factory of the file or of the workspace file its import names: spawned workers cannot
     pickle it), the batch is the whole dataset (`batch_size=len(dataset)`: one batch per pass,
     nothing for workers to prepare ahead), or the file is a test or a helper of a test suite. The dataset class is
@@ -82,7 +86,8 @@ class DataLoaderDefaults(Rule):
         for call in analysis.calls_to(*self._LOADERS):
             if has_star_args(call) or self._toy_dataset(call) or _whole_dataset_batch(call):
                 continue
-            if dataset_without_loading_work(analysis, call) or read_once(analysis, call):
+            if dataset_without_loading_work(analysis, call) or read_once(analysis, call) \
+                    or dataset_self_test(analysis, call):
                 continue
             if batches_made_on_device(analysis, call):
                 continue  # CUDA tensors cannot be pinned, nor made in forked workers
