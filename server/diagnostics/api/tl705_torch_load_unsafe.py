@@ -124,6 +124,10 @@ class TorchLoadUnsafe(Rule):
             if settings is not None:
                 yield self._saved_settings(call, name, settings)
                 continue
+            settings_entry = _settings_entry_read(analysis, call)
+            if settings_entry is not None:
+                yield self._settings_entry(call, name, settings_entry)
+                continue
             title = "Add `weights_only=True`"
             if safe_default:
                 message = (f"`{name}(...)` without `weights_only`: {version_text(version)} loads only weights by "
@@ -192,6 +196,16 @@ class TorchLoadUnsafe(Rule):
                    "unpickle anything, which can run code. Save plain values instead (`vars(args)`, the config as "
                    "a dict), or pass `weights_only=False` for a file you trust.")
         return self._no_fix(call, message, key, f"`{value.id}` is saved with the weights here")
+
+    def _settings_entry(self, call: ast.Call, name: str, binding: ast.Assign) -> Finding:
+        target, entry = binding.targets[0].id, binding.value
+        message = (f"`{name}(...)` returns a checkpoint whose `{entry.slice.value!r}` entry this code reads as an "
+                   f"object (`{target} = {entry.value.id}[{entry.slice.value!r}]`, then `{target}.` attributes): parsed "
+                   f"arguments or a config object (`argparse.Namespace`, a config node), which PyTorch "
+                   f"{SAFE_DEFAULT_FROM} and later refuse by default (`weights_only=True`), while older versions "
+                   "unpickle anything, which can run code. Save plain values instead (`vars(args)`, the config as "
+                   "a dict), or pass `weights_only=False` for a file you trust.")
+        return self._no_fix(call, message, binding, f"`{target}` is read as an object from here")
 
     def _no_fix(self, call: ast.Call, message: str, evidence: ast.AST, note: str) -> Finding:
         """A finding whose file `weights_only=True` would refuse: no fix, and where the evidence is."""
@@ -347,6 +361,29 @@ def _saved_settings_read(analysis: "Analysis", call: ast.Call) -> tuple[ast.AST,
         for where, key, value in entries:
             if isinstance(value, ast.Name) and value.id in _SETTINGS_NAMES and _used_as_object(scope, value.id):
                 return where, key, value
+    return None
+
+
+def _settings_entry_read(analysis: "Analysis", call: ast.Call) -> ast.Assign | None:
+    """`ckpt = torch.load(path)`, then `args = ckpt["args"]` and `args.channel` in the same
+    function (vq-vae-2's `sample.py`, loading the checkpoints `train_pixelsnail.py` saves with
+    its parsed arguments): an entry named and read like parsed arguments or a config object,
+    which `weights_only=True` refuses.  The binding, or None."""
+    holder = analysis.parents.get(call)
+    if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)):
+        return None
+    loaded = holder.targets[0].id
+    function = analysis.context(call).function
+    for statement in function.statements:
+        if not (isinstance(statement, ast.Assign) and statement.lineno > holder.end_lineno
+                and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
+                and statement.targets[0].id in _SETTINGS_NAMES):
+            continue
+        entry = statement.value
+        if isinstance(entry, ast.Subscript) and isinstance(entry.value, ast.Name) and entry.value.id == loaded \
+                and isinstance(entry.slice, ast.Constant) and isinstance(entry.slice.value, str) \
+                and _used_as_object(function.node, statement.targets[0].id):
+            return statement
     return None
 
 

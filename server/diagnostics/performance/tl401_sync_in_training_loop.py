@@ -101,12 +101,37 @@ def _guarded_by_modulo(analysis: Analysis, node: ast.AST) -> bool:
         if tests_modulo(if_stmt.test, lambda name: followed(analysis, name)[0],
                          lambda call: _modulo_predicate(analysis, call)) or _throttled(if_stmt):
             return True
+        if _flag_set_on_few_steps(analysis, if_stmt.test, node):
+            return True
         if counters is None:
             counters = {n.id for loop in context.loops if isinstance(loop.node, (ast.For, ast.AsyncFor))
                         for n in ast.walk(loop.node.target) if isinstance(n, ast.Name)}
         if _selected_steps(if_stmt.test, counters):
             return True
     return False
+
+
+def _flag_set_on_few_steps(analysis: Analysis, test: ast.AST, node: ast.AST) -> bool:
+    """`if plot:` where the loop clears the flag each iteration (`plot = False`) and sets it
+    only under a periodic or one-off test (`if epoch % plot_freq == 0 and i == 0: plot =
+    True`, recurrent-visual-attention): the branch runs on the steps that test picks."""
+    loop = analysis.context(node).loop
+    if not isinstance(test, ast.Name) or loop is None:
+        return False
+    inside = {id(stmt) for stmt in loop.statements}
+    at_loop_level = len(analysis.context(loop.node).guards)
+    cleared = False
+    for assignment in analysis.roles_for(node).assignments.get(test.id, ()):
+        statement, value = assignment.statement, assignment.value
+        if not (isinstance(statement, ast.Assign) and isinstance(value, ast.Constant)):
+            return False  # bound to something else: it may hold on any step
+        guards = analysis.context(statement).guards
+        if not value.value:
+            cleared = cleared or (id(statement) in inside and len(guards) == at_loop_level)
+        elif id(statement) not in inside or not any(
+                in_body and (tests_modulo(guard.test) or _one_off(guard.test)) for guard, in_body in guards[at_loop_level:]):
+            return False  # set outside the loop, or on steps no periodic or one-off test picks
+    return cleared
 
 
 def _selected_steps(test: ast.AST, counters: set[str]) -> bool:
@@ -424,7 +449,9 @@ class SyncInTrainingLoop(Rule):
     == 0` ... `if regularize:`), or under a throttle that logs once per interval (`if now -
     last_logging > args.log_freq_time:` whose branch sets `last_logging = now`), or under a test
     of the loop's counter against a fixed set of steps (`if i in np.linspace(0, iters, 10,
-    dtype=int):`, `if step in log_steps:`), nor in a branch
+    dtype=int):`, `if step in log_steps:`), or under a flag the loop clears each iteration and
+    sets only under such a test or a one-off one (`plot = False`, `if i == 0: plot = True`,
+    then `if plot:`), nor in a branch
     that leaves the loop, nor the value a NaN check
     that stops training reads (`if not math.isfinite(loss_value): sys.exit(1)`, or an `assert
     math.isfinite(loss_value)` there), nor the value a `while` loop's own test reads (`score =

@@ -6,11 +6,12 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from torch_lsp.analysis import Analysis
+from torch_lsp.analysis import Analysis, construction_of
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, FixInfo, Rule
 from torch_lsp.syntax_index import syntax_index
 from torch_lsp.syntax_nodes import dotted
+from torch_lsp.workspace_files import project_definition
 
 
 @register
@@ -20,7 +21,9 @@ class SchedulerBeforeOptimizer(Rule):
     Flags `scheduler.step()` that, within one loop body, comes before the first
     `optimizer.step()`; also on a trainer's attributes (`self.sched.step()`), not in test files,
     nor for a scheduler whose `last_epoch` the file sets itself (`self.scheduler.last_epoch =
-    self.start_epoch - 1`: the program positions the schedule for a step at each epoch's start).
+    self.start_epoch - 1`: the program positions the schedule for a step at each epoch's start),
+    nor for a scheduler of a class of the project that is no torch scheduler and writes the
+    learning rate into the param groups itself (it sets the rate of the coming step).
     The fix moves the scheduler step after the optimizer step; on a trainer's attribute it is
     unsafe (a method called in between may read the scheduler).
 
@@ -66,6 +69,8 @@ class SchedulerBeforeOptimizer(Rule):
                     continue
                 if _positioned_by_hand(analysis, call):
                     continue  # `scheduler.last_epoch = start_epoch - 1`: the program counts the steps itself
+                if _sets_the_rate_itself(analysis, loop.function, call):
+                    continue  # the project's own scheduler sets the rate the coming step uses
                 if (call.lineno, call.col_offset) < (first_step.lineno, first_step.col_offset):
                     reported.add(id(call))
                     message = (
@@ -81,6 +86,53 @@ class SchedulerBeforeOptimizer(Rule):
                         # A trainer's scheduler may be read by any method called on the way.
                         finding.fix = FixInfo(finding.fix.title, "unsafe")
                     yield finding
+
+
+def _sets_the_rate_itself(analysis: Analysis, function, call: ast.Call) -> bool:
+    """`scheduler.step()` of a class of the project that is no torch scheduler (no base class)
+    and whose `step` writes the learning rate into the optimizer's param groups itself,
+    stepping no other scheduler (vq-vae-2's `CycleScheduler`): it sets the rate the coming optimizer
+    step uses, so it runs before it; torch's ordering of `LRScheduler.step()` does not apply."""
+    receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+    if not isinstance(receiver, ast.Name):
+        return False
+    built = _built_from(analysis, function, receiver.id, call)
+    return bool(built) and all(_own_rate_class(analysis, value) for value in built)
+
+
+def _built_from(analysis: Analysis, function, name: str, at: ast.AST) -> list[ast.AST | None]:
+    """What `name` is built from at `at`: its binding here, or, for a parameter, what each
+    caller in the file passes (one hop; a None in the list where one is unknown)."""
+    if name in function.params and not function.is_module \
+            and analysis.roles_for(function).last_assignment(name, at) is None:
+        built = []
+        for site in analysis.callers(function):
+            passed = analysis.argument_for(site, function, name)
+            built.append(construction_of(analysis, analysis.context(site).function, passed.id, site)
+                         if isinstance(passed, ast.Name) else None)
+        return built
+    return [construction_of(analysis, function, name, at)]
+
+
+def _own_rate_class(analysis: Analysis, built: ast.AST | None) -> bool:
+    found = project_definition(analysis, built.func) if isinstance(built, ast.Call) else None
+    if found is None or not isinstance(found[1], ast.ClassDef):
+        return False
+    cls = found[1]
+    if any(not (isinstance(base, ast.Name) and base.id == "object") for base in cls.bases) or cls.keywords:
+        return False  # perhaps a torch scheduler (`lr_scheduler._LRScheduler`), or built on one
+    step = next((node for node in cls.body if isinstance(node, ast.FunctionDef) and node.name == "step"), None)
+    if step is None:
+        return False
+    nodes = list(ast.walk(step))
+    writes_rate = any(isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store)
+                      and isinstance(node.slice, ast.Constant) and node.slice.value == "lr" for node in nodes)
+    # `self.inner.step()` as a statement steps another scheduler (a wrapper of a torch one);
+    # `lr = self.phase.step()` only computes the value it writes
+    steps_another = any(isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+                        and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "step"
+                        for node in nodes)
+    return writes_rate and not steps_another
 
 
 def _positioned_by_hand(analysis: Analysis, call: ast.Call) -> bool:
