@@ -12,7 +12,7 @@ from torch_lsp.diagnostics.correctness.provenance import followed
 from torch_lsp.diagnostics.performance.tl401_sync_in_training_loop import tests_modulo
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.syntax_nodes import accumulation, call_name, walk_nodes
+from torch_lsp.syntax_nodes import accumulation, call_name, keyword, walk_nodes
 
 
 def _backpropagated_later(analysis: Analysis, loop: LoopInfo, name: str) -> bool:
@@ -47,6 +47,32 @@ def _reset_only_periodically(analysis: Analysis, loop: LoopInfo, name: str) -> b
         for stmt in fresh)
 
 
+def _one_steps_terms(analysis: Analysis, loop: LoopInfo, name: str) -> bool:
+    """The loop backpropagates several losses through one shared graph (every backward in its
+    own body passes `retain_graph=`: `for i, extractor in enumerate(extractors): ...
+    loss.backward(retain_graph=i != last)`), and an enclosing loop binds the total afresh each
+    iteration (`step_loss = torch.zeros(n)` before it): the total sums one step's loss terms and
+    lives one step, as when the step loop itself binds it. Micro-batches (no `retain_graph`)
+    summed into a total reset per optimizer step are still flagged: that keeps every
+    micro-batch's activations alive."""
+    backward = analysis.backward_calls(loop, direct=True)
+    if not backward or any(not _retains_graph(call) for call in backward) \
+            or analysis.optimizer_steps(loop, direct=True):
+        return False
+    outer = loop.parent
+    while outer is not None:
+        if analysis.loop_rebinds(outer, name) and not _reset_only_periodically(analysis, outer, name):
+            return True
+        outer = outer.parent
+    return False
+
+
+def _retains_graph(call: ast.Call) -> bool:
+    """`backward(retain_graph=...)` with anything but a constant false."""
+    flag = keyword(call, "retain_graph")
+    return flag is not None and not (isinstance(flag.value, ast.Constant) and not flag.value.value)
+
+
 def _attribute_rebound(loop: LoopInfo, container: ast.Attribute) -> bool:
     """The loop body binds the attribute afresh (`self.loss = self._make_empty_loss()`, not
     `self.total = self.total + loss`): what is added into it lives one iteration."""
@@ -73,7 +99,9 @@ class AccumulatedGraph(Rule):
     `ema = 0.98 * ema + 0.02 * loss`, `sums["loss"] += loss`, also kept on a trainer object
     (`self.total += loss`, `self.history["loss"].append(loss)`). Not flagged: a running total
     the loop binds afresh each iteration (`loss = 0.0`, `self.loss = self._make_empty_loss()`),
-    which sums one step's loss terms. A total reset only on some steps (`if (i + 1) % accum
+    which sums one step's loss terms, also a total an enclosing loop binds afresh while the inner
+    loop backpropagates each term through one shared graph (`backward(retain_graph=...)`: one
+    step's terms, not micro-batches). A total reset only on some steps (`if (i + 1) % accum
     == 0: ... window_loss = 0.0`) still outlives the steps in between, and is flagged unless
     the loop backpropagates through it.
 
@@ -124,6 +152,8 @@ class AccumulatedGraph(Rule):
                             and not _reset_only_periodically(analysis, loop, container.id)):
                         continue
                     if _backpropagated_later(analysis, loop, container.id):
+                        continue
+                    if _one_steps_terms(analysis, loop, container.id):
                         continue
                 elif isinstance(container, ast.Subscript):
                     # `history["loss"].append(loss)`, `self.history["loss"].append(loss)`
