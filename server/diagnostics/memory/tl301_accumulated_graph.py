@@ -90,9 +90,10 @@ class AccumulatedGraph(Rule):
     the loop binds afresh each iteration (`loss = 0.0`, `self.loss = self._make_empty_loss()`),
     which sums one step's loss terms. A total reset only on some steps (`if (i + 1) % accum
     == 0: ... window_loss = 0.0`) still outlives the steps in between, and is flagged unless
-    the loop backpropagates through it.  Nor is a list that a loop over one step's
-    micro-batches fills while the loop around it, which takes the optimizer step, binds it
-    afresh each step.
+    the loop backpropagates through it.  Nor is a list or total that a loop over one step's
+    micro-batches or loss terms fills (each backward there frees what it saved, or keeps it for
+    the next term on purpose with `retain_graph`) while the loop around it, which takes the
+    optimizer step, binds it afresh each step.
 
     ## Why is this bad
     Each stored tensor keeps its whole graph — every activation of the forward pass —

@@ -38,7 +38,9 @@ class EvalWithoutNoGrad(Rule):
     frozen first (`model.requires_grad_(False)`, also at the end of calls that return the module,
     `model.eval().requires_grad_(False).to(device)`, or of the chain that builds it,
     `copy.deepcopy(model).requires_grad_(False)`, or `p.requires_grad = False` over its
-    parameters or named parameters) records no graph and is not flagged, nor is a trainer's attribute bound only to
+    parameters or named parameters) records no graph and is not flagged, also a trainer's
+    attribute its class freezes wherever it builds it (`self.avg_g = deepcopy(g)`, then
+    `p.requires_grad = False` over `self.avg_g.parameters()`), nor is a trainer's attribute bound only to
     an Ultralytics model object (`self.model = YOLO(path)`: its call runs a predictor under
     `torch.inference_mode()`). Nor is an evaluation that differentiates through the model: a
     loop that takes gradients of the input (`torch.autograd.grad(loss, x_adv)`, after
@@ -94,6 +96,8 @@ class EvalWithoutNoGrad(Rule):
             context = analysis.context(run.call)
             if context.grad_disabled or analysis.only_called_without_grad(run.function):
                 continue
+            if _class_freezes(run.function, run.model[len("self."):]):
+                continue  # `for p in self.avg_g.parameters(): p.requires_grad = False` where it is built
             if (run.eval_before is not None and context.loops) or named_for_evaluation(run.function):
                 yield self._report(run.call, run.model, run.eval_before)
 
@@ -130,6 +134,56 @@ def _frozen_before(function: FunctionInfo, call: ast.Call, model: str) -> bool:
                 for s in node.body):
             return True
     return False
+
+
+def _class_freezes(function: FunctionInfo, attr: str) -> bool:
+    """The class of `function` freezes `self.<attr>` right where it builds it: a method binds it
+    fresh and then turns every parameter's grad off (`self.avg_g = deepcopy(g)`, then `for p in
+    self.avg_g.parameters(): p.requires_grad = False`, or `self.avg_g.requires_grad_(False)`),
+    every other binding in the class only wraps it (`self.avg_g = nn.DataParallel(self.avg_g)`),
+    and nothing in the class turns grad back on for it. Its forward records no graph (inputs that
+    do not require grad assumed, as for a frozen local model)."""
+    cls = function.class_node
+    if cls is None:
+        return False
+    def is_it(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name) \
+            and node.value.id == "self"
+
+    def mentions_it(node: ast.AST) -> bool:
+        return any(is_it(n) for n in ast.walk(node))
+
+    frozen_at: dict[str, list[int]] = {}
+    built_at: dict[str, list[int]] = {}
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(method):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "requires_grad_" and is_it(without_moves(node.func.value)):
+                if not _turns_grad_off(node):
+                    return False
+                frozen_at.setdefault(method.name, []).append(node.lineno)
+            elif isinstance(node, ast.For) and isinstance(node.iter, ast.Call) \
+                    and isinstance(node.iter.func, ast.Attribute) \
+                    and node.iter.func.attr in ("parameters", "named_parameters") and is_it(node.iter.func.value):
+                flags = [s.value for s in node.body if isinstance(s, ast.Assign)
+                         and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in s.targets)]
+                if any(not (isinstance(f, ast.Constant) and f.value is False) for f in flags):
+                    return False
+                if flags:
+                    frozen_at.setdefault(method.name, []).append(node.lineno)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(is_it(t) for t in targets):
+                    if node.value is None or isinstance(node, ast.AugAssign):
+                        return False
+                    if not mentions_it(node.value) and not (
+                            isinstance(node.value, ast.Constant) and node.value.value is None):
+                        built_at.setdefault(method.name, []).append(node.lineno)
+    # every fresh binding is followed by a freeze in the same method
+    return bool(built_at) and all(
+        any(freeze > line for freeze in frozen_at.get(name, ())) for name, lines in built_at.items() for line in lines)
 
 
 def _names(node: ast.AST, model: str) -> bool:
