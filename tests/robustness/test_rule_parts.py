@@ -25,19 +25,17 @@ def forget(document: str) -> None:
     forget_rule_parts(document)
 
 
-@BOUNDED
-@given(st.sampled_from(range(len(SOURCES))), edits)
-def test_edits_checked_part_by_part_show_what_a_check_from_scratch_shows(which, changes):
-    text = SOURCES[which]
-    document = f"rules-document-{which}"
+def follow_edits(document: str, text: str, changes, check_edited, check_fresh) -> None:
+    """Checks each edited version as the server does (`check_edited(text, previous parse)`,
+    keeping the document's parts) and asserts it shows what `check_fresh(text)` shows."""
     with keeping_parts(document):
-        previous = check_source(text, "train.py", shapes=False).analysis
+        previous = check_edited(text, None).analysis
     try:
         for change in changes:
             text = edit(text, change)
             with keeping_parts(document):
-                edited = check_source(text, "train.py", shapes=False, previous=previous.parsed)
-            assert findings(edited) == findings(check_source(text, "train.py", shapes=False))
+                edited = check_edited(text, previous.parsed)
+            assert findings(edited) == findings(check_fresh(text))
             previous = edited.analysis
     finally:
         forget(document)
@@ -46,22 +44,21 @@ def test_edits_checked_part_by_part_show_what_a_check_from_scratch_shows(which, 
 
 @BOUNDED
 @given(st.sampled_from(range(len(SOURCES))), edits)
+def test_edits_checked_part_by_part_show_what_a_check_from_scratch_shows(which, changes):
+    follow_edits(f"rules-document-{which}", SOURCES[which], changes,
+                 lambda text, previous: check_source(text, "train.py", shapes=False, previous=previous),
+                 lambda text: check_source(text, "train.py", shapes=False))
+
+
+@BOUNDED
+@given(st.sampled_from(range(len(SOURCES))), edits)
 def test_the_rules_reading_the_shape_pass_show_after_edits_what_a_check_from_scratch_shows(which, changes):
     # As the server checks: the other rules first, then those reading the shape pass, each
     # step taking over its own findings of the unchanged parts.
-    text = SOURCES[which]
-    document = f"shape-rules-document-{which}"
-    with keeping_parts(document):
-        previous = add_shape_findings(check_source(text, "train.py", shapes=False)).analysis
-    try:
-        for change in changes:
-            text = edit(text, change)
-            with keeping_parts(document):
-                edited = add_shape_findings(check_source(text, "train.py", shapes=False, previous=previous.parsed))
-            assert findings(edited) == findings(check_source(text, "train.py"))
-            previous = edited.analysis
-    finally:
-        forget(document)
+    follow_edits(f"shape-rules-document-{which}", SOURCES[which], changes,
+                 lambda text, previous: add_shape_findings(
+                     check_source(text, "train.py", shapes=False, previous=previous)),
+                 lambda text: check_source(text, "train.py"))
 
 
 SOFTMAX_IN_TWO_PARTS = '''import torch
