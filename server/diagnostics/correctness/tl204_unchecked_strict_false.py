@@ -10,6 +10,7 @@ from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.diagnostics.correctness.quoting import source_of
 from torch_lsp.notebooks import shown_as_cell_output
+from torch_lsp.roles import MODEL_NAME, OPTIMIZER_NAME, SCALER_NAME, SCHEDULER_NAME
 from torch_lsp.shapes.stated import trailing_comment
 from torch_lsp.syntax_nodes import argument, has_star_args, receiver, walk_nodes
 
@@ -30,7 +31,9 @@ class UncheckedStrictFalse(Rule):
     the outcome, `assign=True` loads onto
     meta tensors, or the statement just before warns about the checkpoint. Nor a call passing
     arguments `nn.Module.load_state_dict` does not take (`precision=`, `device=`): a project's
-    own loader, whose result is not the key lists. Nor in a notebook,
+    own loader, whose result is not the key lists. Nor on an optimizer, an LR scheduler or a
+    grad scaler (`optimizer.load_state_dict(ckpt["opt"], False)`), whose `load_state_dict`
+    returns None. Nor in a notebook,
     where the load is the last expression of its cell: IPython displays the returned keys.
 
     ## Why is this bad
@@ -62,6 +65,8 @@ class UncheckedStrictFalse(Rule):
         for call in analysis.iter_calls("load_state_dict"):
             if receiver(call) is None or has_star_args(call) or not _torch_signature(call):
                 continue
+            if _not_a_module(analysis, call):
+                continue  # an optimizer's, scheduler's or scaler's load_state_dict returns None
             strict = argument(call, 1, "strict")
             if not (isinstance(strict, ast.Constant) and strict.value is False):
                 continue
@@ -87,6 +92,27 @@ _TORCH_PARAMETERS = ("state_dict", "strict", "assign")
 
 def _torch_signature(call: ast.Call) -> bool:
     return len(call.args) <= len(_TORCH_PARAMETERS) and all(kw.arg in _TORCH_PARAMETERS for kw in call.keywords)
+
+
+def _not_a_module(analysis: "Analysis", call: ast.Call) -> bool:
+    """`optimizer.load_state_dict(ckpt["opt"], False)`: the receiver is an optimizer (or an LR
+    scheduler, a grad scaler), whose `load_state_dict` takes the state alone and returns None, so
+    there are no key lists to check (the extra argument is a TypeError, not a silent mismatch)."""
+    target = receiver(call)
+    if isinstance(target, ast.Attribute):
+        name = target.attr
+    elif isinstance(target, ast.Name):
+        roles = analysis.roles_for(call)
+        if roles.is_optimizer(target.id) or roles.is_scheduler(target.id) or roles.is_scaler(target.id):
+            return True
+        if roles.is_model(target.id):
+            return False
+        name = target.id
+    else:
+        return False
+    if MODEL_NAME.match(name):
+        return False  # `opt_model`: a model that an optimizer's name prefix does not make one
+    return bool(OPTIMIZER_NAME.match(name) or SCHEDULER_NAME.match(name) or SCALER_NAME.search(name))
 
 
 def checks_keys_itself(analysis: "Analysis", call: ast.Call) -> bool:

@@ -5,6 +5,7 @@ the model — when nothing puts that model in eval mode with `model.eval()`.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Iterator
 
 from torch_lsp.analysis import (
@@ -76,7 +77,10 @@ class MissingEvalMode(Rule):
     mode (`self.model, self.preprocess = clip.load(...)`, `self.model =
     AutoModel.from_pretrained(...)`, `self.model = model.to(device).eval()`), or binds it only
     to a parameter of `__init__` that every construction in the file fills with a model put in
-    eval mode (`unet.eval()`, then `PipelineLike(vae, unet, ...)`), nor an attribute
+    eval mode (`unet.eval()`, then `PipelineLike(vae, unet, ...)`), or only to parameters, one of
+    them, in a method other than `__init__`, named as the model to evaluate (`def
+    on_epoch_end(self, epoch, model_eval): self.net = model_eval`: a callback handed the model
+    its caller prepared for evaluation), nor an attribute
     bound only to an Ultralytics model object (`self.model = YOLO(path)`, whose call runs a
     predictor that sets eval mode and `inference_mode` itself).
 
@@ -148,6 +152,8 @@ class MissingEvalMode(Rule):
                 continue  # `self.model, self.preprocess = clip.load(...)`: it arrives in eval mode
             if _attribute_handed_in_eval_mode(analysis, run.function.class_node, run.model[len("self."):]):
                 continue  # `unet.eval()`, then `PipelineLike(..., unet, ...)` binding `self.unet = unet`
+            if _attribute_handed_in_for_evaluation(analysis, run.function.class_node, run.model[len("self."):]):
+                continue  # `def on_epoch_end(self, epoch, model_eval): self.net = model_eval`
             message = (
                 f"`{run.model}` runs in an evaluation context but is never put in eval mode, so dropout and "
                 f"batch-norm behave as in training. Call `{run.model}.eval()` first."
@@ -272,6 +278,41 @@ def _attribute_handed_in_eval_mode(analysis: Analysis, cls: ast.ClassDef, attr: 
         if not isinstance(arg, ast.Name) or not in_eval_mode(analysis, analysis.context(site).function, site, arg.id):
             return False
     return True
+
+
+def _attribute_handed_in_for_evaluation(analysis: Analysis, cls: ast.ClassDef, attr: str) -> bool:
+    """Every binding of `self.<attr>` is a parameter of the method binding it (the model comes from
+    the callers), and a method other than `__init__` rebinds it to a parameter named as the model
+    to evaluate (`def on_epoch_end(self, epoch, model_eval): self.net = model_eval`): an evaluation
+    callback handed, at each evaluation, the model its caller has prepared for it; setting the
+    mode is the caller's part."""
+    handed_for_evaluation = False
+    bound = False
+    for function in analysis.functions:
+        if function.class_node is not cls:
+            continue
+        for stmt in function.statements:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else \
+                [stmt.target] if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) else []
+            for target in targets:
+                if not any(_is_self_attr(node, attr) for node in ast.walk(target)):
+                    continue
+                value = stmt.value
+                if not (_is_self_attr(target, attr) and isinstance(value, ast.Name) and value.id in function.params):
+                    return False  # built, loaded or unpacked here: not (only) handed in
+                bound = True
+                if function.name != "__init__" and _names_model_for_evaluation(value.id):
+                    handed_for_evaluation = True
+    return bound and handed_for_evaluation
+
+
+def _names_model_for_evaluation(name: str) -> bool:
+    """`model_eval`, `eval_net`, `evalModel`: a word of the name says evaluation, another the model."""
+    words = [w for w in re.split(r"_+|(?<=[a-z])(?=[A-Z])", name.lower()) if w]
+    return any(w.startswith("eval") for w in words) and any(w in _MODEL_WORDS for w in words)
+
+
+_MODEL_WORDS = frozenset({"model", "net", "network", "module"})
 
 
 def _is_self_attr(node: ast.AST, attr: str) -> bool:
