@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import ast
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from torch_lsp.diagnostics import (
@@ -130,9 +130,7 @@ def run_rules_in_parts(analysis: "Analysis", is_selected: Callable[[str], bool],
     key = (analysis.path, analysis.torch_version, tuple((code, severity_of(code)) for code in selected))
     kept = _latest[document].steps.get(step) if document in _latest else None
     if kept is None or kept.key != key:
-        found = _first_check(document, step, analysis, parts, key, whole, shape_runs, is_selected, severity_of)
-        _done_with(version, step)
-        return found
+        return _first_check(document, step, analysis, parts, key, whole, shape_runs, is_selected, severity_of)
     findings = run_rules(analysis, lambda code: code in whole and is_selected(code), severity_of)
     found_now: dict[tuple[str, str | None], Any] = {}
     new_parts: dict[int, PartFindings] = {}
@@ -140,10 +138,9 @@ def run_rules_in_parts(analysis: "Analysis", is_selected: Callable[[str], bool],
         runs = _runs_of(part.statements, shape_runs)
         entry = kept.parts.get(id(part.anchor))
         if entry is None or not _still_valid(entry, analysis, part, runs, found_now):
-            entry = _run_part(analysis, version, part, runs, lambda code: code in local, severity_of)
+            entry = _run_part(analysis, part, runs, lambda code: code in local, severity_of)
         new_parts[id(part.anchor)] = entry
         findings.extend(entry.findings)
-    _done_with(version, step)
     if _at_a_cap(findings):
         _forget_step(document, step)  # which findings the caps keep depends on the order of one run
         return run_rules(analysis, is_selected, severity_of)
@@ -177,10 +174,12 @@ class VersionPart:
 @dataclass
 class VersionParts:
     """The rules' parts of one version (None: the file is one), found once for both steps of
-    its check, and the analyses of the parts the first step ran, which the second reuses."""
+    its check.  It holds statements and lines, never an analysis: kept in the version's own
+    facts, a part's analysis (which holds the whole file's) would make a reference cycle,
+    freed only by a full collection (which the server postpones, `gc.freeze`), so a version
+    whose second step never ran (typed past) would stay in memory."""
 
     parts: list[VersionPart] | None
-    analyses: dict[int, "Analysis"] = field(default_factory=dict)  # by id of the part's first own statement
 
 
 _VERSION_PARTS: "FactKey[VersionParts]" = FactKey("the rules' parts of a version")
@@ -199,12 +198,6 @@ def _version_parts(analysis: "Analysis") -> VersionParts:
         return VersionParts(parts)
 
     return analysis.facts.get_or_compute(_VERSION_PARTS, find)
-
-
-def _done_with(version: VersionParts, step: bool) -> None:
-    """The step that reads the shape pass is a check's last: the parts' analyses are let go."""
-    if step:
-        version.analyses.clear()
 
 
 def rule_partition(analysis: "Analysis") -> list[tuple[list[int], int]] | None:
@@ -290,15 +283,11 @@ def _first_check(document: str, step: bool, analysis: "Analysis", parts, key: tu
     return findings
 
 
-def _run_part(analysis: "Analysis", version: VersionParts, part: VersionPart, shape_runs: tuple,
-              is_selected, severity_of) -> PartFindings:
+def _run_part(analysis: "Analysis", part: VersionPart, shape_runs: tuple, is_selected,
+              severity_of) -> PartFindings:
     from torch_lsp.analysis import part_analysis
 
-    # The analysis of the part the first step built, if it did: the facts of the whole file it
-    # notes are then those both steps read, a superset of this step's.
-    analysed = version.analyses.get(id(part.anchor))
-    if analysed is None:
-        analysed = version.analyses[id(part.anchor)] = part_analysis(analysis, list(part.statements))
+    analysed = part_analysis(analysis, list(part.statements))
     with reading_files() as read:
         findings = run_rules(analysed, is_selected, severity_of)
     return PartFindings(part.statements, part.lines_above, {**analysed.files_read, **read}, findings,

@@ -277,3 +277,28 @@ def test_a_check_stopped_after_its_shape_pass_hands_its_parts_back():
     finally:
         forget_parts("file:///stopped.py")
     assert all(run.released for run in kept)
+
+
+def test_a_version_typed_past_after_its_first_step_is_freed_without_the_garbage_collector(collector_off):
+    """The server checks an edited version in two steps, the rules that read the shape pass
+    second, and a further edit may stop it in between: what the first step ran part by part
+    (`torch_lsp.rule_parts`) must not tie the version into a cycle (a part's analysis holds
+    the whole file's), or every version typed past stays until an idle collection."""
+    from bench.generate import generate_source
+    from torch_lsp.checker import add_shape_findings
+    from torch_lsp.rule_parts import forget_rule_parts
+    from torch_lsp.shapes.components import forget_parts, keeping_parts
+
+    text = generate_source(600, variant=5)
+    at = text.index("return ", len(text) // 2) + len("return")
+    with keeping_parts("file:///typed.py"):
+        first = add_shape_findings(check_source(text, "typed.py", shapes=False))
+        second = check_source(text[:at] + " " + text[at:], "typed.py", shapes=False, previous=first.analysis.parsed)
+    typed_past = weakref.ref(second.analysis)
+    release_shapes(first.analysis)
+    del second
+    try:
+        assert typed_past() is None, "the version is still alive: a reference cycle holds it"
+    finally:
+        forget_parts("file:///typed.py")
+        forget_rule_parts("file:///typed.py")
