@@ -179,14 +179,14 @@ class TorchLoadUnsafe(Rule):
                    "file you trust.")
         return self._no_fix(call, message, saving, f"`{saved}` is saved here")
 
-    def _saved_module(self, call: ast.Call, name: str, entry: tuple[ast.AST, str, ast.Name]) -> Finding:
-        where, key, value = entry
-        message = (f"`{name}(...)` reads a checkpoint this file saves with `{key!r}: {value.id}` in it, a module "
+    def _saved_module(self, call: ast.Call, name: str, entry: tuple[ast.AST, str, str, str]) -> Finding:
+        where, key, value, kind = entry
+        message = (f"`{name}(...)` reads a checkpoint this file saves with `{key!r}: {value}` in it, {kind} "
                    f"pickled whole, not only weights: PyTorch {SAFE_DEFAULT_FROM} and later refuse it by default "
                    "(`weights_only=True`), and before that unpickling can run arbitrary code. Save "
-                   f"`{value.id}.state_dict()` in the checkpoint instead, or pass `weights_only=False` for a file you "
+                   f"`{value}.state_dict()` in the checkpoint instead, or pass `weights_only=False` for a file you "
                    "trust.")
-        return self._no_fix(call, message, where, f"`{value.id}` is saved whole here")
+        return self._no_fix(call, message, where, f"`{value}` is saved whole here")
 
     def _saved_settings(self, call: ast.Call, name: str, entry: tuple[ast.AST, str, ast.Name]) -> Finding:
         key, text, value = entry
@@ -387,9 +387,10 @@ def _settings_entry_read(analysis: "Analysis", call: ast.Call) -> ast.Assign | N
     return None
 
 
-def _saved_module_read(analysis: "Analysis", call: ast.Call) -> tuple[ast.AST, str, ast.Name] | None:
+def _saved_module_read(analysis: "Analysis", call: ast.Call) -> tuple[ast.AST, str, str, str] | None:
     """The `'net': net` entry of a checkpoint dict the file saves (`torch.save(dict(net=net,
-    optimizer_state=...), path)`), `net` a model where it is saved, when what this load
+    optimizer_state=...), path)`), `net` a model where it is saved (or `'optimizer': self.optimizer`,
+    an attribute named like a model or an optimizer, where the load reads that very entry back), when what this load
     returns is read for an entry of that dict (`data["net"]`, `data["optimizer_state"]`): the
     load reads a module pickled whole.  None otherwise."""
     holder = analysis.parents.get(call)
@@ -404,12 +405,30 @@ def _saved_module_read(analysis: "Analysis", call: ast.Call) -> tuple[ast.AST, s
             continue  # only entries every checkpoint has in common say nothing of which file it is
         roles = analysis.roles_for(saving)
         for where, key, value in entries:
+            kind = _attribute_object(value) if key in read else None
+            if kind is not None:  # `'optimizer': self.optimizer`, read back by this load as `ckpt["optimizer"]`
+                return where, key, node_text(analysis.lines, value), kind
             if not isinstance(value, ast.Name) or _bound_to_plain_data(analysis, saving, value.id):
                 continue
             # a global the saving function reads (`'net': net` in mixup-cifar10's `checkpoint()`)
             # is a model by its name alone only where the load reads that very entry back
             if roles.is_model(value.id) or key in read and _names_a_model(analysis, saving, value.id):
-                return where, key, value
+                return where, key, value.id, "a module"
+    return None
+
+
+def _attribute_object(value: ast.AST) -> str | None:
+    """`self.model`, `self.optimizer`: an attribute of the object saving it named like a model
+    or an optimizer, and not a `state_dict()` of one (that is a call): the object itself,
+    pickled whole.  What it is, or None."""
+    from torch_lsp.roles import MODEL_NAME, OPTIMIZER_NAME
+
+    if not (isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self"):
+        return None
+    if MODEL_NAME.match(value.attr) is not None:
+        return "a module"
+    if OPTIMIZER_NAME.match(value.attr) is not None:
+        return "an optimizer"
     return None
 
 
@@ -437,10 +456,13 @@ def _used_as_object(scope: ast.AST, name: str) -> bool:
 
 def _keys_read(scope: ast.AST, binding: ast.Assign) -> set[str]:
     """String keys read in `scope` from the name `binding` binds, after it and before the next
-    binding of that name: `name["optimizer"]`, `"epoch" in name`."""
+    binding of that name that can follow it (not one in the other branch of an `if`, as in `if
+    cuda: ckpt = torch.load(p)` / `else: ckpt = torch.load(p, map_location=...)`):
+    `name["optimizer"]`, `"epoch" in name`."""
     name = binding.targets[0].id
     rebound = [n.lineno for n in ast.walk(scope) if isinstance(n, ast.Assign) and n.lineno > binding.lineno
-               and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
+               and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+               and not _other_branches(scope, binding, n)]
     until = min(rebound, default=float("inf"))
     found = set()
     for node in ast.walk(scope):
@@ -454,6 +476,16 @@ def _keys_read(scope: ast.AST, binding: ast.Assign) -> set[str]:
                 and isinstance(node.comparators[0], ast.Name) and node.comparators[0].id == name:
             found.add(node.left.value)
     return found
+
+
+def _other_branches(scope: ast.AST, first: ast.AST, second: ast.AST) -> bool:
+    """`first` and `second` sit in the two branches of one `if` in `scope`: one never follows the other."""
+    def within(statements: list[ast.stmt], node: ast.AST) -> bool:
+        return any(node is inner for stmt in statements for inner in ast.walk(stmt))
+
+    return any(isinstance(node, ast.If) and (within(node.body, first) and within(node.orelse, second)
+                                             or within(node.orelse, first) and within(node.body, second))
+               for node in ast.walk(scope))
 
 
 def _saved_dicts(analysis: "Analysis") -> list[tuple[list[tuple[ast.AST, str, ast.AST]], ast.Call]]:
@@ -517,8 +549,9 @@ def _read_as_mapping(node: ast.AST, name: str) -> bool:
 
 
 # Methods only a module has: calling one on what `torch.load` returned shows a pickled module.
+# `flatten_parameters` is an RNN module's (`model.flatten_parameters()` after loading a seq2seq model).
 _MODULE_METHODS = {"eval", "train", "parameters", "named_parameters", "modules", "named_modules", "children",
-                   "state_dict", "load_state_dict", "zero_grad"}
+                   "state_dict", "load_state_dict", "zero_grad", "flatten_parameters"}
 
 
 # Moves that hand back what they are called on, a module as a tensor: what the load gives is
