@@ -425,6 +425,8 @@ def _attribute_object(value: ast.AST) -> str | None:
 
     if not (isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self"):
         return None
+    if value.attr in _SETTINGS_NAMES:
+        return None  # `self.opt` is as often the parsed options as an optimizer
     if MODEL_NAME.match(value.attr) is not None:
         return "a module"
     if OPTIMIZER_NAME.match(value.attr) is not None:
