@@ -29,7 +29,7 @@ class TorchLoadUnsafe(Rule):
     Flags `torch.load(...)` without `weights_only=`.  On a `target-version` before 2.6 it
     is a warning; from 2.6, where `weights_only` defaults to True, it is information: the
     same file still unpickles anything when run on an older PyTorch.  Where what it loads is
-    used as a module (`decoder = checkpoint["decoder"]; decoder.eval()`, also by a function of
+    used as a module (`decoder = checkpoint["decoder"]; decoder.eval()`, `model.flatten_parameters()`, also by a function of
     the file it is handed to, `generate(decoder, ...)` calling `decoder(...)`), or a load that is
     returned or bound to a model name sits in a file that `torch.save`s whole models (at
     module level a name like `GMF_model` or `model` counts, unless it is read as a mapping (a string key, `"params" in net`, `net.items()`):
@@ -47,7 +47,8 @@ class TorchLoadUnsafe(Rule):
     the file saves with its arguments or config in it (`{..., "args": args}`, where `args` is
     read by attribute, `args.output_dir`: an object, not a plain dict), or with a model in it
     (`torch.save(dict(net=net, optimizer_state=...), path)`: the module pickled whole, whose
-    advice is its `state_dict()`), and for a load that
+    advice is its `state_dict()`; so too an attribute named like a model or an optimizer,
+    `{"optimizer": self.optimizer}`, where the load reads that very entry back), and for a load that
     reads back what the file pickles whole: the same names saved to the same path expression
     (`corpus = torch.load(fn)` after `torch.save(corpus, fn)`, `model, criterion, optimizer =
     torch.load(f)` after `torch.save([model, criterion, optimizer], f)`), one of them a model,
