@@ -395,10 +395,22 @@ class Analysis:
     def _walk_block(self, body: list[ast.stmt], ctx: Context) -> None:
         for stmt in body:
             self._walk_statement(stmt, ctx)
-            if ctx.with_items and stmt.__class__ is ast.Expr:
-                effect = self._grad_mode_entered(stmt.value, ctx)
+            if stmt.__class__ is ast.Expr:
+                effect = self._grad_mode_set(stmt.value, ctx)
+                if effect is None and ctx.with_items:
+                    effect = self._grad_mode_entered(stmt.value, ctx)
                 if effect is not None and effect != ctx.grad_disabled:
                     ctx = Context(ctx.function, ctx.loops, effect, ctx.guards, ctx.with_items)
+
+    def _grad_mode_set(self, value: ast.AST, ctx: Context) -> bool | None:
+        """A statement `torch.set_grad_enabled(False)` inside a function (EDSR's `test()`):
+        autograd stays off for the rest of the block, as if a `with` had entered it; `(True)`
+        turns it back on. None for anything else (a bare `torch.no_grad()` does nothing)."""
+        if ctx.function.is_module or value.__class__ is not ast.Call:
+            return None
+        if self.qualname(value.func) not in _GRAD_SET:
+            return None
+        return self.grad_mode_effect(value)
 
     def _grad_mode_entered(self, value: ast.AST, ctx: Context) -> bool | None:
         """`stack.enter_context(torch.no_grad())` in the body of `with ExitStack() as stack:`

@@ -27,7 +27,8 @@ class EvalWithoutNoGrad(Rule):
     project wrapper of those (`@smart_inference_mode()` defined in the file or imported from
     the workspace) or a block inside a project context manager that enters them counts as
     under `no_grad`, and so does the rest of a `with ExitStack() as stack:` block after
-    `stack.enter_context(torch.no_grad())`. A function never called in the file but handed to
+    `stack.enter_context(torch.no_grad())`, and the rest of a function's block after a bare
+    `torch.set_grad_enabled(False)` statement (until `torch.set_grad_enabled(True)`). A function never called in the file but handed to
     a call (`run_traced(model, inference_func)`: a callback) runs in whatever context its caller
     sets, and is not flagged, unless it switches the model to eval itself (a `pool.map` worker
     calling `net.eval()`): then no caller is relied on. An evaluation that follows training in the same function
