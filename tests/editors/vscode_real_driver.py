@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from playwright.async_api import Page, async_playwright
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 STEP_TIMEOUT_MS = 45_000
 PROBLEMS = ".markers-panel"
@@ -25,6 +26,7 @@ HOVER = ".monaco-hover"
 # The quick-fix menu: the action widget of current VS Code builds.
 ACTIONS = ".action-widget"
 SAVE_TRIES = 30  # seconds, one save a second, for the applied fix to reach the disk
+MENU_TRIES, MENU_WAIT_MS = 4, 15_000  # the quick-fix menu, opened again if it shows no such entry
 
 
 async def open_file(page: Page, name: str) -> None:
@@ -77,9 +79,18 @@ async def apply_quick_fix(page: Page, title_part: str, saved: Path) -> list[str]
     (Ctrl+S) until the file `saved` on disk holds `title_part`: the editor applies the edit
     after the menu closes, a notebook's through its cell and later, and a save before that
     would write the old text."""
-    await page.keyboard.press("Control+.")
     menu = page.locator(ACTIONS)
-    await menu.filter(has_text=title_part).first.wait_for()
+    # The menu shows the actions the server gave when it opened: a request answered while the
+    # editor was still settling (a loaded machine) shows none, so the menu is opened again.
+    for attempt in range(MENU_TRIES):
+        await page.keyboard.press("Control+.")
+        try:
+            await menu.filter(has_text=title_part).first.wait_for(timeout=MENU_WAIT_MS)
+            break
+        except PlaywrightTimeout:
+            if attempt == MENU_TRIES - 1:
+                raise
+            await page.keyboard.press("Escape")
     titles = [t.strip() for t in await menu.locator(".action-label, .title").all_inner_texts() if t.strip()]
     await menu.locator(".monaco-list-row").filter(has_text=title_part).first.click()
     await page.wait_for_selector(ACTIONS, state="hidden")
