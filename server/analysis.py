@@ -1478,6 +1478,26 @@ def construction_of(analysis: Analysis, function: FunctionInfo, name: str, at: a
     return value
 
 
+def constructions_of(analysis: Analysis, function: FunctionInfo, name: str, at: ast.AST) -> list[ast.AST]:
+    """What `name` is built from at `at`: its construction (`construction_of`), or, for a
+    parameter whose callers pass different kinds of things, what each caller in the file passes
+    (one hop); empty when any of them is unknown."""
+    built = construction_of(analysis, function, name, at)
+    if built is not None:
+        return [built]
+    if name not in function.params or function.is_module:
+        return []
+    found = []
+    for site in analysis.callers(function):
+        passed = analysis.argument_for(site, function, name)
+        value = construction_of(analysis, analysis.context(site).function, passed.id, site) \
+            if isinstance(passed, ast.Name) else None
+        if value is None:
+            return []
+        found.append(value)
+    return found
+
+
 def _passed_by_every_caller(analysis: Analysis, function: FunctionInfo, param: str,
                             unwrap: tuple[str, ...], hops: int) -> ast.AST | None:
     from torch_lsp.roles import constructed_kind

@@ -223,7 +223,7 @@ def dataset_self_test(analysis: "Analysis", loader: ast.Call) -> bool:
                                and a.value.func.id in analysis.classes for a in bindings):
         return False
     loops = _loops_over_loader(analysis, loader)
-    if not loops or batches_reach_gpu(analysis, loader):
+    if not loops or any(_loop_moves_model_input(analysis, node) for node in loops):  # `batches_reach_gpu`
         return False
     for node in loops:
         loop = analysis.loop_by_node(node)

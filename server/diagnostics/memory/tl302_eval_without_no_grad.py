@@ -130,9 +130,7 @@ def _frozen_before(function: FunctionInfo, call: ast.Call, model: str) -> bool:
                 and _frozen_chain(node.value):
             return True  # `ema_model = copy.deepcopy(model).requires_grad_(False)`
         if isinstance(node, ast.For) and _over_parameters_of(node.iter, model) and any(
-                isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant) and s.value.value is False
-                and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in s.targets)
-                for s in node.body):
+                isinstance(flag, ast.Constant) and flag.value is False for flag in _requires_grad_flags(node)):
             return True
     return False
 
@@ -168,8 +166,7 @@ def _class_freezes(function: FunctionInfo, attr: str) -> bool:
             elif isinstance(node, ast.For) and isinstance(node.iter, ast.Call) \
                     and isinstance(node.iter.func, ast.Attribute) \
                     and node.iter.func.attr in ("parameters", "named_parameters") and is_it(node.iter.func.value):
-                flags = [s.value for s in node.body if isinstance(s, ast.Assign)
-                         and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in s.targets)]
+                flags = _requires_grad_flags(node)
                 if any(not (isinstance(f, ast.Constant) and f.value is False) for f in flags):
                     return False
                 if flags:
@@ -185,6 +182,12 @@ def _class_freezes(function: FunctionInfo, attr: str) -> bool:
     # every fresh binding is followed by a freeze in the same method
     return bool(built_at) and all(
         any(freeze > line for freeze in frozen_at.get(name, ())) for name, lines in built_at.items() for line in lines)
+
+
+def _requires_grad_flags(loop: ast.For) -> list[ast.AST]:
+    """The values the loop's body assigns to a parameter's `requires_grad` (`p.requires_grad = False`)."""
+    return [s.value for s in loop.body if isinstance(s, ast.Assign)
+            and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in s.targets)]
 
 
 def _names(node: ast.AST, model: str) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from torch_lsp.analysis import Analysis, construction_of
+from torch_lsp.analysis import Analysis, construction_of, constructions_of
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.roles import MODEL_WRAPPERS, reaching_assignment
@@ -134,27 +134,8 @@ def _frozen_by_its_class(analysis: Analysis, function, model: str, call: ast.Cal
     """`model` is built (here, or by every caller passing it in) from a class of the project
     whose `forward` runs all its work under `torch.no_grad()`/`torch.inference_mode()`
     (DINOv2's `ModelWithIntermediateLayers`): no gradient reaches it, so it is not trained."""
-    built = _constructions(analysis, function, model, call)
+    built = constructions_of(analysis, function, model, call)
     return bool(built) and all(_forward_without_grad(analysis, value) for value in built)
-
-
-def _constructions(analysis: Analysis, function, model: str, call: ast.Call) -> list[ast.AST]:
-    """What `model` is built from: its binding here, or what each caller in the file passes for
-    the parameter (one hop; empty when any of them is unknown)."""
-    built = construction_of(analysis, function, model, call)
-    if built is not None:
-        return [built]
-    if model not in function.params or function.is_module:
-        return []
-    found = []
-    for site in analysis.callers(function):
-        passed = analysis.argument_for(site, function, model)
-        value = construction_of(analysis, analysis.context(site).function, passed.id, site) \
-            if isinstance(passed, ast.Name) else None
-        if value is None:
-            return []
-        found.append(value)
-    return found
 
 
 def _forward_without_grad(analysis: Analysis, built: ast.AST) -> bool:

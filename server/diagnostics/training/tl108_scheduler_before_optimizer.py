@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from torch_lsp.analysis import Analysis, construction_of
+from torch_lsp.analysis import Analysis, constructions_of
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, FixInfo, Rule
 from torch_lsp.syntax_index import syntax_index
@@ -96,25 +96,11 @@ def _sets_the_rate_itself(analysis: Analysis, function, call: ast.Call) -> bool:
     receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
     if not isinstance(receiver, ast.Name):
         return False
-    built = _built_from(analysis, function, receiver.id, call)
+    built = constructions_of(analysis, function, receiver.id, call)
     return bool(built) and all(_own_rate_class(analysis, value) for value in built)
 
 
-def _built_from(analysis: Analysis, function, name: str, at: ast.AST) -> list[ast.AST | None]:
-    """What `name` is built from at `at`: its binding here, or, for a parameter, what each
-    caller in the file passes (one hop; a None in the list where one is unknown)."""
-    if name in function.params and not function.is_module \
-            and analysis.roles_for(function).last_assignment(name, at) is None:
-        built = []
-        for site in analysis.callers(function):
-            passed = analysis.argument_for(site, function, name)
-            built.append(construction_of(analysis, analysis.context(site).function, passed.id, site)
-                         if isinstance(passed, ast.Name) else None)
-        return built
-    return [construction_of(analysis, function, name, at)]
-
-
-def _own_rate_class(analysis: Analysis, built: ast.AST | None) -> bool:
+def _own_rate_class(analysis: Analysis, built: ast.AST) -> bool:
     found = project_definition(analysis, built.func) if isinstance(built, ast.Call) else None
     if found is None or not isinstance(found[1], ast.ClassDef):
         return False
