@@ -1608,6 +1608,42 @@ def evaluation_after_training(analysis: Analysis) -> Iterator[tuple[FunctionInfo
                 break
 
 
+def runs_a_wrapper_of(analysis: Analysis, function: FunctionInfo, calls: list[ast.Call], model: str) -> bool:
+    """One of `calls` runs a method of an object `function` builds around `model` (`explainer =
+    Generator(model)`, then `explainer.generate_LRP(x)`, or a pick from a table of its methods,
+    `{"lrp": explainer.generate_LRP}[method](x)`): what such an object does with the model is
+    not known here, and explainers and attacks backpropagate through it, so a loop making
+    such calls is not surely plain evaluation.  The object is a class's instance (what a
+    function returns from the model, `feats = embed(model, x)`, is data); torch's own wrappers
+    (`DataParallel(model)`) only run the model."""
+    wrappers: set[str] = set()
+    tables: set[str] = set()
+    for stmt in function.statements:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            continue
+        value = unmoved(stmt.value)
+        if isinstance(value, ast.Call) and (call_name(value) or "")[:1].isupper() \
+                and not (analysis.call_qualname(value) or "").startswith("torch.") and any(
+                isinstance(a, ast.Name) and a.id == model for a in (*value.args, *(k.value for k in value.keywords))):
+            wrappers.add(stmt.targets[0].id)
+    if not wrappers:
+        return False
+    for stmt in function.statements:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and isinstance(stmt.value, (ast.Dict, ast.List, ast.Tuple)):
+            entries = stmt.value.values if isinstance(stmt.value, ast.Dict) else stmt.value.elts
+            if any(isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id in wrappers
+                   for e in entries):
+                tables.add(stmt.targets[0].id)
+    for call in calls:
+        func = call.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in wrappers:
+            return True
+        if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name) and func.value.id in tables:
+            return True
+    return False
+
+
 def _in_comprehension(analysis: Analysis, node: ast.AST) -> bool:
     """`node` is computed for each element of a comprehension or generator expression (its
     element or condition, not the iterable of its first `for`)."""

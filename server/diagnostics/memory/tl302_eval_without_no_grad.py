@@ -10,7 +10,7 @@ import ast
 
 from torch_lsp.analysis import (
     Analysis, FunctionInfo, evaluation_after_training, evaluation_model_calls, name_says_evaluation, named_for_evaluation,
-    switched_to_eval_before, trainer_model_calls,
+    runs_a_wrapper_of, switched_to_eval_before, trainer_model_calls,
 )
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Related, Rule
@@ -46,7 +46,10 @@ class EvalWithoutNoGrad(Rule):
     `torch.inference_mode()`). Nor is an evaluation that differentiates through the model: a
     loop that takes gradients of the input (`torch.autograd.grad(loss, x_adv)`, after
     `requires_grad_()`), or a function that runs an adversarial attack (`adversary.perturb(x,
-    y)`, `atk(images, labels)`, `pgd_attack(model, x, y)`), where `no_grad` would break the attack.
+    y)`, `atk(images, labels)`, `pgd_attack(model, x, y)`), where `no_grad` would break the attack,
+    or a pass that also runs a method of an object built around the model (`explainer =
+    Generator(model)`, then `explainer.generate_LRP(x)` or a pick from a table of its methods):
+    explainers backpropagate through the model.
 
     ## Why is this bad
     `model.eval()` changes dropout and batch-norm, not autograd: without `no_grad` every
@@ -87,11 +90,14 @@ class EvalWithoutNoGrad(Rule):
             evaluation = over_data or name_says_evaluation(analysis, function, model)
             if not evaluation or analysis.only_called_without_grad(function) or _frozen_before(function, call, model):
                 continue
+            if _wrapper_runs_beside(analysis, function, call, model):
+                continue
             reported.add(id(call))
             yield self._report(call, model, _eval_call(analysis, function, call, model))
         for function, call, switch in evaluation_after_training(analysis):
             if id(call) not in reported and not analysis.only_called_without_grad(function) \
-                    and not _frozen_before(function, call, switch.name):
+                    and not _frozen_before(function, call, switch.name) \
+                    and not _wrapper_runs_beside(analysis, function, call, switch.name):
                 yield self._report(call, switch.name, switch.call)
         for run in trainer_model_calls(analysis):
             context = analysis.context(run.call)
@@ -112,6 +118,14 @@ class EvalWithoutNoGrad(Rule):
         if eval_call is not None:
             finding.related.append(Related.at(eval_call, f"`{model}` is put in eval mode here"))
         return finding
+
+
+def _wrapper_runs_beside(analysis: Analysis, function: FunctionInfo, call: ast.Call, model: str) -> bool:
+    """The pass over data that runs `model` (the loop around `call`, else the function) also runs
+    an object built around the model, an explainer or an attack that may backpropagate through
+    it (`runs_a_wrapper_of`): `no_grad` around the pass could break it."""
+    loop = analysis.context(call).loop
+    return runs_a_wrapper_of(analysis, function, loop.calls if loop is not None else function.calls, model)
 
 
 def _frozen_before(function: FunctionInfo, call: ast.Call, model: str) -> bool:

@@ -343,6 +343,8 @@ _SAME_DEVICE_METHODS = {
     "unsqueeze", "squeeze", "repeat", "expand", "view", "reshape", "flatten", "transpose", "permute", "t",
     "contiguous", "clone", "fill_", "zero_", "long", "float", "int", "bool", "half", "double", "byte",
     "flip", "triu", "tril", "triu_", "tril_", "fill_diagonal_",
+    # These read only the other tensor's size (`torch.eye(n).expand_as(x)` stays on the CPU).
+    "expand_as", "view_as", "reshape_as",
 }
 # In-place random fills, whose arguments are numbers (`.bernoulli_(1 - self.zoneout)`): the
 # tensor stays where it is, mixed with nothing.
