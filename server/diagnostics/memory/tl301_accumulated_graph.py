@@ -16,12 +16,21 @@ from torch_lsp.syntax_nodes import accumulation, call_name, walk_nodes
 
 
 def _backpropagated_later(analysis: Analysis, loop: LoopInfo, name: str) -> bool:
-    """The accumulated graph is used on purpose: `sum(losses).backward()` after the loop."""
-    for call in loop.function.calls:
-        if call_name(call) == "backward" and call.lineno > loop.node.end_lineno:
-            if any(isinstance(n, ast.Name) and n.id == name for n in walk_nodes(call.func)):
-                return True
-    return False
+    """The accumulated graph is used on purpose: `sum(losses).backward()` after the loop, also
+    through a name bound from it there (`meta_loss = torch.stack(task_losses).mean()`, then
+    `meta_loss.backward()`: second-order MAML keeps each task's graph for the meta-update)."""
+    end = loop.node.end_lineno
+    carriers = {name}
+    for stmt in loop.function.statements:
+        if stmt.lineno > end and isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                and isinstance(stmt.targets[0], ast.Name) and _mentions(stmt.value, carriers):
+            carriers.add(stmt.targets[0].id)
+    return any(call_name(call) == "backward" and call.lineno > end and _mentions(call.func, carriers)
+               for call in loop.function.calls)
+
+
+def _mentions(node: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in walk_nodes(node))
 
 
 def _reset_only_periodically(analysis: Analysis, loop: LoopInfo, name: str) -> bool:

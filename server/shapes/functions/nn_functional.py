@@ -8,11 +8,12 @@ from torch_lsp.shapes.functions.arguments import bool_of, dim_of, int_of, sizes_
 from torch_lsp.shapes.functions.elementwise import broadcast_operands, same_shape
 from torch_lsp.shapes.functions.registry import FUNCTIONAL, SPECIAL, TORCH, Call, function, method, tensor_first
 from torch_lsp.shapes.layers import interpolate, loss_result, pad, param_of
+from torch_lsp.shapes.layers.losses import requested_reduction
 from torch_lsp.shapes.layers.requirements import (
     class_target_rejected, dim_rejected, float_indices, mixed_product, rank_rejected,
 )
 from torch_lsp.shapes.ops import ONE, WILDCARD, describe
-from torch_lsp.shapes.values import NONE, UNKNOWN, Int, Str, Tensor, Value
+from torch_lsp.shapes.values import NONE, UNKNOWN, Int, Tensor, Value
 
 
 @function("linear", within=(FUNCTIONAL,))
@@ -150,10 +151,11 @@ def _cosine(call: Call) -> Value:
     return ops.reduce(joined, [dim], False, call.origin()) if joined is not None else UNKNOWN
 
 
-def _f_loss(class_dim: bool, probabilities: bool = False):
+def _f_loss(class_dim: bool, probabilities: bool = False, weighted: bool = False):
+    """`weighted`: the third parameter is a weight (read by position); the legacy flags and
+    `reduction` after it are read by keyword only (`requested_reduction`)."""
     def rule(call: Call) -> Value:
-        reduction = call.kwargs.get("reduction")
-        value = reduction.value if isinstance(reduction, Str) else ("mean" if reduction is None else UNKNOWN)
+        value = requested_reduction(call.args, call.kwargs, 3 if weighted or class_dim else 2)
         prediction, target = call.arg(0, "input") or UNKNOWN, call.arg(1, "target") or UNKNOWN
         if class_dim:
             class_target_rejected(call.site, f"`{call.site.callee}`", prediction, target, call.arg(2, "weight"),
@@ -164,9 +166,10 @@ def _f_loss(class_dim: bool, probabilities: bool = False):
 
 function("nll_loss", within=(FUNCTIONAL,))(_f_loss(class_dim=True))
 function("cross_entropy", within=(FUNCTIONAL,))(_f_loss(class_dim=True, probabilities=True))
-function("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
-         "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss", "poisson_nll_loss",
+function("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "soft_margin_loss", "poisson_nll_loss",
          within=(FUNCTIONAL,))(_f_loss(class_dim=False))
+function("binary_cross_entropy", "binary_cross_entropy_with_logits",
+         within=(FUNCTIONAL,))(_f_loss(class_dim=False, weighted=True))
 
 
 

@@ -6,15 +6,14 @@ from typing import Sequence
 from torch_lsp.shapes.dims import Dim
 from torch_lsp.shapes.layers.containers import sequential
 from torch_lsp.shapes.layers.kinds import LayerKind, bind_params
-from torch_lsp.shapes.layers.losses import CLASS_WEIGHTED, LOSSES
-from torch_lsp.shapes.values import NONE, UNKNOWN, Int, Layer, Str, Tensor, Value
+from torch_lsp.shapes.layers.losses import CLASS_WEIGHTED, LOSSES, WEIGHT_FIRST, requested_reduction
+from torch_lsp.shapes.values import NONE, UNKNOWN, Int, Layer, Tensor, Value
 
 
 def build_layer(kind: LayerKind, args: Sequence[Value], kwargs: dict[str, Value]) -> Value:
     """The `Layer` a constructor call builds."""
     if kind.name in LOSSES:
-        reduction = kwargs.get("reduction")
-        value = reduction.value if isinstance(reduction, Str) else ("mean" if reduction is None else UNKNOWN)
+        value = requested_reduction(args, kwargs, 1 if kind.name in WEIGHT_FIRST else 0)
         weight = kwargs.get("weight", args[0] if args else None) if kind.name in CLASS_WEIGHTED else None
         if isinstance(weight, Tensor):
             return Layer(kind, (("reduction", value), ("weight", weight)))

@@ -7,7 +7,7 @@ from torch_lsp.shapes import ops
 from torch_lsp.shapes.layers.kinds import LayerKind, Site, register
 from torch_lsp.shapes.layers.requirements import class_target_rejected
 from torch_lsp.shapes.ops import ShapeError
-from torch_lsp.shapes.values import UNKNOWN, Layer, Tensor, Value
+from torch_lsp.shapes.values import NONE, UNKNOWN, Bool, Layer, Str, Tensor, Value
 
 
 def loss_result(site: Site, reduction: Any, prediction: Value, target: Value, class_dim: bool) -> Value:
@@ -33,8 +33,35 @@ def loss_result(site: Site, reduction: Any, prediction: Value, target: Value, cl
     return prediction.with_origin(origin)
 
 
+def requested_reduction(args: list[Value], kwargs: dict[str, Value], positional: int) -> Any:
+    """The reduction a loss's arguments ask for: `reduction=` ('mean' when absent), or what the
+    deprecated `size_average` / `reduce` flags make of it, which override it when given
+    (`nn.KLDivLoss(size_average=False, reduce=False)` is 'none', `reduce=True` with
+    `size_average=False` is 'sum'); UNKNOWN when they are not constants, or when more than
+    the `positional` arguments the caller reads (input, target, weight) are passed by position
+    (the legacy flags' places differ from loss to loss)."""
+    if len(args) > positional:
+        return UNKNOWN
+    if "size_average" in kwargs or "reduce" in kwargs:
+        flags = []
+        for name in ("size_average", "reduce"):
+            value = kwargs.get(name, NONE)
+            if value is NONE:
+                flags.append(True)  # None means the default, True
+            elif isinstance(value, Bool) and value.value is not None:
+                flags.append(value.value)
+            else:
+                return UNKNOWN
+        size_average, reduce = flags
+        return "mean" if size_average and reduce else ("sum" if reduce else "none")
+    reduction = kwargs.get("reduction")
+    return reduction.value if isinstance(reduction, Str) else ("mean" if reduction is None else UNKNOWN)
+
+
 LOSSES: set[str] = set()  # every loss kind's name: built with only `reduction` kept (and class weights)
 CLASS_WEIGHTED = ("CrossEntropyLoss", "NLLLoss")  # their first parameter: one weight per class
+# Losses whose first constructor parameter is a weight (read positionally; the rest are keywords).
+WEIGHT_FIRST = (*CLASS_WEIGHTED, "BCELoss", "BCEWithLogitsLoss", "MultiLabelSoftMarginLoss")
 
 
 def _loss_kinds(class_dim: bool, *names: str) -> None:
