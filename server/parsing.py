@@ -129,7 +129,15 @@ def _issue_from(error: SyntaxError, text: str) -> SyntaxIssue:
         end_col = col + 1 if col < len(raw.encode("utf-8")) else col
     message = error.msg or "invalid syntax"
     message = message[0].upper() + message[1:]
+    if _ASYNC_KEYWORD_ARGUMENT.match(raw, char_col):
+        end_col = col + len("async")
+        message += (": `async` has been a reserved word since Python 3.7, so `async=` no longer parses; "
+                    "PyTorch renamed this argument `non_blocking` (`.cuda(non_blocking=True)`)")
     return SyntaxIssue(f"Syntax error: {message}.", line, col, end_col)
+
+
+# `x.cuda(async=True)`, PyTorch's name for `non_blocking` before 0.4: code of that time fails here.
+_ASYNC_KEYWORD_ARGUMENT = re.compile(r"async\s*=(?!=)")
 
 
 def _blank_line(text: str, line: int, message: str) -> str:

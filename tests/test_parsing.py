@@ -106,3 +106,18 @@ def test_one_indentation_mistake_is_one_syntax_error(mistake, body):
     source = f"import torch.nn as nn\n\n\ndef f(y):\n{body}\n\ndef g(m):\n    return nn.DataParallel(m)\n"
     codes = [f.code for f in check_source(source, "indent.py").findings]
     assert codes.count("syntax-error") == 1 and "TL406" in codes, codes
+
+
+def test_async_keyword_argument_of_old_pytorch_code_says_what_it_is_now():
+    # `.cuda(async=True)` was PyTorch's `non_blocking` before 0.4; since Python 3.7 it does not parse.
+    source = "import torch\nx = torch.zeros(3)\ny = x.cuda(async=True)\nz = x.cuda(non_blocking=True)\n"
+    (issue,) = [f for f in check_source(source, "old.py").findings if f.code == "syntax-error"]
+    assert issue.line == 3 and (issue.col, issue.end_col) == (11, 16)  # the word `async`
+    assert "`async` has been a reserved word since Python 3.7" in issue.message
+    assert "`non_blocking`" in issue.message and issue.message.endswith("The rest of the file is still checked.")
+
+
+def test_async_comparison_is_not_taken_for_the_old_argument():
+    source = "import torch\nif async == 1:\n    pass\n"
+    (issue,) = [f for f in check_source(source, "cmp.py").findings if f.code == "syntax-error"]
+    assert "non_blocking" not in issue.message
