@@ -49,7 +49,9 @@ class EvalWithoutNoGrad(Rule):
     y)`, `atk(images, labels)`, `pgd_attack(model, x, y)`), where `no_grad` would break the attack,
     or a pass that also runs a method of an object built around the model (`explainer =
     Generator(model)`, then `explainer.generate_LRP(x)` or a pick from a table of its methods):
-    explainers backpropagate through the model.
+    explainers backpropagate through the model. Nor is a trainer's `evaluate`-style method
+    that a method of its class computing gradients calls (an agent's `evaluate(state)`
+    sampling the action its `update()` backpropagates through).
 
     ## Why is this bad
     `model.eval()` changes dropout and batch-norm, not autograd: without `no_grad` every
@@ -105,6 +107,8 @@ class EvalWithoutNoGrad(Rule):
                 continue
             if _class_freezes(run.function, run.model[len("self."):]):
                 continue  # `for p in self.avg_g.parameters(): p.requires_grad = False` where it is built
+            if _feeds_a_training_method(analysis, run.function):
+                continue  # SAC's `evaluate(state)`: the policy's sample for the loss `update()` backpropagates
             if (run.eval_before is not None and context.loops) or named_for_evaluation(run.function):
                 yield self._report(run.call, run.model, run.eval_before)
 
@@ -118,6 +122,46 @@ class EvalWithoutNoGrad(Rule):
         if eval_call is not None:
             finding.related.append(Related.at(eval_call, f"`{model}` is put in eval mode here"))
         return finding
+
+
+def _feeds_a_training_method(analysis: Analysis, method: FunctionInfo) -> bool:
+    """Another method of the class backpropagates through what this one returns (`action, log_prob
+    = self.evaluate(states)` in an agent's `update()`, then `loss = (log_prob - q).mean()` and
+    `loss.backward()`): its forward is part of a training step, whatever its name says.  A
+    caller that only reports the result (`val_loss = self.test(loader)` after an epoch) does not."""
+    cls = method.class_node
+    for other in analysis.functions:
+        if other.class_node is not cls or other is method or not analysis.computes_gradients(other):
+            continue
+        for stmt in sorted(other.statements, key=lambda s: (s.lineno, s.col_offset)):
+            if isinstance(stmt, ast.Assign) and _calls_self_method(stmt.value, method.name):
+                if _backpropagated_after(other, stmt):
+                    return True
+    return False
+
+
+def _calls_self_method(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == name
+               and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" for n in ast.walk(node))
+
+
+def _backpropagated_after(function: FunctionInfo, binding: ast.Assign) -> bool:
+    """A name `binding` binds reaches a `.backward()` later in `function`, through the
+    assignments after it (`loss = (log_prob - target).mean()`, then `loss.backward()`)."""
+    carriers = {n.id for target in binding.targets for n in ast.walk(target) if isinstance(n, ast.Name)}
+    after = sorted((s for s in function.statements if (s.lineno, s.col_offset) > (binding.lineno, binding.col_offset)),
+                   key=lambda s: (s.lineno, s.col_offset))
+    for stmt in after:
+        if isinstance(stmt, (ast.Assign, ast.AugAssign)) and _mentions_any(stmt.value, carriers):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            carriers |= {n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return any(isinstance(call.func, ast.Attribute) and call.func.attr == "backward"
+               and (call.lineno, call.col_offset) > (binding.lineno, binding.col_offset)
+               and _mentions_any(call.func.value, carriers) for call in function.calls)
+
+
+def _mentions_any(node: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
 
 
 def _wrapper_runs_beside(analysis: Analysis, function: FunctionInfo, call: ast.Call, model: str) -> bool:
