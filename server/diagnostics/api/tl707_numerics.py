@@ -113,7 +113,10 @@ def _summed_operand(analysis: "Analysis", total: ast.Call) -> tuple[ast.AST, int
 
 def _shifted_by_maximum(analysis: "Analysis", exponent: ast.AST) -> bool:
     """`x - m` where `m` is a maximum: `x.max()`, `torch.max(x, 1, keepdim=True)[0]`, `x.amax(-1)`,
-    or a name surely bound to one (also `m, _ = torch.max(x, dim)`)."""
+    or a name surely bound to one (also `m, _ = torch.max(x, dim)`); the difference itself may be
+    a name surely bound to it (`shifted = x - m`, then `torch.exp(shifted)`)."""
+    if isinstance(exponent, ast.Name):
+        exponent = _bound_value(analysis, exponent)
     if not (isinstance(exponent, ast.BinOp) and isinstance(exponent.op, ast.Sub)):
         return False
     shift = exponent.right
@@ -203,7 +206,8 @@ class Numerics(Rule):
     and `a / torch.sqrt(b)`, for which PyTorch has dedicated functions: `torch.log1p`,
     `torch.expm1`, `torch.logsumexp` and `torch.rsqrt`. Not flagged: a sum already
     stabilised by hand, `torch.exp(x - m)` with `m` a maximum (`x.max()`,
-    `torch.max(x, 1, keepdim=True)[0]`, or a name bound to one), which cannot overflow.
+    `torch.max(x, 1, keepdim=True)[0]`, or a name bound to one), also through a name bound to
+    the difference (`shifted = x - m`), which cannot overflow.
 
     ## Why is this bad
     `1 + x` rounds a small `x` away before the logarithm sees it (and `exp(x) - 1`
