@@ -248,9 +248,13 @@ class Analysis:
 
     @cached_property
     def imports_test_suite(self) -> bool:
-        """The module imports from a test package (`tests_pytorch.helpers`, `tests.utils`): a
+        """The module imports from a test package (`tests_pytorch.helpers`, `tests.utils`) or
+        imports pytest itself (a task or fixture module beside the tests, `tests/task.py`): a
         helper of a test suite, whose tiny fixtures load in-process on purpose."""
-        return any(re.match(r"tests?(_|$)", name.split(".")[0]) for name in self.imports.values())
+        if self.part_of is not None:
+            return self.part_of.imports_test_suite
+        roots = [name.split(".")[0] for name in self.imports.values()]
+        return any(root == "pytest" or re.match(r"tests?(_|$)", root) for root in roots)
 
     def qualname(self, node: ast.AST | None) -> str | None:
         """Dotted name of `node` resolved through the imports, or None."""
