@@ -230,3 +230,8 @@ _FIELDS_WITHOUT_NODES = frozenset({
 })
 _NODE_FIELDS: dict[type, tuple[str, ...]] = {}
 memos.register(_NODE_FIELDS.clear)
+
+
+def mentions_any(node: ast.AST, names: set[str]) -> bool:
+    """A plain name among `names` occurs anywhere in `node`."""
+    return any(n.__class__ is ast.Name and n.id in names for n in walk_nodes(node))

@@ -12,7 +12,7 @@ from torch_lsp.diagnostics.correctness.provenance import followed
 from torch_lsp.diagnostics.performance.tl401_sync_in_training_loop import tests_modulo
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.syntax_nodes import accumulation, call_name, walk_nodes
+from torch_lsp.syntax_nodes import accumulation, call_name, mentions_any, walk_nodes
 
 
 def _backpropagated_later(analysis: Analysis, loop: LoopInfo, name: str) -> bool:
@@ -23,14 +23,10 @@ def _backpropagated_later(analysis: Analysis, loop: LoopInfo, name: str) -> bool
     carriers = {name}
     for stmt in loop.function.statements:
         if stmt.lineno > end and isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
-                and isinstance(stmt.targets[0], ast.Name) and _mentions(stmt.value, carriers):
+                and isinstance(stmt.targets[0], ast.Name) and mentions_any(stmt.value, carriers):
             carriers.add(stmt.targets[0].id)
-    return any(call_name(call) == "backward" and call.lineno > end and _mentions(call.func, carriers)
+    return any(call_name(call) == "backward" and call.lineno > end and mentions_any(call.func, carriers)
                for call in loop.function.calls)
-
-
-def _mentions(node: ast.AST, names: set[str]) -> bool:
-    return any(isinstance(n, ast.Name) and n.id in names for n in walk_nodes(node))
 
 
 def _reset_only_periodically(analysis: Analysis, loop: LoopInfo, name: str) -> bool:

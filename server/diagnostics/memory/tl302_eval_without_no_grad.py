@@ -15,6 +15,7 @@ from torch_lsp.analysis import (
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Related, Rule
 from torch_lsp.diagnostics.correctness.provenance import without_moves
+from torch_lsp.syntax_nodes import mentions_any
 
 
 @register
@@ -152,16 +153,12 @@ def _backpropagated_after(function: FunctionInfo, binding: ast.Assign) -> bool:
     after = sorted((s for s in function.statements if (s.lineno, s.col_offset) > (binding.lineno, binding.col_offset)),
                    key=lambda s: (s.lineno, s.col_offset))
     for stmt in after:
-        if isinstance(stmt, (ast.Assign, ast.AugAssign)) and _mentions_any(stmt.value, carriers):
+        if isinstance(stmt, (ast.Assign, ast.AugAssign)) and mentions_any(stmt.value, carriers):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             carriers |= {n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)}
     return any(isinstance(call.func, ast.Attribute) and call.func.attr == "backward"
                and (call.lineno, call.col_offset) > (binding.lineno, binding.col_offset)
-               and _mentions_any(call.func.value, carriers) for call in function.calls)
-
-
-def _mentions_any(node: ast.AST, names: set[str]) -> bool:
-    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+               and mentions_any(call.func.value, carriers) for call in function.calls)
 
 
 def _wrapper_runs_beside(analysis: Analysis, function: FunctionInfo, call: ast.Call, model: str) -> bool:
