@@ -216,6 +216,8 @@ class Analysis:
         stack walk of the whole body gives them."""
         for bindings in reversed(self.statement_facts.each(_IMPORT_BINDINGS, _import_bindings)):
             self.imports.update(bindings)
+        if "torch" not in self.imports and _star_import_brings_torch(self.tree.body):
+            self.imports["torch"] = "torch"
 
     @cached_property
     def assigned_values(self) -> dict[str, list[ast.AST]]:
@@ -804,6 +806,21 @@ def _base_name(node: ast.AST) -> str | None:
     if isinstance(node, ast.Attribute) and node.attr == "module":
         node = node.value
     return node.id if isinstance(node, ast.Name) else None
+
+
+def _star_import_brings_torch(body: list[ast.stmt]) -> bool:
+    """`from build_utils.utils import *` in a module that also imports from PyTorch at the top
+    (`from torch.cuda import amp`) and uses `torch` without importing it: the star import is
+    where `torch` comes from (the module's `@torch.no_grad()` runs).  Only top-level imports
+    are read, which every part of the file holds (`rule_parts`)."""
+    star = torch_import = False
+    for statement in body:
+        if statement.__class__ is ast.ImportFrom:
+            star = star or any(alias.name == "*" for alias in statement.names)
+            torch_import = torch_import or (statement.level == 0 and (statement.module or "").split(".")[0] == "torch")
+        elif statement.__class__ is ast.Import:
+            torch_import = torch_import or any(alias.name.split(".")[0] == "torch" for alias in statement.names)
+    return star and torch_import
 
 
 def _import_bindings(statement: ast.stmt) -> dict[str, str]:
