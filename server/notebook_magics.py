@@ -2,8 +2,9 @@
 
 A code cell may hold lines that are IPython's, not Python's: line magics (`%time`,
 `%matplotlib inline`), shell escapes (`!pip install torch`, `files = !ls`), help
-(`model?`, `?model`, `model??`) and, on its first line, a cell magic (`%%capture`,
-`%%bash`).  `mask_magics` turns each such line into a Python comment by replacing one
+(`model?`, `?model`, `model??`), line magics without their `%`, which IPython's automagic
+runs (`pip install torch`, `cd data`; only where the line is not Python) and, on its first
+line, a cell magic (`%%capture`, `%%bash`).  `mask_magics` turns each such line into a Python comment by replacing one
 character with `#`, so every line keeps its length and every other position in the
 cell stays where it was.  Two cases keep their code: the body of a cell magic that
 runs Python (`%%time`, `%%capture`, ...), and a simple statement after `%time` or
@@ -36,8 +37,16 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "m
 TIMED_LINE_MAGIC = re.compile(r"%(time|timeit)[ \t]+(?=[^\s-])")
 ASSIGNED_MAGIC = re.compile(r"[\w.\s,()\[\]*]+=\s*[!%]")
 CELL_MAGIC = re.compile(r"%%(\w+)")
-# A line that starts with %, ! or ?, an assignment from ! or %, or a ? before a line's end.
-MAYBE_IPYTHON = re.compile(r"^[ \t]*[%!?]|=[ \t]*[!%]|\?[ \t]*(?:#.*)?$", re.MULTILINE)
+# Line magics IPython runs without their `%` (automagic, on by default): `pip install torch`,
+# `cd data`, `run train.py`.  Such a line is taken for IPython's only where it is not Python.
+AUTOMAGICS = ("pip", "conda", "mamba", "micromamba", "uv", "cd", "pwd", "ls", "ll", "cat", "mkdir", "rmdir", "rm",
+              "cp", "mv", "env", "set_env", "load_ext", "reload_ext", "matplotlib", "run", "time", "timeit",
+              "who", "whos", "history", "reset", "pinfo", "psource", "writefile", "load", "tensorboard")
+AUTOMAGIC = re.compile(r"(?:" + "|".join(AUTOMAGICS) + r")[ \t]+\S")
+# A line that starts with %, ! or ?, an assignment from ! or %, a ? before a line's end, or a
+# line magic written without its % (`pip install`).
+MAYBE_IPYTHON = re.compile(r"^[ \t]*(?:[%!?]|(?:" + "|".join(AUTOMAGICS) + r")[ \t]+\S)|=[ \t]*[!%]|\?[ \t]*(?:#.*)?$",
+                           re.MULTILINE)
 # A cell whose first line that is not blank is indented and only a comment (or a masked magic).
 LEADING_INDENT = re.compile(r"\A(?:[ \t]*\r?\n)*([ \t]+#)")
 BLOCK_HEADER = "if 1:"
@@ -141,6 +150,8 @@ def _is_ipython_line(line: str) -> bool:
         return True
     if ("!" in stripped or "%" in stripped) and ASSIGNED_MAGIC.match(stripped):
         return not _parses(stripped)
+    if AUTOMAGIC.match(stripped):
+        return not _parses(stripped)  # `pip install x`, not `cd / path` (a division)
     if "?" not in stripped:
         return False
     code = line[: ScanState().scan(line)].rstrip()

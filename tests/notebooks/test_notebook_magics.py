@@ -23,6 +23,13 @@ from torch_lsp.notebooks import notebook_program
     ("y = 3  # why?", "y = 3  # why?"),
     ("x = a % b", "x = a % b"),
     ("s = 'what?'", "s = 'what?'"),
+    # Automagic: line magics without their `%`, where the line is not Python.
+    ("pip install langchain", "#ip install langchain"),
+    ("run train.py --epochs 3", "#un train.py --epochs 3"),
+    ("cd ..", "#d .."),
+    ("cd / path", "cd / path"),  # a division: Python
+    ("pip in packages", "pip in packages"),
+    ("pipeline install x", "pipeline install x"),
 ])
 def test_one_line(line, masked):
     assert mask_magics(line) == masked
@@ -94,3 +101,21 @@ def test_a_cell_indented_whole_opens_a_block_on_its_first_comment():
     assert mask_magics(" # only the comment is indented\nx = 1\n") == " # only the comment is indented\nx = 1\n"
     program = notebook_program([(3, source)])
     assert program.cells_of(program.source) == [source]
+
+
+def test_an_automagic_pip_line_gives_no_syntax_error_in_a_notebook(tmp_path):
+    # `pip install x` runs in IPython (automagic); a real syntax error in the next cell is still one.
+    import json
+    import subprocess
+    import sys
+
+    cells = [["pip install langchain\n", "import torch\n", "x = torch.zeros(3)"], ["y = (1,"]]
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                           "source": source} for source in cells],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "setup.ipynb"
+    path.write_text(json.dumps(notebook))
+    run = subprocess.run([sys.executable, "-m", "torch_lsp", "check", str(path), "--format", "json"],
+                         capture_output=True, text=True)
+    findings = json.loads(run.stdout)
+    assert [f["code"] for f in findings] == ["syntax-error"], findings
