@@ -42,7 +42,9 @@ CELL_MAGIC = re.compile(r"%%(\w+)")
 AUTOMAGICS = ("pip", "conda", "mamba", "micromamba", "uv", "cd", "pwd", "ls", "ll", "cat", "mkdir", "rmdir", "rm",
               "cp", "mv", "env", "set_env", "load_ext", "reload_ext", "matplotlib", "run", "time", "timeit",
               "who", "whos", "history", "reset", "pinfo", "psource", "writefile", "load", "tensorboard")
-AUTOMAGIC = re.compile(r"(?:" + "|".join(AUTOMAGICS) + r")[ \t]+\S")
+# The name, blanks, then what cannot go on a Python expression (`env = make(...`, `time (a,`
+# are Python even where the first line alone does not parse).
+AUTOMAGIC = re.compile(r"(?:" + "|".join(AUTOMAGICS) + r")[ \t]+[^\s=(\[{,:;+*%<>!&|^@)\]}#]")
 # A line that starts with %, ! or ?, an assignment from ! or %, a ? before a line's end, or a
 # line magic written without its % (`pip install`).
 MAYBE_IPYTHON = re.compile(r"^[ \t]*(?:[%!?]|(?:" + "|".join(AUTOMAGICS) + r")[ \t]+\S)|=[ \t]*[!%]|\?[ \t]*(?:#.*)?$",

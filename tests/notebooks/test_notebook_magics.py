@@ -119,3 +119,9 @@ def test_an_automagic_pip_line_gives_no_syntax_error_in_a_notebook(tmp_path):
                          capture_output=True, text=True)
     findings = json.loads(run.stdout)
     assert [f["code"] for f in findings] == ["syntax-error"], findings
+
+
+def test_a_statement_opened_by_a_magic_name_stays_python():
+    # `env` is a line magic too; `env = make(...` over two lines is Python, not automagic.
+    cell = 'env = wrappers.Monitor(make("CartPole-v0"),\n                      directory="videos")\n'
+    assert mask_magics(cell) == cell
