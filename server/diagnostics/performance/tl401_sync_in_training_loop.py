@@ -22,16 +22,30 @@ _HOST_FACTORIES = {"rand", "randn", "randint", "randperm", "zeros", "ones", "ful
 
 def _made_on_host(analysis: Analysis, target: ast.AST) -> bool:
     """`torch.randint(0, 5, (1,)).item()`, `perm = torch.randperm(n)`: a CPU tensor (no
-    `device=`, no default device set in the file) reads without waiting for the GPU."""
+    `device=` and no default device set in the file, or a literal `device="cpu"`) reads
+    without waiting for the GPU."""
     value, bound = followed(analysis, target)
     if bound is None and isinstance(target, ast.Name):
         value = _value_kept_in_place(analysis, target)
-    if not (isinstance(value, ast.Call) and keyword(value, "device") is None):
+    if not isinstance(value, ast.Call):
+        return False
+    device = keyword(value, "device")
+    if device is not None and not _literal_cpu(device.value):
         return False
     qualname = analysis.call_qualname(value) or ""
     module, _, function = qualname.rpartition(".")
-    return module == "torch" and function in _HOST_FACTORIES and not analysis.file_fact(
-        "sets a default device", _sets_default_device)
+    if not (module == "torch" and function in _HOST_FACTORIES):
+        return False
+    # `device="cpu"` says where the tensor lives whatever default device the file sets
+    return device is not None or not analysis.file_fact("sets a default device", _sets_default_device)
+
+
+def _literal_cpu(device: ast.AST) -> bool:
+    """`device="cpu"` or `device=torch.device("cpu")`: a literal CPU device."""
+    if isinstance(device, ast.Call) and ast.unparse(device.func) in ("torch.device", "device") \
+            and len(device.args) == 1 and not device.keywords:
+        device = device.args[0]
+    return isinstance(device, ast.Constant) and device.value == "cpu"
 
 
 def _sets_default_device(analysis: Analysis) -> bool:
