@@ -254,6 +254,28 @@ def _feeds_finiteness_guard(analysis: Analysis, call: ast.Call, loop: ast.AST) -
     return any(isinstance(s, ast.If) and leaves(s) and guards(s.test, name) for s in later)
 
 
+def _decides_loop_exit(analysis: Analysis, call: ast.Call) -> bool:
+    """`loss_value = loss.item()` followed in the same block by `if loss_value < eps: break`
+    (or `if loss.item() < eps: break`): an early stop decided on the step's value, which the
+    host must read every step by design."""
+    def reads(test: ast.AST, name: str) -> bool:
+        return any(isinstance(node, ast.Name) and node.id == name for node in walk_nodes(test))
+
+    def leaves(if_stmt: ast.If) -> bool:
+        return bool(if_stmt.body) and _leaves(if_stmt.body[-1], if_stmt)
+
+    stmt = analysis.statement_of(call)
+    if isinstance(stmt, ast.If) and leaves(stmt) and any(node is call for node in walk_nodes(stmt.test)):
+        return True
+    if not (isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)):
+        return False
+    name = stmt.targets[0].id
+    block = analysis.block_of(stmt) or []
+    later = block[block.index(stmt) + 1:] if stmt in block else []
+    return any(isinstance(s, ast.If) and leaves(s) and reads(s.test, name) for s in later)
+
+
 def _decides_while_loop(analysis: Analysis, call: ast.Call, loop: ast.AST) -> bool:
     """`score = -loss.item()` in a `while score < 0.99:` loop: the value is the loop's own
     stopping test, read on the host every iteration by design."""
@@ -469,7 +491,8 @@ class SyncInTrainingLoop(Rule):
     that leaves the loop, nor the value a NaN check
     that stops training reads (`if not math.isfinite(loss_value): sys.exit(1)`, or an `assert
     math.isfinite(loss_value)` there), nor the value a `while` loop's own test reads (`score =
-    -loss.item()` in `while score < 0.99:`), nor after an explicit `torch.cuda.synchronize()`
+    -loss.item()` in `while score < 0.99:`) or an `if` ending in `break`/`return` tests (`loss_value
+    = loss.item()`, then `if loss_value < eps: break`: an early stop), nor after an explicit `torch.cuda.synchronize()`
     earlier in the same iteration (alone, or under a test that the code runs on CUDA,
     `if device_type == "cuda":`), where the host already
     waits, nor on a tensor a factory made on the host, `torch.randint(0, 5, (1,)).item()`,
@@ -531,6 +554,8 @@ class SyncInTrainingLoop(Rule):
                 continue  # a NaN check that stops training needs the value on the host each step
             if _decides_while_loop(analysis, call, loop.node):
                 continue  # `while score < 0.99:` needs the value on the host to decide each step
+            if _decides_loop_exit(analysis, call):
+                continue  # `if loss_value < eps: break`: an early stop decided on the value each step
             if _sent_to_environment(analysis, call, loop.node):
                 continue  # the action an environment on the host must receive before it can step
             if _only_where_the_loop_does_not_train(analysis, call, loop):
