@@ -1333,6 +1333,15 @@ def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call
     if isinstance(arg, ast.Subscript) and isinstance(arg.value, ast.Name):  # `do_sampling(models[0], ...)`
         owner = analysis.context(site).function
         return _each_evaluated_in_loop(analysis, owner, arg.value.id, analysis.statement_of(site))
+    if is_self_attribute(arg):
+        # `get_flow(self.flow_model, imgs)`: every binding of the attribute in the caller's class
+        # is a model in eval mode (`flow_model.eval()`, then `self.flow_model = flow_model`) and no
+        # method of the class puts it back in train mode
+        cls = analysis.context(site).function.class_node
+        return cls is not None and attribute_loaded_in_eval_mode(analysis, cls, arg.attr) and not any(
+            isinstance(call.func, ast.Attribute) and call.func.attr == "train"
+            and _is_self_attr_named(call.func.value, arg.attr)
+            for f in analysis.functions if f.class_node is cls for call in f.calls)
     if isinstance(arg, ast.Name):
         owner = analysis.context(site).function
         if analysis.switched(owner, arg.id, "eval") or mode_left_before(analysis, owner, site, arg.id) == "eval":
@@ -1341,6 +1350,58 @@ def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call
         return id(owner) not in outer and not analysis.switched(owner, arg.id, "train") \
             and in_eval_mode(analysis, owner, site, arg.id, outer)
     return False
+
+
+def arrives_in_eval_mode(value: ast.AST) -> bool:
+    """`AutoModel.from_pretrained(...)` or `model.eval()` (through `.to(...)`-style chains):
+    the value is a model in eval mode; the last mode call of the chain decides."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        if value.func.attr in ("from_pretrained", "eval"):
+            return True
+        if value.func.attr == "train":
+            return False
+        value = value.func.value
+    return False
+
+
+# Loaders that return the model (first of a tuple) already in eval mode: openai/CLIP's `load`
+# ends in `build_model(...)`, which returns `model.eval()` (the TorchScript path calls `.eval()`).
+_EVAL_MODE_LOADERS = ("clip.load",)
+
+
+def attribute_loaded_in_eval_mode(analysis: Analysis, cls: ast.ClassDef, attr: str) -> bool:
+    """Every binding of `self.<attr>` in the class is a model loaded in eval mode:
+    `self.model = AutoModel.from_pretrained(...)`, `self.model, self.preprocess =
+    clip.load(...)` (the model is the loader's first result), or a local the method has put
+    in eval mode before (`model.eval()`, then `self.model = model`: fairseq's feature readers)."""
+    bindings = 0
+    for function in analysis.functions:
+        if function.class_node is not cls:
+            continue
+        for stmt in function.statements:
+            if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and _is_self_attr_named(stmt.target, attr):
+                return False  # `self.model: nn.Module = Net()`: built here, in train mode
+            if not isinstance(stmt, ast.Assign):
+                continue
+            for target in stmt.targets:
+                if _is_self_attr_named(target, attr):
+                    moved = unmoved(stmt.value)
+                    if _is_self_attr_named(moved, attr) and moved is not stmt.value:
+                        continue  # `self.model = self.model.half()`: a move keeps the mode
+                    if not (arrives_in_eval_mode(stmt.value) or isinstance(moved, ast.Name)
+                            and mode_left_before(analysis, function, stmt, moved.id) == "eval"):
+                        return False
+                    bindings += 1
+                elif isinstance(target, ast.Tuple) and any(_is_self_attr_named(e, attr) for e in target.elts):
+                    if not (_is_self_attr_named(target.elts[0], attr) and isinstance(stmt.value, ast.Call)
+                            and analysis.call_qualname(stmt.value) in _EVAL_MODE_LOADERS):
+                        return False
+                    bindings += 1
+    return bindings > 0
+
+
+def _is_self_attr_named(node: ast.AST, attr: str) -> bool:
+    return is_self_attribute(node) and node.attr == attr
 
 
 def mode_left_before(analysis: Analysis, owner: FunctionInfo, site: ast.AST, name: str) -> str | None:

@@ -307,3 +307,43 @@ def test_a_model_trained_with_opacus_is_not_asked_to_compile(tmp_path, cli):
     plain = "\n".join(line for line in OPACUS.splitlines() if "rivacy" not in line and "module=model" not in line)
     write(tmp_path, {"train.py": plain + "\n"})
     assert [line for line, _ in _tl409(tmp_path, cli)] == [9]
+
+
+FROZEN_ENCODER = """\
+import torch
+import torch.nn.functional as F
+
+device = torch.device("cuda")
+text_encoder = load_text_encoder().to(device)
+denoiser = build_denoiser().to(device)
+text_encoder.requires_grad_(False)
+denoiser.train()
+optimizer = torch.optim.AdamW(denoiser.parameters(), lr=1e-4)
+for tokens, images, noise in loader:
+    context = text_encoder(tokens.to(device))
+    pred = denoiser(images.to(device) + noise.to(device), context)
+    loss = F.mse_loss(pred, noise.to(device))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_frozen_encoder_is_not_the_model_named(tmp_path, cli):
+    """`text_encoder.requires_grad_(False)` and nothing trains it again: the hint names the
+    denoiser the optimizer holds (diffusers' ControlNet/text-to-image scripts)."""
+    write(tmp_path, {"train.py": FROZEN_ENCODER})
+    assert _tl409(tmp_path, cli) == [
+        (12, "`denoiser` is trained without `torch.compile`. Try `denoiser = torch.compile(denoiser)` "
+             "for faster steps.")]
+
+
+def test_an_encoder_frozen_then_trained_through_its_parameters_stays_named(tmp_path, cli):
+    """A conditional freeze whose parameters join the optimizer (`--train_text_encoder`), or a
+    LoRA-style freeze of the model whose adapters train, is not a frozen encoder."""
+    write(tmp_path, {"train.py": FROZEN_ENCODER.replace(
+        "optimizer = torch.optim.AdamW(denoiser.parameters(), lr=1e-4)",
+        "optimizer = torch.optim.AdamW(list(denoiser.parameters()) + list(text_encoder.parameters()), lr=1e-4)")})
+    assert _tl409(tmp_path, cli) == [
+        (11, "`text_encoder` is trained without `torch.compile`. Try `text_encoder = torch.compile(text_encoder)` "
+             "for faster steps.")]

@@ -22,16 +22,30 @@ _HOST_FACTORIES = {"rand", "randn", "randint", "randperm", "zeros", "ones", "ful
 
 def _made_on_host(analysis: Analysis, target: ast.AST) -> bool:
     """`torch.randint(0, 5, (1,)).item()`, `perm = torch.randperm(n)`: a CPU tensor (no
-    `device=`, no default device set in the file) reads without waiting for the GPU."""
+    `device=` and no default device set in the file, or a literal `device="cpu"`) reads
+    without waiting for the GPU."""
     value, bound = followed(analysis, target)
     if bound is None and isinstance(target, ast.Name):
         value = _value_kept_in_place(analysis, target)
-    if not (isinstance(value, ast.Call) and keyword(value, "device") is None):
+    if not isinstance(value, ast.Call):
+        return False
+    device = keyword(value, "device")
+    if device is not None and not _literal_cpu(device.value):
         return False
     qualname = analysis.call_qualname(value) or ""
     module, _, function = qualname.rpartition(".")
-    return module == "torch" and function in _HOST_FACTORIES and not analysis.file_fact(
-        "sets a default device", _sets_default_device)
+    if not (module == "torch" and function in _HOST_FACTORIES):
+        return False
+    # `device="cpu"` says where the tensor lives whatever default device the file sets
+    return device is not None or not analysis.file_fact("sets a default device", _sets_default_device)
+
+
+def _literal_cpu(device: ast.AST) -> bool:
+    """`device="cpu"` or `device=torch.device("cpu")`: a literal CPU device."""
+    if isinstance(device, ast.Call) and ast.unparse(device.func) in ("torch.device", "device") \
+            and len(device.args) == 1 and not device.keywords:
+        device = device.args[0]
+    return isinstance(device, ast.Constant) and device.value == "cpu"
 
 
 def _sets_default_device(analysis: Analysis) -> bool:
@@ -238,6 +252,28 @@ def _feeds_finiteness_guard(analysis: Analysis, call: ast.Call, loop: ast.AST) -
     block = analysis.block_of(stmt) or []
     later = block[block.index(stmt) + 1:] if stmt in block else []
     return any(isinstance(s, ast.If) and leaves(s) and guards(s.test, name) for s in later)
+
+
+def _decides_loop_exit(analysis: Analysis, call: ast.Call) -> bool:
+    """`loss_value = loss.item()` followed in the same block by `if loss_value < eps: break`
+    (or `if loss.item() < eps: break`): an early stop decided on the step's value, which the
+    host must read every step by design."""
+    def reads(test: ast.AST, name: str) -> bool:
+        return any(isinstance(node, ast.Name) and node.id == name for node in walk_nodes(test))
+
+    def leaves(if_stmt: ast.If) -> bool:
+        return bool(if_stmt.body) and _leaves(if_stmt.body[-1], if_stmt)
+
+    stmt = analysis.statement_of(call)
+    if isinstance(stmt, ast.If) and leaves(stmt) and any(node is call for node in walk_nodes(stmt.test)):
+        return True
+    if not (isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)):
+        return False
+    name = stmt.targets[0].id
+    block = analysis.block_of(stmt) or []
+    later = block[block.index(stmt) + 1:] if stmt in block else []
+    return any(isinstance(s, ast.If) and leaves(s) and reads(s.test, name) for s in later)
 
 
 def _decides_while_loop(analysis: Analysis, call: ast.Call, loop: ast.AST) -> bool:
@@ -455,7 +491,8 @@ class SyncInTrainingLoop(Rule):
     that leaves the loop, nor the value a NaN check
     that stops training reads (`if not math.isfinite(loss_value): sys.exit(1)`, or an `assert
     math.isfinite(loss_value)` there), nor the value a `while` loop's own test reads (`score =
-    -loss.item()` in `while score < 0.99:`), nor after an explicit `torch.cuda.synchronize()`
+    -loss.item()` in `while score < 0.99:`) or an `if` ending in `break`/`return` tests (`loss_value
+    = loss.item()`, then `if loss_value < eps: break`: an early stop), nor after an explicit `torch.cuda.synchronize()`
     earlier in the same iteration (alone, or under a test that the code runs on CUDA,
     `if device_type == "cuda":`), where the host already
     waits, nor on a tensor a factory made on the host, `torch.randint(0, 5, (1,)).item()`,
@@ -517,6 +554,8 @@ class SyncInTrainingLoop(Rule):
                 continue  # a NaN check that stops training needs the value on the host each step
             if _decides_while_loop(analysis, call, loop.node):
                 continue  # `while score < 0.99:` needs the value on the host to decide each step
+            if _decides_loop_exit(analysis, call):
+                continue  # `if loss_value < eps: break`: an early stop decided on the value each step
             if _sent_to_environment(analysis, call, loop.node):
                 continue  # the action an environment on the host must receive before it can step
             if _only_where_the_loop_does_not_train(analysis, call, loop):

@@ -32,7 +32,9 @@ class MissingCompile(Rule):
     `dynamo_plugin=TorchDynamoPlugin(...)`: `prepare` compiles it). A model run under
     `torch.no_grad()` in the loop (a frozen backbone feeding a trained head, a DQN/SAC target
     network) is not the one trained, nor is a model built by a class of the project whose
-    `forward` runs under `no_grad`/`inference_mode` (a frozen feature extractor), nor is a
+    `forward` runs under `no_grad`/`inference_mode` (a frozen feature extractor), nor a model
+    the file freezes with `requires_grad_(False)` and never trains again (no `.train()`, no
+    read of its parameters or submodules, no adapter call: a frozen text encoder), nor is a
     model run by a loop whose optimizers only hold
     an explicit list of tensors (`optim.Adam([latent] + noises)`: a GAN projection optimises
     its input), nor is a model whose output a gradient penalty differentiates with
@@ -91,6 +93,8 @@ class MissingCompile(Rule):
                 if analysis.context(call).grad_disabled:
                     continue  # a frozen backbone run under `no_grad` is not the model trained
                 model = roles.model_name(call)
+                if model and _frozen_in_file(analysis, model):
+                    continue  # `text_encoder.requires_grad_(False)` and nothing trains it: a frozen encoder
                 if model and _frozen_by_its_class(analysis, loop.function, model, call):
                     continue  # its class runs `forward` under `inference_mode`: a frozen feature extractor
                 if model and _built_each_iteration(roles, loop, model, call):
@@ -128,6 +132,38 @@ def _made_private_by_opacus(analysis: Analysis) -> bool:
     """The file builds an Opacus `PrivacyEngine` (whose `make_private` wraps the model) or a
     `GradSampleModule` itself."""
     return any(analysis.call_qualname(call) in _OPACUS_PRIVATE for call in analysis.calls)
+
+
+def _frozen_in_file(analysis: Analysis, model: str) -> bool:
+    """The file freezes `model` (`text_encoder.requires_grad_(False)`) and nothing trains any of
+    it again: no `model.train()`, no other `requires_grad_` call on it, no read of its parameters
+    or submodules (`model.parameters()` for an optimizer, `for n, m in unet.named_modules():`
+    unfreezing some), and it is handed to no adapter call (`get_peft_model(unet, config)`,
+    `unet.add_adapter(lora_config)`): a frozen encoder run beside the model trained."""
+    frozen = False
+    for call in analysis.calls:
+        func = call.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == model:
+            if func.attr == "requires_grad_" and len(call.args) == 1 and not call.keywords \
+                    and isinstance(call.args[0], ast.Constant) and call.args[0].value is False:
+                frozen = True
+            elif func.attr in _TRAINING_TOUCHES or "adapter" in func.attr.lower() or "lora" in func.attr.lower():
+                return False
+        name = (call_name(call) or "").lower()
+        if any(word in name for word in ("adapter", "lora", "peft", "prepare_model")) and any(
+                isinstance(arg, ast.Name) and arg.id == model for arg in list(call.args) + [k.value for k in call.keywords]):
+            return False
+    if not frozen:
+        return False
+    # `model.weight`, `model.parameters` named anywhere else (an optimizer built over them)
+    return not any(isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == model
+                   and node.attr in _PARAMETER_READS | _SUBMODULE_READS for node in ast.walk(analysis.tree))
+
+
+# Calls on a model that (may) train it again after a freeze.
+_TRAINING_TOUCHES = {"train", "requires_grad_", "parameters", "named_parameters", "modules", "named_modules",
+                     "children", "named_children", "get_submodule", "apply"}
+_SUBMODULE_READS = {"modules", "named_modules", "children", "named_children", "get_submodule"}
 
 
 def _frozen_by_its_class(analysis: Analysis, function, model: str, call: ast.Call) -> bool:

@@ -9,7 +9,8 @@ import re
 from typing import Iterator
 
 from torch_lsp.analysis import (
-    Analysis, construction_of, eval_switch_before, evaluation_model_calls, in_eval_mode, mode_left_before,
+    Analysis, arrives_in_eval_mode as _arrives_in_eval_mode,
+    attribute_loaded_in_eval_mode as _attribute_loaded_in_eval_mode, construction_of, eval_switch_before, evaluation_model_calls, in_eval_mode, mode_left_before,
     name_says_evaluation, named_for_evaluation, self_model_switched, trainer_model_calls,
 )
 from torch_lsp.diagnostics import register
@@ -204,54 +205,6 @@ def _goes_on_to_train(analysis: Analysis, function, model: str) -> bool:
         if analysis.computes_gradients(scope) or any(roles.is_optimizer_step(c) for c in scope.calls):
             return True
     return False
-
-
-def _arrives_in_eval_mode(value: ast.AST) -> bool:
-    """`AutoModel.from_pretrained(...)` or `model.eval()` (through `.to(...)`-style chains):
-    the value is a model in eval mode; the last mode call of the chain decides."""
-    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
-        if value.func.attr in ("from_pretrained", "eval"):
-            return True
-        if value.func.attr == "train":
-            return False
-        value = value.func.value
-    return False
-
-
-# Loaders that return the model (first of a tuple) already in eval mode: openai/CLIP's `load`
-# ends in `build_model(...)`, which returns `model.eval()` (the TorchScript path calls `.eval()`).
-_EVAL_MODE_LOADERS = ("clip.load",)
-
-
-def _attribute_loaded_in_eval_mode(analysis: Analysis, cls: ast.ClassDef, attr: str) -> bool:
-    """Every binding of `self.<attr>` in the class is a model loaded in eval mode:
-    `self.model = AutoModel.from_pretrained(...)`, `self.model, self.preprocess =
-    clip.load(...)` (the model is the loader's first result), or a local the method has put
-    in eval mode before (`model.eval()`, then `self.model = model`: fairseq's feature readers)."""
-    bindings = 0
-    for function in analysis.functions:
-        if function.class_node is not cls:
-            continue
-        for stmt in function.statements:
-            if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and _is_self_attr(stmt.target, attr):
-                return False  # `self.model: nn.Module = Net()`: built here, in train mode
-            if not isinstance(stmt, ast.Assign):
-                continue
-            for target in stmt.targets:
-                if _is_self_attr(target, attr):
-                    moved = unmoved(stmt.value)
-                    if _is_self_attr(moved, attr) and moved is not stmt.value:
-                        continue  # `self.model = self.model.half()`: a move keeps the mode
-                    if not (_arrives_in_eval_mode(stmt.value) or isinstance(moved, ast.Name)
-                            and mode_left_before(analysis, function, stmt, moved.id) == "eval"):
-                        return False
-                    bindings += 1
-                elif isinstance(target, ast.Tuple) and any(_is_self_attr(e, attr) for e in target.elts):
-                    if not (_is_self_attr(target.elts[0], attr) and isinstance(stmt.value, ast.Call)
-                            and analysis.call_qualname(stmt.value) in _EVAL_MODE_LOADERS):
-                        return False
-                    bindings += 1
-    return bindings > 0
 
 
 def _attribute_handed_in_eval_mode(analysis: Analysis, cls: ast.ClassDef, attr: str) -> bool:
