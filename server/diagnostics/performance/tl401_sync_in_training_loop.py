@@ -12,7 +12,7 @@ from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.diagnostics.correctness.provenance import followed
 from torch_lsp.roles import dominates
-from torch_lsp.syntax_nodes import call_name, keyword, method_span, receiver, walk_nodes
+from torch_lsp.syntax_nodes import call_name, keyword, mentions_any, method_span, receiver, walk_nodes
 
 
 _SYNC_METHODS = ("item", "cpu", "numpy", "tolist")
@@ -224,43 +224,11 @@ def _asks_for_cuda(analysis: Analysis, test: ast.AST) -> bool:
     return False
 
 
-_FINITENESS_TESTS = {"isfinite", "isnan", "isinf"}
-
-
-def _feeds_finiteness_guard(analysis: Analysis, call: ast.Call, loop: ast.AST) -> bool:
-    """The value checked by a NaN guard that stops training: `if not math.isfinite(loss.item()):
-    ... sys.exit(1)`, or `loss_value = loss.item()` followed in the same block by such a guard
-    on `loss_value` (the guard needs the value on the host every step, by design)."""
-    def guards(test: ast.AST, value: ast.AST) -> bool:
-        for node in walk_nodes(test):
-            if isinstance(node, ast.Call) and call_name(node) in _FINITENESS_TESTS and node.args and (
-                    node.args[0] is value or (isinstance(value, str) and isinstance(node.args[0], ast.Name)
-                                              and node.args[0].id == value)):
-                return True
-        return False
-
-    def leaves(if_stmt: ast.If) -> bool:
-        return bool(if_stmt.body) and _leaves(if_stmt.body[-1], if_stmt)
-
-    stmt = analysis.statement_of(call)
-    if isinstance(stmt, ast.If) and leaves(stmt) and guards(stmt.test, call):
-        return True
-    if not (isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Name)):
-        return False
-    name = stmt.targets[0].id
-    block = analysis.block_of(stmt) or []
-    later = block[block.index(stmt) + 1:] if stmt in block else []
-    return any(isinstance(s, ast.If) and leaves(s) and guards(s.test, name) for s in later)
-
-
-def _decides_loop_exit(analysis: Analysis, call: ast.Call) -> bool:
-    """`loss_value = loss.item()` followed in the same block by `if loss_value < eps: break`
-    (or `if loss.item() < eps: break`): an early stop decided on the step's value, which the
-    host must read every step by design."""
-    def reads(test: ast.AST, name: str) -> bool:
-        return any(isinstance(node, ast.Name) and node.id == name for node in walk_nodes(test))
-
+def _decides_an_exit(analysis: Analysis, call: ast.Call) -> bool:
+    """The value decides an `if` whose body leaves the loop or the run: a NaN guard that stops
+    training (`if not math.isfinite(loss.item()): sys.exit(1)`) or an early stop (`loss_value =
+    loss.item()`, then `if loss_value < eps: break` later in the same block).  The host must
+    read it every step, by design."""
     def leaves(if_stmt: ast.If) -> bool:
         return bool(if_stmt.body) and _leaves(if_stmt.body[-1], if_stmt)
 
@@ -273,7 +241,7 @@ def _decides_loop_exit(analysis: Analysis, call: ast.Call) -> bool:
     name = stmt.targets[0].id
     block = analysis.block_of(stmt) or []
     later = block[block.index(stmt) + 1:] if stmt in block else []
-    return any(isinstance(s, ast.If) and leaves(s) and reads(s.test, name) for s in later)
+    return any(isinstance(s, ast.If) and leaves(s) and mentions_any(s.test, {name}) for s in later)
 
 
 def _decides_while_loop(analysis: Analysis, call: ast.Call, loop: ast.AST) -> bool:
@@ -550,12 +518,10 @@ class SyncInTrainingLoop(Rule):
                 continue
             if _after_explicit_synchronize(analysis, call, loop):
                 continue  # the step already waits for the GPU there; this sync adds no stall
-            if _feeds_finiteness_guard(analysis, call, loop.node):
-                continue  # a NaN check that stops training needs the value on the host each step
+            if _decides_an_exit(analysis, call):
+                continue  # a NaN check that stops training, an early stop: the host needs the value each step
             if _decides_while_loop(analysis, call, loop.node):
                 continue  # `while score < 0.99:` needs the value on the host to decide each step
-            if _decides_loop_exit(analysis, call):
-                continue  # `if loss_value < eps: break`: an early stop decided on the value each step
             if _sent_to_environment(analysis, call, loop.node):
                 continue  # the action an environment on the host must receive before it can step
             if _only_where_the_loop_does_not_train(analysis, call, loop):
