@@ -36,6 +36,19 @@ def _f_linear(call: Call) -> Value:
 
 
 
+@function("grid_sample", within=(FUNCTIONAL,))
+def _grid_sample(call: Call) -> Value:
+    """`F.grid_sample(input [N, C, H, W], grid [N, H_out, W_out, 2])` is `[N, C, H_out, W_out]`
+    (and the 5-D form likewise): the output takes the grid's spatial sizes, so points sampled
+    with a grid of width 1 (`coords.unsqueeze(2)`) give a size-1 last dim."""
+    x, grid = call.arg(0, "input"), call.arg(1, "grid")
+    if not (isinstance(x, Tensor) and isinstance(grid, Tensor)) or x.variadic or grid.variadic:
+        return UNKNOWN
+    if x.rank not in (4, 5) or grid.rank != x.rank:
+        return UNKNOWN
+    return Tensor((x.dims[0], x.dims[1], *grid.dims[1:-1]), False, x.dtype, call.origin())
+
+
 @function("interpolate", "upsample", within=(FUNCTIONAL,))
 def _interpolate(call: Call) -> Value:
     x = call.arg(0, "input")
