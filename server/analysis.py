@@ -36,7 +36,10 @@ from torch_lsp.statement_walk import (
 )
 from torch_lsp.statement_walk import position as _position
 from torch_lsp.syntax_index import syntax_index
-from torch_lsp.syntax_nodes import accumulation, argument, call_name, is_self_attribute, keyword, unmoved, walk_nodes
+from torch_lsp.syntax_nodes import (
+    accumulation, argument, call_name, is_self_attribute, is_self_attribute_named, keyword, mentions_any, unmoved,
+    walk_nodes,
+)
 from torch_lsp.text import LineIndex
 from torch_lsp.workspace_files import reading_files
 
@@ -943,10 +946,10 @@ def _only_cpu(analysis: "Analysis", name: str) -> bool:
 
 def _assigned_only_cpu(analysis: "Analysis", name: str) -> bool:
     values = analysis.assigned_values.get(name, [])
-    return bool(values) and all(_is_cpu(analysis, v) for v in values)
+    return bool(values) and all(is_cpu_device(analysis, v) for v in values)
 
 
-def _is_cpu(analysis: "Analysis", value: ast.AST) -> bool:
+def is_cpu_device(analysis: "Analysis", value: ast.AST) -> bool:
     """`"cpu"` or `torch.device("cpu")`."""
     if isinstance(value, ast.Call) and analysis.call_qualname(value) == "torch.device" and value.args:
         value = value.args[0]
@@ -1340,7 +1343,7 @@ def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call
         cls = analysis.context(site).function.class_node
         return cls is not None and attribute_loaded_in_eval_mode(analysis, cls, arg.attr) and not any(
             isinstance(call.func, ast.Attribute) and call.func.attr == "train"
-            and _is_self_attr_named(call.func.value, arg.attr)
+            and is_self_attribute_named(call.func.value, arg.attr)
             for f in analysis.functions if f.class_node is cls for call in f.calls)
     if isinstance(arg, ast.Name):
         owner = analysis.context(site).function
@@ -1379,29 +1382,25 @@ def attribute_loaded_in_eval_mode(analysis: Analysis, cls: ast.ClassDef, attr: s
         if function.class_node is not cls:
             continue
         for stmt in function.statements:
-            if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and _is_self_attr_named(stmt.target, attr):
+            if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and is_self_attribute_named(stmt.target, attr):
                 return False  # `self.model: nn.Module = Net()`: built here, in train mode
             if not isinstance(stmt, ast.Assign):
                 continue
             for target in stmt.targets:
-                if _is_self_attr_named(target, attr):
+                if is_self_attribute_named(target, attr):
                     moved = unmoved(stmt.value)
-                    if _is_self_attr_named(moved, attr) and moved is not stmt.value:
+                    if is_self_attribute_named(moved, attr) and moved is not stmt.value:
                         continue  # `self.model = self.model.half()`: a move keeps the mode
                     if not (arrives_in_eval_mode(stmt.value) or isinstance(moved, ast.Name)
                             and mode_left_before(analysis, function, stmt, moved.id) == "eval"):
                         return False
                     bindings += 1
-                elif isinstance(target, ast.Tuple) and any(_is_self_attr_named(e, attr) for e in target.elts):
-                    if not (_is_self_attr_named(target.elts[0], attr) and isinstance(stmt.value, ast.Call)
+                elif isinstance(target, ast.Tuple) and any(is_self_attribute_named(e, attr) for e in target.elts):
+                    if not (is_self_attribute_named(target.elts[0], attr) and isinstance(stmt.value, ast.Call)
                             and analysis.call_qualname(stmt.value) in _EVAL_MODE_LOADERS):
                         return False
                     bindings += 1
     return bindings > 0
-
-
-def _is_self_attr_named(node: ast.AST, attr: str) -> bool:
-    return is_self_attribute(node) and node.attr == attr
 
 
 def mode_left_before(analysis: Analysis, owner: FunctionInfo, site: ast.AST, name: str) -> str | None:
@@ -1688,6 +1687,20 @@ def evaluation_after_training(analysis: Analysis) -> Iterator[tuple[FunctionInfo
                     continue  # trains, or differentiates through the model (an attack's input gradients)
                 yield function, call, switch
                 break
+
+
+def reaches_a_backward(function: FunctionInfo, names: set[str], after: tuple[int, int]) -> bool:
+    """One of `names` reaches a `.backward()` in `function` after the position `after` (line,
+    column): in its receiver (`sum(losses).backward()`), or through names bound from it in between
+    (`meta_loss = torch.stack(task_losses).mean()`, then `meta_loss.backward()`)."""
+    carriers = set(names)
+    for stmt in function.statements:  # in source order
+        if (stmt.lineno, stmt.col_offset) > after and isinstance(stmt, (ast.Assign, ast.AugAssign)) \
+                and mentions_any(stmt.value, carriers):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            carriers |= {n.id for target in targets for n in walk_nodes(target) if n.__class__ is ast.Name}
+    return any(call_name(call) == "backward" and (call.lineno, call.col_offset) > after
+               and mentions_any(call.func, carriers) for call in function.calls)
 
 
 def runs_a_wrapper_of(analysis: Analysis, function: FunctionInfo, calls: list[ast.Call], model: str) -> bool:

@@ -80,6 +80,11 @@ def is_self_attribute(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
+def is_self_attribute_named(node: ast.AST, attr: str) -> bool:
+    """`self.<attr>`."""
+    return is_self_attribute(node) and node.attr == attr
+
+
 def is_none(node: ast.AST | None) -> bool:
     """The literal `None`."""
     return isinstance(node, ast.Constant) and node.value is None

@@ -7,26 +7,19 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from torch_lsp.analysis import Analysis, LoopInfo, is_self_update
+from torch_lsp.analysis import Analysis, LoopInfo, is_self_update, reaches_a_backward
 from torch_lsp.diagnostics.correctness.provenance import followed
 from torch_lsp.diagnostics.performance.tl401_sync_in_training_loop import tests_modulo
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.syntax_nodes import accumulation, call_name, mentions_any, walk_nodes
+from torch_lsp.syntax_nodes import accumulation, call_name, walk_nodes
 
 
 def _backpropagated_later(analysis: Analysis, loop: LoopInfo, name: str) -> bool:
     """The accumulated graph is used on purpose: `sum(losses).backward()` after the loop, also
     through a name bound from it there (`meta_loss = torch.stack(task_losses).mean()`, then
     `meta_loss.backward()`: second-order MAML keeps each task's graph for the meta-update)."""
-    end = loop.node.end_lineno
-    carriers = {name}
-    for stmt in loop.function.statements:
-        if stmt.lineno > end and isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
-                and isinstance(stmt.targets[0], ast.Name) and mentions_any(stmt.value, carriers):
-            carriers.add(stmt.targets[0].id)
-    return any(call_name(call) == "backward" and call.lineno > end and mentions_any(call.func, carriers)
-               for call in loop.function.calls)
+    return reaches_a_backward(loop.function, {name}, (loop.node.end_lineno + 1, -1))
 
 
 def _reset_only_periodically(analysis: Analysis, loop: LoopInfo, name: str) -> bool:

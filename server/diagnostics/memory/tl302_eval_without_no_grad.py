@@ -10,12 +10,11 @@ import ast
 
 from torch_lsp.analysis import (
     Analysis, FunctionInfo, evaluation_after_training, evaluation_model_calls, name_says_evaluation, named_for_evaluation,
-    runs_a_wrapper_of, switched_to_eval_before, trainer_model_calls,
+    reaches_a_backward, runs_a_wrapper_of, switched_to_eval_before, trainer_model_calls,
 )
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Related, Rule
 from torch_lsp.diagnostics.correctness.provenance import without_moves
-from torch_lsp.syntax_nodes import mentions_any
 
 
 @register
@@ -134,31 +133,17 @@ def _feeds_a_training_method(analysis: Analysis, method: FunctionInfo) -> bool:
     for other in analysis.functions:
         if other.class_node is not cls or other is method or not analysis.computes_gradients(other):
             continue
-        for stmt in sorted(other.statements, key=lambda s: (s.lineno, s.col_offset)):
-            if isinstance(stmt, ast.Assign) and _calls_self_method(stmt.value, method.name):
-                if _backpropagated_after(other, stmt):
-                    return True
+        for stmt in other.statements:
+            if isinstance(stmt, ast.Assign) and _calls_self_method(stmt.value, method.name) and reaches_a_backward(
+                    other, {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)},
+                    (stmt.lineno, stmt.col_offset)):
+                return True
     return False
 
 
 def _calls_self_method(node: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == name
                and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" for n in ast.walk(node))
-
-
-def _backpropagated_after(function: FunctionInfo, binding: ast.Assign) -> bool:
-    """A name `binding` binds reaches a `.backward()` later in `function`, through the
-    assignments after it (`loss = (log_prob - target).mean()`, then `loss.backward()`)."""
-    carriers = {n.id for target in binding.targets for n in ast.walk(target) if isinstance(n, ast.Name)}
-    after = sorted((s for s in function.statements if (s.lineno, s.col_offset) > (binding.lineno, binding.col_offset)),
-                   key=lambda s: (s.lineno, s.col_offset))
-    for stmt in after:
-        if isinstance(stmt, (ast.Assign, ast.AugAssign)) and mentions_any(stmt.value, carriers):
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            carriers |= {n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)}
-    return any(isinstance(call.func, ast.Attribute) and call.func.attr == "backward"
-               and (call.lineno, call.col_offset) > (binding.lineno, binding.col_offset)
-               and mentions_any(call.func.value, carriers) for call in function.calls)
 
 
 def _wrapper_runs_beside(analysis: Analysis, function: FunctionInfo, call: ast.Call, model: str) -> bool:

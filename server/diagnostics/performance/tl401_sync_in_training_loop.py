@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from torch_lsp.analysis import Analysis, trainer_model_attribute
+from torch_lsp.analysis import Analysis, is_cpu_device, trainer_model_attribute
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.diagnostics.correctness.provenance import followed
@@ -30,7 +30,7 @@ def _made_on_host(analysis: Analysis, target: ast.AST) -> bool:
     if not isinstance(value, ast.Call):
         return False
     device = keyword(value, "device")
-    if device is not None and not _literal_cpu(device.value):
+    if device is not None and not is_cpu_device(analysis, device.value):
         return False
     qualname = analysis.call_qualname(value) or ""
     module, _, function = qualname.rpartition(".")
@@ -38,14 +38,6 @@ def _made_on_host(analysis: Analysis, target: ast.AST) -> bool:
         return False
     # `device="cpu"` says where the tensor lives whatever default device the file sets
     return device is not None or not analysis.file_fact("sets a default device", _sets_default_device)
-
-
-def _literal_cpu(device: ast.AST) -> bool:
-    """`device="cpu"` or `device=torch.device("cpu")`: a literal CPU device."""
-    if isinstance(device, ast.Call) and ast.unparse(device.func) in ("torch.device", "device") \
-            and len(device.args) == 1 and not device.keywords:
-        device = device.args[0]
-    return isinstance(device, ast.Constant) and device.value == "cpu"
 
 
 def _sets_default_device(analysis: Analysis) -> bool:

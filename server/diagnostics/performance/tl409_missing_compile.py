@@ -11,6 +11,7 @@ from torch_lsp.roles import MODEL_WRAPPERS, reaching_assignment
 from torch_lsp.shapes import infer_shapes
 from torch_lsp.shapes.parameters import module_parameters, unknown_submodule
 from torch_lsp.shapes.values import DictValue, Instance, Layer, ListValue
+from torch_lsp.syntax_index import syntax_index
 from torch_lsp.syntax_nodes import call_name, keyword, unmoved
 from torch_lsp.workspace_files import project_definition
 
@@ -156,8 +157,9 @@ def _frozen_in_file(analysis: Analysis, model: str) -> bool:
     if not frozen:
         return False
     # `model.weight`, `model.parameters` named anywhere else (an optimizer built over them)
-    return not any(isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == model
-                   and node.attr in _PARAMETER_READS | _SUBMODULE_READS for node in ast.walk(analysis.tree))
+    index = syntax_index(analysis)
+    return not any(isinstance(node.value, ast.Name) and node.value.id == model
+                   for attr in _PARAMETER_READS | _SUBMODULE_READS for node in index.attributes_named(attr))
 
 
 # Calls on a model that (may) train it again after a freeze.

@@ -5,19 +5,18 @@ the model — when nothing puts that model in eval mode with `model.eval()`.
 from __future__ import annotations
 
 import ast
-import re
 from typing import Iterator
 
 from torch_lsp.analysis import (
-    Analysis, arrives_in_eval_mode as _arrives_in_eval_mode,
-    attribute_loaded_in_eval_mode as _attribute_loaded_in_eval_mode, construction_of, eval_switch_before, evaluation_model_calls, in_eval_mode, mode_left_before,
-    name_says_evaluation, named_for_evaluation, self_model_switched, trainer_model_calls,
+    IDENTIFIER_WORDS, Analysis, arrives_in_eval_mode, attribute_loaded_in_eval_mode, construction_of, eval_switch_before,
+    evaluation_model_calls, in_eval_mode, name_says_evaluation, named_for_evaluation,
+    self_model_switched, trainer_model_calls,
 )
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import FixInfo, Finding, Related, Rule
 from torch_lsp.mode_behaviour import attribute_is_mode_independent, named_model_is_mode_independent
 from torch_lsp.roles import MODEL_WRAPPERS, constructed_kind
-from torch_lsp.syntax_nodes import call_name, is_self_attribute, unmoved
+from torch_lsp.syntax_nodes import call_name, is_self_attribute_named
 
 
 @register
@@ -124,7 +123,7 @@ class MissingEvalMode(Rule):
             if not named_or_switched and _feeds_training(analysis, function):
                 continue  # a no-grad pass computing what training consumes, in training's mode
             built = construction_of(analysis, function, model, call, unwrap=tuple(MODEL_WRAPPERS))
-            if built is not None and _arrives_in_eval_mode(built) or named_model_is_mode_independent(
+            if built is not None and arrives_in_eval_mode(built) or named_model_is_mode_independent(
                     analysis, function, model, call):
                 continue
             message = (
@@ -149,7 +148,7 @@ class MissingEvalMode(Rule):
                 continue  # the class manages the model's mode (in another method)
             if attribute_is_mode_independent(analysis, run.function.class_node, run.model[len("self."):]):
                 continue  # a fixed filter built of convolutions and pads: eval mode changes nothing
-            if _attribute_loaded_in_eval_mode(analysis, run.function.class_node, run.model[len("self."):]):
+            if attribute_loaded_in_eval_mode(analysis, run.function.class_node, run.model[len("self."):]):
                 continue  # `self.model, self.preprocess = clip.load(...)`: it arrives in eval mode
             if _attribute_handed_in_eval_mode(analysis, run.function.class_node, run.model[len("self."):]):
                 continue  # `unet.eval()`, then `PipelineLike(..., unet, ...)` binding `self.unet = unet`
@@ -220,7 +219,7 @@ def _attribute_handed_in_eval_mode(analysis: Analysis, cls: ast.ClassDef, attr: 
     param = values[0].id
     if any(v.id != param for v in values) or any(
             f.class_node is cls and f is not init and any(
-                _is_self_attr(t, attr) for stmt in f.statements if isinstance(stmt, ast.Assign) for t in stmt.targets)
+                is_self_attribute_named(t, attr) for stmt in f.statements if isinstance(stmt, ast.Assign) for t in stmt.targets)
             for f in analysis.functions):
         return False  # another parameter, or another method, binds it too
     sites = [c for c in analysis.calls if isinstance(c.func, ast.Name) and c.func.id == cls.name]
@@ -248,10 +247,10 @@ def _attribute_handed_in_for_evaluation(analysis: Analysis, cls: ast.ClassDef, a
             targets = stmt.targets if isinstance(stmt, ast.Assign) else \
                 [stmt.target] if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) else []
             for target in targets:
-                if not any(_is_self_attr(node, attr) for node in ast.walk(target)):
+                if not any(is_self_attribute_named(node, attr) for node in ast.walk(target)):
                     continue
                 value = stmt.value
-                if not (_is_self_attr(target, attr) and isinstance(value, ast.Name) and value.id in function.params):
+                if not (is_self_attribute_named(target, attr) and isinstance(value, ast.Name) and value.id in function.params):
                     return False  # built, loaded or unpacked here: not (only) handed in
                 bound = True
                 if function.name != "__init__" and _names_model_for_evaluation(value.id):
@@ -261,12 +260,8 @@ def _attribute_handed_in_for_evaluation(analysis: Analysis, cls: ast.ClassDef, a
 
 def _names_model_for_evaluation(name: str) -> bool:
     """`model_eval`, `eval_net`, `evalModel`: a word of the name says evaluation, another the model."""
-    words = [w for w in re.split(r"_+|(?<=[a-z])(?=[A-Z])", name.lower()) if w]
+    words = [w.lower() for w in IDENTIFIER_WORDS.split(name) if w]
     return any(w.startswith("eval") for w in words) and any(w in _MODEL_WORDS for w in words)
 
 
 _MODEL_WORDS = frozenset({"model", "net", "network", "module"})
-
-
-def _is_self_attr(node: ast.AST, attr: str) -> bool:
-    return is_self_attribute(node) and node.attr == attr
