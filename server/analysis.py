@@ -61,7 +61,13 @@ _GRAD_OFF = {
     "torch.autograd.inference_mode",
     "torch.autograd.grad_mode.no_grad",
     "torch.autograd.grad_mode.inference_mode",
+    # MONAI's `with eval_mode(net):` puts the nets in eval mode under `torch.no_grad()`.
+    "monai.networks.eval_mode",
+    "monai.networks.utils.eval_mode",
 }
+# Library context managers that put the nets they are given in eval mode for the `with` block
+# and restore their mode after it (MONAI's; it also turns autograd off, see `_GRAD_OFF`).
+_LIBRARY_EVAL_CONTEXTS = {"monai.networks.eval_mode", "monai.networks.utils.eval_mode"}
 _GRAD_ON = {"torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"}
 _GRAD_SET = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled"}
 
@@ -1156,13 +1162,26 @@ def in_eval_mode(analysis: Analysis, function: FunctionInfo, call: ast.Call, mod
         return True
     if model not in function.params and analysis.switched(analysis.module_scope, model, "eval"):
         return True
-    if _wraps_evaluated_model(analysis, function, model, call):
+    if _wraps_evaluated_model(analysis, function, model, call) or _in_library_eval_block(analysis, call, model):
         return True
     # A recursive call handing the model on keeps the mode the outer callers set.
     callers = [site for site in analysis.callers(function) if not _hands_on_recursively(analysis, function, site, model)]
     if callers and model in function.params:
         outer = _outer | {id(function)}
         return all(_caller_evaluates(analysis, function, site, model, outer) for site in callers)
+    return False
+
+
+def _in_library_eval_block(analysis: Analysis, call: ast.Call, model: str) -> bool:
+    """`call` runs inside `with eval_mode(model):` (MONAI), which puts `model` in eval mode for the block."""
+    node = analysis.statement_of(call)
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(
+                isinstance(item.context_expr, ast.Call) and analysis.call_qualname(item.context_expr) in _LIBRARY_EVAL_CONTEXTS
+                and any(isinstance(a, ast.Name) and a.id == model for a in item.context_expr.args)
+                for item in node.items):
+            return True
+        node = analysis.parents.get(node)
     return False
 
 
@@ -1611,10 +1630,28 @@ def holds_plain_function(analysis: Analysis, function: FunctionInfo, name: str, 
             isinstance(passed := analysis.argument_for(site, function, name), ast.Name)
             and holds_plain_function(analysis, analysis.context(site).function, passed.id, site, hops - 1)
             for site in sites)
-    if name in analysis.imports or any(analysis.roles_for(scope).assignments.get(name)
-                                       for scope in (function, analysis.module_scope)):
+    if name in analysis.imports:
         return False
+    bound = [a for scope in (function, analysis.module_scope) for a in analysis.roles_for(scope).assignments.get(name, ())]
+    if bound:
+        return all(_partial_of_a_function(analysis, a.value) for a in bound)
     definitions = analysis.function_named(name)
+    return bool(definitions) and not any(d.is_method for d in definitions)
+
+
+def _partial_of_a_function(analysis: Analysis, value: ast.AST | None) -> bool:
+    """`functools.partial(sliding_window_inference, predictor=model, ...)`: a function with some
+    arguments filled in, a plain function of the file or an imported one named in lower case,
+    not a model; calling it runs that function (the model it is given runs inside, in
+    whatever mode its caller set)."""
+    if not (isinstance(value, ast.Call) and analysis.call_qualname(value) == "functools.partial" and value.args):
+        return False
+    wrapped = value.args[0]
+    if not isinstance(wrapped, ast.Name) or analysis.roles_for(value).is_model(wrapped.id):
+        return False
+    if wrapped.id in analysis.imports:
+        return wrapped.id[:1].islower()
+    definitions = analysis.function_named(wrapped.id)
     return bool(definitions) and not any(d.is_method for d in definitions)
 
 

@@ -706,8 +706,17 @@ def _seeks_shared_file(cls: ast.ClassDef) -> bool:
 
 
 # ------------------------------------------------------------------ how the loader is used
+# Library helpers that take the first item of an iterable (MONAI's `first(loader)`).
+_FIRST_ITEM_HELPERS = {"monai.utils.first", "monai.utils.misc.first"}
+
+
 def _read_by_one_next(analysis: "Analysis", node: ast.AST) -> bool:
-    """`next(iter(node))` or `node.__iter__().__next__()`: one item taken from a fresh iterator."""
+    """`next(iter(node))` or `node.__iter__().__next__()`: one item taken from a fresh iterator;
+    so too MONAI's `first(node)`."""
+    parent = analysis.parents.get(node)
+    if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node \
+            and analysis.call_qualname(parent) in _FIRST_ITEM_HELPERS:
+        return True
     iterator = _iterator_made_from(analysis, node)
     return iterator is not None and _advance_of(analysis, iterator) is not None
 

@@ -45,11 +45,12 @@ _INSTANCE_NORMS = {"InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"}
 # Calls that move or cast a model and return it: what it is stays what it was built as.
 _MOVES = ("to", "cuda", "cpu", "double", "float", "half", "bfloat16", "train")
 # Layers of libraries built on PyTorch whose source (the class and its bases) never reads
-# `self.training` and takes no sub-module that could (torch_geometric 2.x message passing).
+# `self.training` and takes no sub-module that could (torch_geometric 2.x message passing, and
+# its random-walk embedding tables, plain `Embedding`s trained through a loss method).
 _MODE_INDEPENDENT_LIBRARY_LAYERS = {
     f"torch_geometric.nn{package}.{layer}" for package in ("", ".conv")
     for layer in ("GCNConv", "SAGEConv", "GraphConv", "ChebConv")
-}
+} | {f"torch_geometric.nn{package}.{model}" for package in ("", ".models") for model in ("MetaPath2Vec", "Node2Vec")}
 # Opacus' differentially private recurrent layers mirror `nn.RNN`/`nn.LSTM`/`nn.GRU` (the same
 # arguments in the same places): mode-dependent only with `dropout=`.
 _LIBRARY_RECURRENT = {f"opacus.layers{module}.{layer}" for module in ("", ".dp_rnn")
@@ -199,8 +200,11 @@ def constructed_model_is_mode_independent(analysis: "Analysis", value: ast.AST) 
     value = _unmoved(value)
     if not isinstance(value, ast.Call):
         return False
-    if (analysis.qualname(value.func) or "").startswith("torch.nn."):
+    qualname = analysis.qualname(value.func) or ""
+    if qualname.startswith("torch.nn."):
         return _built_layer_is_mode_independent(analysis, value)
+    if qualname in _MODE_INDEPENDENT_LIBRARY_LAYERS:  # `model = Node2Vec(edge_index, ...)`
+        return True
     found = project_definition(analysis, value.func)
     if found is None or not isinstance(found[1], ast.ClassDef):
         return False

@@ -537,6 +537,15 @@ def resize_dim(tensor: Tensor, dim: int, size: Dim | None, origin: Origin | None
 
 # ---------------------------------------------------------- cat and friends
 def cat(tensors: Sequence[Tensor], dim: int, origin: Origin | None) -> Tensor:
+    # torch.cat skips legacy empty 1-D tensors (`torch.tensor([])`, the start of a running
+    # `y = torch.cat([y, batch])`): they fix neither the rank nor any size of the result.
+    joined = [t for t in tensors if not _legacy_empty(t)]
+    if not joined:
+        return tensors[0]
+    if len(joined) < len(tensors):
+        if any(t.rank is None for t in joined):
+            return UNKNOWN_TENSOR  # which rank the rest has is not known: nothing to keep
+        tensors = joined
     rank = next((t.rank for t in tensors if t.rank is not None), None)
     if rank is None:
         if dim < 0:
@@ -552,6 +561,11 @@ def cat(tensors: Sequence[Tensor], dim: int, origin: Origin | None) -> Tensor:
     if position is None:
         return UNKNOWN_TENSOR
     return Tensor(_joined_dims(shaped, range(rank), position), False, _common_dtype(tensors), origin)
+
+
+def _legacy_empty(tensor: Tensor) -> bool:
+    """A 1-D tensor of size 0, which `torch.cat` leaves out whatever the others' rank."""
+    return tensor.rank == 1 and concrete(tensor.dims[0]) == 0
 
 
 def _cat_suffix(tensors: Sequence[Tensor], dim: int, origin: Origin | None) -> Tensor:

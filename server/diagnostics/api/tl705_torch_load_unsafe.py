@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import sys
 from typing import TYPE_CHECKING, Iterator
 
 from torch_lsp.diagnostics import register
@@ -332,9 +333,40 @@ def _pickled_object(analysis: "Analysis", saving: ast.Call, name: str, load: ast
         return None
     definitions = [project_definition(analysis, value.func) for value in built]
     if not all(found is not None and isinstance(found[1], ast.ClassDef) for found in definitions):
-        return None
+        return _library_object(analysis, name, built)
     classes = {found[1].name for found in definitions}
     return f"a `{classes.pop()}` object" if len(classes) == 1 else "an object of a class of the project"
+
+
+# Packages whose classes build tensors, arrays or plain values that a weights-only load may accept.
+_PLAIN_DATA_PACKAGES = {"torch", "torchvision", "torchaudio", "numpy", "builtins"}
+
+
+def _library_object(analysis: "Analysis", name: str, built: list[ast.Call]) -> str | None:
+    """`name` is built by a class imported from a library other than torch (`adj_t =
+    SparseTensor(row=..., col=...)`, a CamelCase name bound by `from torch_sparse import
+    SparseTensor`), and otherwise only transformed from itself (`adj_t = adj_t.to_symmetric()`,
+    `adj_t = gcn_norm(adj_t)`) or read from a file: an object of that library, which `weights_only=True` refuses.
+    What it is, or None."""
+    classes = set()
+    for value in built:
+        func = value.func
+        qualname = analysis.qualname(func) if isinstance(func, ast.Name) else None
+        if qualname and "." in qualname and func.id[:1].isupper() and not func.id.isupper() \
+                and qualname.split(".")[0] not in _PLAIN_DATA_PACKAGES \
+                and qualname.split(".")[0] not in sys.stdlib_module_names:
+            classes.add(func.id)
+        elif not (_transforms(value, name) or analysis.call_qualname(value) == "torch.load"):
+            return None  # (another read of a cache, `adj_t = torch.load(path_sym)`, tells nothing)
+    return f"a `{classes.pop()}` object" if len(classes) == 1 else None
+
+
+def _transforms(call: ast.Call, name: str) -> bool:
+    """`name.method(...)` or `function(name, ...)`: a value computed from `name` itself."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == name:
+        return True
+    return bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id == name
 
 
 # What a training script saves beside the weights under these names is its parsed arguments or

@@ -76,6 +76,41 @@ def _attribute_rebound(loop: LoopInfo, container: ast.Attribute) -> bool:
     return False
 
 
+_MAPPING_METHODS = ("keys", "items", "values")
+
+
+def _read_as_mapping(loop: LoopInfo, value: ast.AST, container: ast.AST) -> bool:
+    """The appended value, or what the list holds, is read as a dict in the function
+    (`log.items()`, `logs[0].keys()`): a record of logged numbers unpacked beside a model's
+    loss (`loss, log = model.forward(...)`), not a tensor, whose `.detach()` would fail."""
+    if not isinstance(value, ast.Name):
+        return False
+    for call in loop.function.calls:
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr in _MAPPING_METHODS and not call.args):
+            continue
+        read = func.value
+        if isinstance(read, ast.Name) and read.id == value.id:
+            return True
+        if isinstance(read, ast.Subscript) and isinstance(container, ast.Name) and isinstance(read.value, ast.Name) \
+                and read.value.id == container.id:
+            return True
+    return False
+
+
+def _appends_to_an_object(roles, container: ast.AST, kind: str, at: ast.stmt) -> bool:
+    """`run_loss = CumulativeAverage()`, then `run_loss.append(loss)`: the container is an
+    instance of a class (a metric tracker, whose `append` may detach or reduce what it gets),
+    not a list; what its `append` keeps is not known here."""
+    if kind not in ("append", "extend") or not isinstance(container, ast.Name):
+        return False
+    assignment = roles.last_assignment(container.id, at)
+    if assignment is None or not isinstance(assignment.value, ast.Call):
+        return False
+    made = call_name(assignment.value) or ""
+    return made[:1].isupper()
+
+
 @register
 class AccumulatedGraph(Rule):
     """
@@ -133,7 +168,8 @@ class AccumulatedGraph(Rule):
                 if found is None:
                     continue
                 container, value, kind = found
-                if not roles.carries_graph(value, stmt):
+                if not roles.carries_graph(value, stmt) or _read_as_mapping(loop, value, container) \
+                        or _appends_to_an_object(roles, container, kind, stmt):
                     continue
                 if isinstance(container, ast.Name):
                     if (analysis.loop_rebinds(loop, container.id)

@@ -86,10 +86,13 @@ class MissingTrainMode(Rule):
                 model = roles.model_name(call)
                 if reported or model is None or analysis.context(call).grad_disabled:
                     continue
+                if _trains_other_models(analysis, loop, model):
+                    continue  # a frozen model the loop only runs (a teacher, a registration net)
                 evaluation = _eval_inside_training(analysis, loop, call, model)
                 if evaluation is not None and not named_model_is_mode_independent(analysis, loop.function, model, call):
                     reported = True
-                    yield self._inside_report(loop, model, evaluation)
+                    yield self._inside_report(loop, model, evaluation,
+                                              _callee_restores_train_sometimes(analysis, evaluation, model))
                     continue
                 evaluation = self._eval_before_training(analysis, loop, model)
                 if evaluation is None:
@@ -148,11 +151,17 @@ class MissingTrainMode(Rule):
         finding.related.append(Related.at(evaluating, f"`{model}` is put in eval mode here"))
         return finding
 
-    def _inside_report(self, loop: LoopInfo, model: str, evaluating: ast.Call) -> Finding:
+    def _inside_report(self, loop: LoopInfo, model: str, evaluating: ast.Call, restored_sometimes: bool) -> Finding:
+        # A callee that switches back on some paths only (`model.train()` under an `if`) would
+        # make "nothing calls train()" read as wrong: say which paths leave it in eval mode.
+        restored = (f", which switches it back to train mode only on some paths, and nothing else in the loop calls "
+                    f"`{model}.train()`, so every step after an evaluation that takes another path"
+                    if restored_sometimes else
+                    f", and nothing in the loop calls `{model}.train()`, so every step after the first evaluation")
         message = (
             f"`{model}` is put in eval mode by `{ast.unparse(evaluating.func)}()` (line {evaluating.lineno}) inside "
-            f"this training loop, and nothing in the loop calls `{model}.train()`, so every step after the first "
-            f"evaluation trains with dropout and batch-norm in eval mode. Call `{model}.train()` at the top of the loop."
+            f"this training loop{restored} trains with dropout and batch-norm in eval mode. Call `{model}.train()` at "
+            f"the top of the loop."
         )
         finding = self.finding_at(loop_header_span(loop.node), message,
                                   f"Insert `{model}.train()` at the top of the loop",
@@ -238,6 +247,41 @@ def _optimizes_only_free_tensors(analysis: Analysis, loop: LoopInfo) -> bool:
     mode is deliberate."""
     steps = analysis.optimizer_steps(loop)
     return bool(steps) and all(_free_tensor_optimizer(analysis, step) for step in steps)
+
+
+def _trains_other_models(analysis: Analysis, loop: LoopInfo, model: str) -> bool:
+    """Every optimizer the loop steps is built over named models' `.parameters()`, one of them
+    runs in the loop, and `model` is none of them (`optimizer_seg = Adam(seg_net.parameters())`
+    while `reg_net` only produces inputs): the loop trains another model, so `model`'s mode
+    is not this loop's business."""
+    steps = analysis.optimizer_steps(loop)
+    if not steps:
+        return False
+    optimized: set[str] = set()
+    for step in steps:
+        names = _optimized_models(analysis, step)
+        if not names:
+            return False  # parameters the file does not show: `model` may be among them
+        optimized |= names
+    roles = analysis.roles_for(loop.function)
+    runs = {roles.model_name(call) for call in loop.calls}
+    return model not in optimized and bool(optimized & runs)
+
+
+def _optimized_models(analysis: Analysis, step: ast.Call) -> set[str]:
+    """The models whose `.parameters()` the stepped optimizer is built over (`opt.step()`,
+    `scaler.step(opt)`); empty when it holds anything else or is not a `torch.optim` one."""
+    func = step.func
+    receiver = step.args[0] if step.args else func.value if isinstance(func, ast.Attribute) else None
+    built = reaching_assignment(analysis, receiver) if isinstance(receiver, ast.Name) else None
+    value = built.value if built is not None else None
+    if not (isinstance(value, ast.Call) and (analysis.call_qualname(value) or "").startswith("torch.optim.")):
+        return set()
+    params = argument(value, 0, "params")
+    if not (isinstance(params, ast.Call) and isinstance(params.func, ast.Attribute)
+            and params.func.attr == "parameters" and isinstance(params.func.value, ast.Name)):
+        return set()
+    return {params.func.value.id}
 
 
 def _free_tensor_optimizer(analysis: Analysis, step: ast.Call) -> bool:
@@ -432,12 +476,38 @@ def _callee_restores_train(analysis: Analysis, call: ast.Call, model: str) -> bo
     return False
 
 
+def _callee_restores_train_sometimes(analysis: Analysis, call: ast.Call, model: str) -> bool:
+    """`generate_example(model)` whose body switches its parameter back to train mode, though
+    not on every path (`model.train()` inside an `if`)."""
+    return any(
+        analysis.switched(function, param, "train")
+        for function in analysis.function_named(call_name(call) or "")
+        for param in function.params
+        if isinstance(arg := analysis.argument_for(call, function, param), ast.Name) and arg.id == model
+    )
+
+
+def _callee_switches_to_train(analysis: Analysis, call: ast.Call, model: str) -> bool:
+    """`call` runs a function of the file that puts the parameter `model` is passed for in
+    train mode on every path through it, and never in eval mode (`swap_training(net, frozen)`;
+    a `validate(model)` that switches to eval and back is an evaluation, not a switch to train)."""
+    for function in analysis.function_named(call_name(call) or ""):
+        for param in function.params:
+            arg = analysis.argument_for(call, function, param)
+            if isinstance(arg, ast.Name) and arg.id == model and not analysis.switched(function, param, "eval") and any(
+                    _on_every_path(analysis, switch.call) for switch in analysis.switched(function, param, "train")):
+                return True
+    return False
+
+
 def _switches_to_train(analysis: Analysis, call: ast.Call, model: str) -> bool:
     """`model.train()`, also at the end of a chain (`model.to(device).train()`), or a method of
-    the model's class that puts it (or the part that trains) in train mode (`model.train_head()`)."""
+    the model's class that puts it (or the part that trains) in train mode (`model.train_head()`),
+    or a function of the file given `model` for a parameter it always puts in train mode
+    (`swap_training(seg_net, reg_net)` ending with `network_to_train.train()`)."""
     func = call.func
     if not (isinstance(func, ast.Attribute) and (func.attr == "train" or analysis.custom_mode_of(call) == "train")):
-        return False
+        return _callee_switches_to_train(analysis, call, model)
     if call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value is False:
         return False
     target = func.value
