@@ -758,7 +758,10 @@ def _loops_over_loader(analysis: "Analysis", loader: ast.Call) -> list[ast.For]:
     `train_loader` twice), and those of the functions of the file it is passed to."""
     name = _assigned_name(analysis, loader)
     if name is None:
-        return []
+        # `for feats, _ in DataLoader(...)`, `enumerate(DataLoader(...))`: built in the loop's header
+        return [loop.node for loop in analysis.loops
+                if isinstance(loop.node, (ast.For, ast.AsyncFor))
+                and any(node is loader for node in walk_nodes(loop.node.iter))]
     function = analysis.context(loader).function
     reads = {id(n) for n in _reads_of_binding(analysis, function, name, analysis.statement_of(loader))}
     loops = [loop for loop in _loops_over_name(analysis, function.node, name)

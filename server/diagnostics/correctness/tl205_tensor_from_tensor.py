@@ -157,10 +157,14 @@ def _attribute_tensor_evidence(analysis: "Analysis", attribute: ast.Attribute, d
 
 
 def tensor_parameter(analysis: "Analysis", name: ast.Name) -> ast.arg | None:
-    """The parameter `name` is, when annotated `torch.Tensor` and never rebound in the function."""
+    """The parameter `name` is, when annotated `torch.Tensor` and never rebound in the function
+    but by the statement that reads it (`target = torch.tensor(target, dtype=...)` reads the
+    parameter before it binds the copy)."""
     roles = analysis.roles_for(name)
     function = roles.function
-    if function.is_module or name.id not in function.params or roles.assignments.get(name.id):
+    reading = analysis.statement_of(name)
+    if function.is_module or name.id not in function.params or any(
+            assignment.statement is not reading for assignment in roles.assignments.get(name.id, ())):
         return None
     arguments = function.node.args
     for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:

@@ -557,6 +557,9 @@ class SyncInTrainingLoop(Rule):
             base = base.func.value
         while isinstance(base, ast.Subscript):
             base = base.value
+        if isinstance(base, ast.BinOp) and not isinstance(base.op, ast.Mod):
+            # `(pred.detach() - y).abs().mean()`: arithmetic with a tensor on the device stays there
+            return self._is_device_tensor(analysis, base.left, at) or self._is_device_tensor(analysis, base.right, at)
         if isinstance(base, ast.Attribute) and (roles.carries_graph(base.value, at)
                                                 or _trainer_model_output(analysis, base.value, at)):
             return True  # `outputs.logits` of an HF-style model output lives where the model runs
