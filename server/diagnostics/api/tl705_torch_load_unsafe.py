@@ -45,8 +45,9 @@ class TorchLoadUnsafe(Rule):
     `model = checkpoint["model"]`; `optimizer = checkpoint["optimizer"]`: the objects pickled
     whole, whose advice is their `state_dict()`).  So
     too for a load read for other entries (`checkpoint["optimizer"]`) of a checkpoint dict
-    the file saves with its arguments or config in it (`{..., "args": args}`, where `args` is
-    read by attribute, `args.output_dir`: an object, not a plain dict), or with a model in it
+    the file saves with its arguments or config in it (`{..., "args": args}`, or written entry by
+    entry, `package["args"] = self.args`, where `args` is read by attribute, `args.output_dir`:
+    an object, not a plain dict), or with a model in it
     (`torch.save(dict(net=net, optimizer_state=...), path)`: the module pickled whole, whose
     advice is its `state_dict()`; so too an attribute named like a model or an optimizer,
     `{"optimizer": self.optimizer}`, where the load reads that very entry back), and for a load that
@@ -190,14 +191,15 @@ class TorchLoadUnsafe(Rule):
                    "trust.")
         return self._no_fix(call, message, where, f"`{value}` is saved whole here")
 
-    def _saved_settings(self, call: ast.Call, name: str, entry: tuple[ast.AST, str, ast.Name]) -> Finding:
+    def _saved_settings(self, call: ast.Call, name: str, entry: tuple[ast.AST, str, ast.AST]) -> Finding:
         key, text, value = entry
-        message = (f"`{name}(...)` reads a checkpoint this file saves with `{text!r}: {value.id}` in it: "
+        saved = ast.unparse(value)
+        message = (f"`{name}(...)` reads a checkpoint this file saves with `{text!r}: {saved}` in it: "
                    f"parsed arguments or a config object (`argparse.Namespace`, a config node), which PyTorch "
                    f"{SAFE_DEFAULT_FROM} and later refuse by default (`weights_only=True`), while older versions "
                    "unpickle anything, which can run code. Save plain values instead (`vars(args)`, the config as "
                    "a dict), or pass `weights_only=False` for a file you trust.")
-        return self._no_fix(call, message, key, f"`{value.id}` is saved with the weights here")
+        return self._no_fix(call, message, key, f"`{saved}` is saved with the weights here")
 
     def _settings_entry(self, call: ast.Call, name: str, binding: ast.Assign) -> Finding:
         target, entry = binding.targets[0].id, binding.value
@@ -376,9 +378,10 @@ _SETTINGS_NAMES = {"args", "opt", "opts", "config", "cfg", "hparams"}
 _WEIGHT_KEYS = {"model", "state_dict", "model_state_dict", "net", "weights", "module"}
 
 
-def _saved_settings_read(analysis: "Analysis", call: ast.Call) -> tuple[ast.AST, str, ast.Name] | None:
+def _saved_settings_read(analysis: "Analysis", call: ast.Call) -> tuple[ast.AST, str, ast.AST] | None:
     """The `'args': args` entry of a checkpoint dict the file saves (`torch.save(state, path)`,
-    or a saving helper such as `save_on_master({...}, path)`), when what this load returns
+    or a saving helper such as `save_on_master({...}, path)`; also `package["args"] = self.args`
+    written into the dict before the save), when what this load returns
     is read for another entry of that dict than the weights (`checkpoint["optimizer"]`,
     `"epoch" in checkpoint`): the load reads that kind of checkpoint.  None otherwise."""
     holder = analysis.parents.get(call)
@@ -394,6 +397,8 @@ def _saved_settings_read(analysis: "Analysis", call: ast.Call) -> tuple[ast.AST,
         for where, key, value in entries:
             if isinstance(value, ast.Name) and value.id in _SETTINGS_NAMES and _used_as_object(scope, value.id):
                 return where, key, value
+            if _settings_attribute(value) and _used_as_object(scope, value):
+                return where, key, value  # `package["args"] = self.args`, with `self.args.save_every` read
     return None
 
 
@@ -481,12 +486,23 @@ def _bound_to_plain_data(analysis: "Analysis", at: ast.AST, name: str) -> bool:
 _DICT_METHODS = {"get", "items", "keys", "values", "copy", "update", "pop", "setdefault"}
 
 
-def _used_as_object(scope: ast.AST, name: str) -> bool:
+def _used_as_object(scope: ast.AST, name: "str | ast.Attribute") -> bool:
     """`args.output_dir`, `config.MODEL.RESUME`: read by attribute, so an object (a
     `Namespace`, a config node), not a plain dict `weights_only=True` would load
-    (`config = {k: globals()[k] for k in keys}` is never so read)."""
+    (`config = {k: globals()[k] for k in keys}` is never so read); so too for an attribute
+    holding the settings, `self.args.save_every`."""
+    if isinstance(name, ast.Attribute):
+        held = ast.dump(name)
+        return any(isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+                   and ast.dump(node.value) == held and node.attr not in _DICT_METHODS for node in ast.walk(scope))
     return any(isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name
                and node.attr not in _DICT_METHODS for node in ast.walk(scope))
+
+
+def _settings_attribute(value: ast.AST) -> bool:
+    """`self.args`, `self.cfg`: the parsed arguments or config a trainer object keeps."""
+    return isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self" \
+        and value.attr in _SETTINGS_NAMES
 
 
 def _keys_read(scope: ast.AST, binding: ast.Assign) -> set[str]:
@@ -538,7 +554,23 @@ def _saved_dicts(analysis: "Analysis") -> list[tuple[list[tuple[ast.AST, str, as
             a.value for a in analysis.roles_for(call).assignments.get(first.id, ())
             if _dict_display(analysis, a.value)] if isinstance(first, ast.Name) else []
         found += [(_entries(value), call) for value in values]
+        if values and isinstance(first, ast.Name):
+            filled = _filled_entries(analysis, call, first.id)
+            if filled:
+                found.append((filled, call))
     return found
+
+
+def _filled_entries(analysis: "Analysis", saving: ast.Call, name: str) -> list[tuple[ast.AST, str, ast.AST]]:
+    """`package = {}`, then `package["state"] = ...`, `package["args"] = self.args` and
+    `torch.save(package, path)`: the entries the saving function writes into the dict it
+    saves, before the save (demucs' solver), as `_entries` gives them."""
+    scope = analysis.context(saving).function.node
+    return [(node.targets[0], node.targets[0].slice.value, node.value) for node in ast.walk(scope)
+            if isinstance(node, ast.Assign) and node.lineno < saving.lineno and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Subscript) and isinstance(node.targets[0].value, ast.Name)
+            and node.targets[0].value.id == name and isinstance(node.targets[0].slice, ast.Constant)
+            and isinstance(node.targets[0].slice.value, str)]
 
 
 def _dict_display(analysis: "Analysis", value: ast.AST | None) -> bool:

@@ -27,8 +27,10 @@ class UncheckedStrictFalse(Rule):
     name, `msd = model.state_dict()`) or reconciled key by key by a loop over them (or built
     by one over `model.named_parameters()`: the model's own keys, its buffers left out), or its
     size is logged after the load, or it is the module's own `state_dict()` loaded back (`sd =
-    model.state_dict()` ... `model.load_state_dict(sd, strict=False)`), the next statement asserts
-    the outcome, `assign=True` loads onto
+    model.state_dict()` ... `model.load_state_dict(sd, strict=False)`), or a temporary overlay the
+    function undoes (`old = copy_state(model.state_dict())`, the non-strict load, then
+    `model.load_state_dict(old)`: an EMA swap, whose missing keys keep the live values), the next
+    statement asserts the outcome, `assign=True` loads onto
     meta tensors, or the statement just before warns about the checkpoint. Nor a call passing
     arguments `nn.Module.load_state_dict` does not take (`precision=`, `device=`): a project's
     own loader, whose result is not the key lists. Nor on an optimizer, an LR scheduler or a
@@ -154,7 +156,7 @@ def accounts_for_mismatch(analysis: "Analysis", call: ast.Call) -> bool:
     before, after = block[:position], block[position + 1:]
     if after and isinstance(after[0], ast.Assert):
         return True
-    if before and _warns(before[-1]):
+    if before and _warns(before[-1]) or _overlay_restored(analysis, call):
         return True
     state = argument(call, 0, "state_dict")
     if not isinstance(state, ast.Name):
@@ -180,6 +182,35 @@ def _own_state_dict(analysis: "Analysis", call: ast.Call, name: str) -> bool:
     loaded_into = ast.dump(receiver(call))
     return bool(bound) and all(_is_state_dict_call(a.value) and ast.dump(a.value.func.value) == loaded_into
                                for a in bound)
+
+
+def _overlay_restored(analysis: "Analysis", call: ast.Call) -> bool:
+    """`old = copy_state(model.state_dict())`, then `model.load_state_dict(state, strict=False)`
+    and later `model.load_state_dict(old)` (demucs' `swap_state`, an EMA or best-state swap for
+    evaluation): a temporary overlay on the live module, which the function snapshots before and
+    restores after.  Keys the overlay lacks keep the module's current values on purpose (an EMA
+    that averages only float tensors), not random ones."""
+    target = ast.dump(receiver(call))
+    roles = analysis.roles_for(call)
+    snapshots = {name for name, bound in roles.assignments.items()
+                 if any(a.statement.lineno < call.lineno and a.value is not None and _reads_state_dict_of(a.value, target)
+                        for a in bound)}
+    if not snapshots:
+        return False
+    function = analysis.context(call).function
+    for later in analysis.iter_calls("load_state_dict"):
+        if later.lineno <= call.lineno or analysis.context(later).function is not function:
+            continue
+        restored = argument(later, 0, "state_dict")
+        if isinstance(restored, ast.Name) and restored.id in snapshots and receiver(later) is not None \
+                and ast.dump(receiver(later)) == target:
+            return True
+    return False
+
+
+def _reads_state_dict_of(value: ast.AST, target: str) -> bool:
+    """`value` holds `<target>.state_dict()` (or a copy of it: `deepcopy(model.state_dict())`)."""
+    return any(_is_state_dict_call(node) and ast.dump(node.func.value) == target for node in walk_nodes(value))
 
 
 def _model_state_dicts(analysis: "Analysis", call: ast.Call) -> set[str]:
