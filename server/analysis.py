@@ -1655,6 +1655,63 @@ def _partial_of_a_function(analysis: Analysis, value: ast.AST | None) -> bool:
     return bool(definitions) and not any(d.is_method for d in definitions)
 
 
+def holds_plain_class_instance(analysis: Analysis, function: FunctionInfo, name: str, at: ast.AST,
+                               hops: int = 3) -> bool:
+    """`name`, as seen at `at` in `function`, can only be an instance of a plain class of the
+    file, one with no base but `object`: bound last, in the body of its scope, to its
+    construction (`model = Adaline1(num_features=2)`), or a parameter that every call of
+    this definition fills with such a name, directly or through parameters of their own.
+    A from-scratch "model" written this way holds plain tensors (`self.bias =
+    torch.zeros(1)`) updated by a hand-written backward: its `weight`/`bias` are no
+    `nn.Module` parameters and need no gradient."""
+    if hops < 0:
+        return False
+    assignment = analysis.roles_for(function).last_assignment(name, at)
+    if name in function.params and not function.is_module:
+        if assignment is not None:
+            return False
+        sites = calls_of_definition(analysis, function)
+        return bool(sites) and all(
+            isinstance(passed := analysis.argument_for(site, function, name), ast.Name)
+            and holds_plain_class_instance(analysis, analysis.context(site).function, passed.id, site, hops - 1)
+            for site in sites)
+    if assignment is None or assignment.unpacked or not any(s is assignment.statement for s in function.node.body):
+        return False  # bound in a branch or a loop: another binding may be the one that reaches `at`
+    value = assignment.value
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and _plain_file_class(analysis, value.func.id)
+
+
+def _plain_file_class(analysis: Analysis, name: str) -> bool:
+    """A class of the file with no base but `object` (`_plain_class`), every class of that
+    name should the file define it again."""
+    if name not in analysis.classes:
+        return False
+    return all(_plain_class(s) for s in analysis.statements if isinstance(s, ast.ClassDef) and s.name == name)
+
+
+def calls_of_definition(analysis: Analysis, function: FunctionInfo) -> list[ast.Call]:
+    """The calls of the file that run this definition: its `callers`, less the module-level
+    calls that a later top-level definition of the same name shadows (a notebook defines
+    `train` again for each model: a call runs the `def` that comes last above it)."""
+    sites = analysis.callers(function)
+    if function.is_method:
+        return sites
+    top = {id(stmt) for stmt in analysis.tree.body}
+    if id(function.node) not in top:
+        return sites
+    definitions = [f for f in analysis.function_named(function.name) if id(f.node) in top]
+    if len(definitions) < 2:
+        return sites
+    kept = []
+    for site in sites:
+        if analysis.context(site).function.is_module:
+            above = [f for f in definitions if f.node.lineno < site.lineno]
+            if above and max(above, key=lambda f: f.node.lineno) is not function:
+                continue
+        kept.append(site)
+    return kept
+
+
 def dispatched_calls(analysis: Analysis, function: FunctionInfo) -> list[ast.Call]:
     """Calls of a function of the file picked from a table (`sample_fn = {"heun": sample_heun,
     "euler": sample_euler}[sampler]`, then `sample_fn(denoiser, x, ...)`): in the function that

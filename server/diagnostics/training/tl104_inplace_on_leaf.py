@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from torch_lsp.analysis import Analysis, FunctionInfo
+from torch_lsp.analysis import Analysis, FunctionInfo, holds_plain_class_instance
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.fact_cache import FactKey
@@ -29,7 +29,10 @@ class InplaceOnLeaf(Rule):
     updated inside a function (`global W` ... `W -= lr * W.grad`), and an `nn.Parameter` of
     a module class of the file reached through an instance built in the function or a
     parameter annotated with the class (`loss_mod: ContrastiveLoss` ...
-    `loss_mod.temperature.clamp_(0.01, 1.0)`).
+    `loss_mod.temperature.clamp_(0.01, 1.0)`). Not flagged: `model.bias += lr * grad_b` on a
+    from-scratch model, an instance of a plain class of the file (no `nn.Module` base) that
+    the name is bound to, or that every call of the function passes in (`model =
+    Adaline(2)`, then `train(model, x, y)`): its `bias` is a plain tensor, no parameter.
 
     ## Why is this bad
     Autograd refuses: "a leaf Variable that requires grad is being used in an in-place
@@ -119,7 +122,8 @@ class InplaceOnLeaf(Rule):
                     if isinstance(root, ast.Attribute) and root.attr in ("data", "grad") and root is not base:
                         return None
                     root = root.value
-                if isinstance(root, ast.Name) and root.id != "self" and roles.is_model(root.id):
+                if isinstance(root, ast.Name) and root.id != "self" and roles.is_model(root.id) \
+                        and not holds_plain_class_instance(analysis, function, root.id, stmt):
                     return "is a model parameter"
             return None
         if isinstance(tensor, ast.Attribute):
@@ -139,8 +143,9 @@ class InplaceOnLeaf(Rule):
                 if root == "self" and function.class_node is not None and function.class_node.name in local_module_classes(analysis):
                     if len(rest) >= 2 and rest[0] in class_attribute_roles(analysis, function.class_node)["model"]:
                         return "is a model parameter"
-                elif root != "self" and roles.is_model(root):
-                    return "is a model parameter"
+                elif root != "self" and roles.is_model(root) \
+                        and not holds_plain_class_instance(analysis, function, root, stmt):
+                    return "is a model parameter"  # not a from-scratch class's plain tensor
         return None
 
 
