@@ -313,9 +313,9 @@ TINY_MODEL = 1_000  # parameters: a toy regression, whose steps are a few tiny k
 
 def _small_from_every_caller(analysis: Analysis, function, model: str, call: ast.Call) -> bool:
     """The model is a parameter of the training function, and every call of that function
-    passes a model built (as seen there) small enough to be exempt: `nn.Linear(1, 1)` in one
-    call, `nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 1))` in the next (a book's
-    `training_loop(model=...)` fitting a few points)."""
+    passes a model built (as seen there) with a known count of at most `TINY_MODEL` parameters:
+    `nn.Linear(1, 1)` in one call, `nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 1))`
+    in the next (a book's `training_loop(model=...)` fitting a few points)."""
     if model not in function.params or function.is_module:
         return False
     sites = analysis.callers(function)
@@ -327,13 +327,9 @@ def _small_from_every_caller(analysis: Analysis, function, model: str, call: ast
         if not isinstance(passed, ast.Name):
             return False
         built = _built_from(analysis, analysis.context(site).function, passed.id, site, hops=1)
-        if not built or not all(_small_module(shapes.value_of(b)) for b in built):
+        if not built or not all(_tiny_module(shapes.value_of(b)) for b in built):
             return False
     return True
-
-
-def _small_module(module) -> bool:
-    return _tiny_module(module) or _one_linear_module(module)
 
 
 def _tiny_model(analysis: Analysis, call: ast.Call) -> bool:
