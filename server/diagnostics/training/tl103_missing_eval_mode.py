@@ -75,7 +75,9 @@ class MissingEvalMode(Rule):
     pads and convolutions; a rollout policy of `Linear` and `Tanh` layers, moved to the
     device where it is built: `self.policy = Policy().to(device)`) or only loads it in eval
     mode (`self.model, self.preprocess = clip.load(...)`, `self.model =
-    AutoModel.from_pretrained(...)`, `self.model = model.to(device).eval()`), or binds it only
+    AutoModel.from_pretrained(...)`, `self.model = model.to(device).eval()`, or from a method
+    of the class that returns it after putting it in eval mode, `self.seg_net, self.cls_net =
+    self.init_nets()`), or binds it only
     to a parameter of `__init__` that every construction in the file fills with a model put in
     eval mode (`unet.eval()`, then `PipelineLike(vae, unet, ...)`), or only to parameters, one of
     them, in a method other than `__init__`, named as the model to evaluate (`def
