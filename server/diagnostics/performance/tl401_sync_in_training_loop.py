@@ -50,7 +50,7 @@ def _runs_before_any_move(analysis: Analysis, call: ast.Call, loop) -> bool:
         return False
     function = analysis.context(call).function
     if function.is_module:
-        runs = [loop]
+        runs = [loop.node]
     else:
         sites = analysis.callers(function)
         if not sites or any(not analysis.context(site).function.is_module for site in sites):
