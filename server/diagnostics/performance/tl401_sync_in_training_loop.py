@@ -50,7 +50,7 @@ def _runs_before_any_move(analysis: Analysis, call: ast.Call, loop) -> bool:
         return False
     function = analysis.context(call).function
     if function.is_module:
-        runs = [loop.node]
+        runs = [loop.node]  # a move inside the loop (`x.to(device)`) runs with it: it ends before the move
     else:
         sites = analysis.callers(function)
         if not sites or any(not analysis.context(site).function.is_module for site in sites):
@@ -63,8 +63,9 @@ def _runs_before_any_move(analysis: Analysis, call: ast.Call, loop) -> bool:
                        default=None) is function]
         if not runs:
             return False
+        runs.append(function.node)  # nor may the function itself move anything
     first = analysis.file_fact("first move to an accelerator", _first_move_line)
-    return first is not None and all(run.lineno < first for run in runs)
+    return first is not None and all(run.end_lineno < first for run in runs)
 
 
 def _first_move_line(analysis: Analysis) -> int | None:
