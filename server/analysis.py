@@ -1411,15 +1411,35 @@ def attribute_loaded_in_eval_mode(analysis: Analysis, cls: ast.ClassDef, attr: s
                     if is_self_attribute_named(moved, attr) and moved is not stmt.value:
                         continue  # `self.model = self.model.half()`: a move keeps the mode
                     if not (arrives_in_eval_mode(stmt.value) or isinstance(moved, ast.Name)
-                            and mode_left_before(analysis, function, stmt, moved.id) == "eval"):
+                            and mode_left_before(analysis, function, stmt, moved.id) == "eval"
+                            or _method_returns_evaluated(analysis, cls, stmt.value, None)):
                         return False
                     bindings += 1
                 elif isinstance(target, ast.Tuple) and any(is_self_attribute_named(e, attr) for e in target.elts):
-                    if not (is_self_attribute_named(target.elts[0], attr) and isinstance(stmt.value, ast.Call)
-                            and analysis.call_qualname(stmt.value) in _EVAL_MODE_LOADERS):
+                    index = next(i for i, e in enumerate(target.elts) if is_self_attribute_named(e, attr))
+                    if not (index == 0 and isinstance(stmt.value, ast.Call)
+                            and analysis.call_qualname(stmt.value) in _EVAL_MODE_LOADERS
+                            or _method_returns_evaluated(analysis, cls, stmt.value, index)):
                         return False
                     bindings += 1
     return bindings > 0
+
+
+def _method_returns_evaluated(analysis: Analysis, cls: ast.ClassDef, value: ast.AST, index: int | None) -> bool:
+    """`self.seg_model, self.cls_model = self.init_models()`: a method of the class whose every
+    `return` hands back (at `index` of its tuple) a model it put in eval mode and never back in
+    train mode (`seg_model.eval()` ... `return seg_model, cls_model`)."""
+    if not (isinstance(value, ast.Call) and is_self_attribute(value.func)):
+        return False
+    methods = [f for f in analysis.functions if f.class_node is cls and f.name == value.func.attr]
+    if len(methods) != 1:
+        return False
+    method = methods[0]
+    returns = [r for r in walk_nodes(method.node) if isinstance(r, ast.Return)]
+    if not returns or not all(_returns_evaluated(analysis, method, r, index) for r in returns):
+        return False
+    returned = [r.value.elts[index] if index is not None else r.value for r in returns]
+    return not any(isinstance(v, ast.Name) and analysis.switched(method, v.id, "train") for v in returned)
 
 
 def mode_left_before(analysis: Analysis, owner: FunctionInfo, site: ast.AST, name: str) -> str | None:

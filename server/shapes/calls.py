@@ -525,8 +525,9 @@ _CALLEE_HANDLERS = {
 
 
 # ---------------------------------------------------------------- call site
-# Methods that change a `Sequential` (or any container module) in place.
-LAYER_MUTATORS = {"append", "extend", "insert", "pop"}
+# Methods that change a `Sequential` (or any container module) in place; `add_module` gives an
+# empty `nn.Sequential()` its layers one by one, so it is no identity any more.
+LAYER_MUTATORS = {"append", "extend", "insert", "pop", "add_module", "register_module"}
 
 
 class CallSite:

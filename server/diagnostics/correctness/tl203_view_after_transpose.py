@@ -28,6 +28,7 @@ from torch_lsp.diagnostics.correctness.view_merges import (
 from torch_lsp.shapes import infer_shapes
 from torch_lsp.shapes.batch import BATCH_NAME
 from torch_lsp.shapes.dims import Dim
+from torch_lsp.shapes.values import Layer
 from torch_lsp.roles import self_attribute_values
 from torch_lsp.syntax_nodes import (
     argument, call_name, dotted, has_star_args, int_constant, is_none, is_self_attribute,
@@ -50,7 +51,9 @@ class ViewAfterTranspose(Rule):
     transpose separated raises `RuntimeError: view size is not compatible with input
     tensor's size and stride`. Merges that happen to line up still break as soon as
     the input arrives sliced or otherwise non-contiguous (not so for a tensor the code just
-    computed with `matmul`, `@`, `cat` or `stack`: always contiguous, it is not flagged).
+    computed with `matmul`, `@`, `cat` or `stack`, or by a `Linear` or `Embedding` layer:
+    always contiguous, it is not flagged; nor is a convolution's output whose view merges only
+    spatial dims, which keep their order in memory in either layout).
 
     ## Example
     ```python
@@ -164,7 +167,8 @@ def view_verdict(analysis: "Analysis", view: ast.Call, transposing: ast.AST, via
         # Sizes the shape pass does not know may be 1 where the tensor was unsqueezed.
         verdict = None if known is None and handles_unit_dims(analysis, tensor) else "raises"
     else:
-        verdict = "layout" if any(g.moved for g in groups) and not _freshly_computed(analysis, tensor) else None
+        verdict = "layout" if any(g.moved for g in groups) and not _freshly_computed(analysis, tensor, groups) \
+            else None
     if verdict == "raises" and is_channels_last_permutation(order):
         return "channels_last"  # contiguous again when the input is stored channels-last
     return verdict
@@ -175,14 +179,32 @@ _FRESH_RESULTS = {"torch.matmul", "torch.bmm", "torch.mm", "torch.cat", "torch.s
                   "torch.empty", "torch.full", "torch.rand", "torch.randn"}
 
 
-def _freshly_computed(analysis: "Analysis", tensor: ast.AST) -> bool:
+# Layers whose output is a new tensor in the default contiguous layout, whatever their input.
+_FRESH_LAYERS = {"Linear", "Embedding"}
+# Convolutions: contiguous, or channels-last for a channels-last input; either way the spatial
+# dims (2 and after) keep their memory order among themselves.
+_CONVOLUTIONS = {"Conv1d", "Conv2d", "Conv3d"}
+
+
+def _freshly_computed(analysis: "Analysis", tensor: ast.AST, groups) -> bool:
     """The transposed tensor is bound to (or is) a `matmul`/`@`/`cat`-style result: contiguous
     whatever its inputs were, so a merge that keeps memory order always views it
-    (BasicSR's DUF: `out = torch.matmul(x, filters)`, then `out.permute(0, 3, 4, 1, 2).view(...)`)."""
+    (BasicSR's DUF: `out = torch.matmul(x, filters)`, then `out.permute(0, 3, 4, 1, 2).view(...)`).
+    So is the output of a `Linear` or `Embedding` layer, and for merges of spatial dims only,
+    that of a convolution (a ViT's patch embedding: `x = self.conv(x)`, then
+    `x.permute(2, 3, 0, 1).view(h * w, bs, c)`)."""
     value, _ = followed(analysis, tensor)
     if isinstance(value, ast.BinOp) and isinstance(value.op, ast.MatMult):
         return True
-    return isinstance(value, ast.Call) and analysis.call_qualname(value) in _FRESH_RESULTS
+    if not isinstance(value, ast.Call):
+        return False
+    if analysis.call_qualname(value) in _FRESH_RESULTS:
+        return True
+    layer = infer_shapes(analysis).value_of(value.func)
+    if not isinstance(layer, Layer):
+        return False
+    return layer.kind.name in _FRESH_LAYERS or layer.kind.name in _CONVOLUTIONS and all(
+        min(g.old_order) >= 2 for g in groups if g.moved)
 
 
 def is_channels_last_permutation(order: tuple[int, ...]) -> bool:

@@ -40,6 +40,41 @@ def _made_on_host(analysis: Analysis, target: ast.AST) -> bool:
     return device is not None or not analysis.file_fact("sets a default device", _sets_default_device)
 
 
+def _runs_before_any_move(analysis: Analysis, call: ast.Call, loop) -> bool:
+    """Every run of the loop comes, in the file's order, before its first move of anything to
+    an accelerator: the loop is at module level above that move, or its function is called
+    only from module level, above it (a notebook's first `training_loop(model=Net(), ...)` on
+    the CPU, whose GPU version with `.to(device)` follows cells later).  Nothing the loop
+    touches is on a GPU yet, so its syncs wait for nothing."""
+    if analysis.framework_places_on_accelerator:
+        return False
+    function = analysis.context(call).function
+    if function.is_module:
+        runs = [loop.node]  # a move inside the loop (`x.to(device)`) runs with it: it ends before the move
+    else:
+        sites = analysis.callers(function)
+        if not sites or any(not analysis.context(site).function.is_module for site in sites):
+            return False
+        # A notebook may define the function anew further down (its GPU version): a call runs
+        # the last definition of the name above it.
+        definitions = [f for f in analysis.function_named(function.name) if not f.is_method]
+        runs = [site for site in sites
+                if max((f for f in definitions if f.node.lineno < site.lineno), key=lambda f: f.node.lineno,
+                       default=None) is function]
+        if not runs:
+            return False
+        runs.append(function.node)  # nor may the function itself move anything
+    first = analysis.file_fact("first move to an accelerator", _first_move_line)
+    return first is not None and all(run.end_lineno < first for run in runs)
+
+
+def _first_move_line(analysis: Analysis) -> int | None:
+    """The line of the file's first `.cuda()` / `.to(<accelerator>)`, or of a default device set."""
+    lines = [c.lineno for c in analysis.iter_calls("cuda", "to") if analysis._moves_to_device(c, False)]
+    lines += [c.lineno for c in analysis.calls_to("torch.set_default_device")]
+    return min(lines, default=None)
+
+
 def _sets_default_device(analysis: Analysis) -> bool:
     return bool(analysis.calls_to("torch.set_default_device"))
 
@@ -462,7 +497,9 @@ class SyncInTrainingLoop(Rule):
     loss.backward(); optimizer.step()`, then `elif phase == "val": loss.item()`), nor the action handed to an environment's step, `obs, reward, done, info =
     env.step(action.item())`: the environment runs on the host and needs it to go on),
     in code that runs on a GPU (moved there by the code, or by
-    `fabric.setup`/`accelerator.prepare`); not in test files. A loop whose backward or
+    `fabric.setup`/`accelerator.prepare`), but not in a loop that only runs, in the file's
+    order, before its first move to a GPU (a notebook's first, CPU-only `training_loop`, whose
+    GPU version follows cells later); not in test files. A loop whose backward or
     optimizer step sits in a helper function it calls counts as a training loop, but not one
     whose helper runs an adversarial attack (`attack_pgd(model, x, y)` backpropagates to the
     input and trains nothing: the loop evaluates).
@@ -508,6 +545,8 @@ class SyncInTrainingLoop(Rule):
             loop = self._step_loop(analysis, call)
             if loop is None or _guarded_by_modulo(analysis, call) or in_branch_that_leaves(analysis, call, loop.node):
                 continue
+            if _runs_before_any_move(analysis, call, loop):
+                continue  # a notebook's first, CPU-only training loop; the GPU version comes later
             if _after_explicit_synchronize(analysis, call, loop):
                 continue  # the step already waits for the GPU there; this sync adds no stall
             if _decides_an_exit(analysis, call):

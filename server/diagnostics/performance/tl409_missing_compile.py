@@ -104,7 +104,8 @@ class MissingCompile(Rule):
                     continue  # a gradient penalty backpropagates through its gradient: compiled graphs refuse that
                 if model and _runs_recurrent_layers(analysis, loop.function, model, call):
                     break  # Dynamo graph-breaks at nn.LSTM/GRU/RNN: compile would capture little
-                if model and (_tiny_model(analysis, call) or _one_linear_layer(analysis, call)):
+                if model and (_tiny_model(analysis, call) or _one_linear_layer(analysis, call)
+                              or _small_from_every_caller(analysis, loop.function, model, call)):
                     break  # `nn.Linear(1, 1)` fitted to a few points, a logistic regression: nothing to compile
                 if model and _compiled_by_accelerate(analysis, model):
                     return  # the script's `Accelerator` compiles the model in `prepare`
@@ -310,10 +311,34 @@ FEW_STEPS = 100
 TINY_MODEL = 1_000  # parameters: a toy regression, whose steps are a few tiny kernels
 
 
+def _small_from_every_caller(analysis: Analysis, function, model: str, call: ast.Call) -> bool:
+    """The model is a parameter of the training function, and every call of that function
+    passes a model built (as seen there) with a known count of at most `TINY_MODEL` parameters:
+    `nn.Linear(1, 1)` in one call, `nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 1))`
+    in the next (a book's `training_loop(model=...)` fitting a few points)."""
+    if model not in function.params or function.is_module:
+        return False
+    sites = analysis.callers(function)
+    if not sites:
+        return False
+    shapes = infer_shapes(analysis)
+    for site in sites:
+        passed = analysis.argument_for(site, function, model)
+        if not isinstance(passed, ast.Name):
+            return False
+        built = _built_from(analysis, analysis.context(site).function, passed.id, site, hops=1)
+        if not built or not all(_tiny_module(shapes.value_of(b)) for b in built):
+            return False
+    return True
+
+
 def _tiny_model(analysis: Analysis, call: ast.Call) -> bool:
     """The called model is a torch layer or an instance of the file's module classes built
     from known arguments, whose parameter count is known and at most `TINY_MODEL`."""
-    module = infer_shapes(analysis).value_of(call.func)
+    return _tiny_module(infer_shapes(analysis).value_of(call.func))
+
+
+def _tiny_module(module) -> bool:
     if not (isinstance(module, Layer) or isinstance(module, Instance) and not module.standalone):
         return False  # anything else counts as no parameters: not a proof of a small model
     count = module_parameters(module)
@@ -326,7 +351,10 @@ def _one_linear_layer(analysis: Analysis, call: ast.Call) -> bool:
     layer with parameters of an instance of the file's module classes (a logistic or softmax
     regression: `self.linear(x)` then a sigmoid). Each step is one matmul, which
     `torch.compile` leaves to the same library kernel: nothing to fuse, only warm-up."""
-    module = infer_shapes(analysis).value_of(call.func)
+    return _one_linear_module(infer_shapes(analysis).value_of(call.func))
+
+
+def _one_linear_module(module) -> bool:
     if isinstance(module, Instance):
         if module.standalone or module.parameters or unknown_submodule(module) is not None:
             return False  # its own `nn.Parameter`s, or a submodule nothing is known of

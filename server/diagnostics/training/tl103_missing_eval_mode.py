@@ -16,7 +16,7 @@ from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import FixInfo, Finding, Related, Rule
 from torch_lsp.mode_behaviour import attribute_is_mode_independent, named_model_is_mode_independent
 from torch_lsp.roles import MODEL_WRAPPERS, constructed_kind
-from torch_lsp.syntax_nodes import call_name, is_self_attribute_named
+from torch_lsp.syntax_nodes import call_name, is_self_attribute, is_self_attribute_named
 
 
 @register
@@ -75,9 +75,13 @@ class MissingEvalMode(Rule):
     pads and convolutions; a rollout policy of `Linear` and `Tanh` layers, moved to the
     device where it is built: `self.policy = Policy().to(device)`) or only loads it in eval
     mode (`self.model, self.preprocess = clip.load(...)`, `self.model =
-    AutoModel.from_pretrained(...)`, `self.model = model.to(device).eval()`), or binds it only
+    AutoModel.from_pretrained(...)`, `self.model = model.to(device).eval()`, or from a method
+    of the class that returns it after putting it in eval mode, `self.seg_net, self.cls_net =
+    self.init_nets()`), or binds it only
     to a parameter of `__init__` that every construction in the file fills with a model put in
-    eval mode (`unet.eval()`, then `PipelineLike(vae, unet, ...)`), or only to parameters, one of
+    eval mode (`unet.eval()`, then `PipelineLike(vae, unet, ...)`) or with an attribute of the
+    constructing class built only of layers without train/eval behaviour (`Sampler(self.encoder,
+    self.decoder)`, the decoder an LSTM and a Linear head), or only to parameters, one of
     them, in a method other than `__init__`, named as the model to evaluate (`def
     on_epoch_end(self, epoch, model_eval): self.net = model_eval`: a callback handed the model
     its caller prepared for evaluation), nor an attribute
@@ -152,6 +156,8 @@ class MissingEvalMode(Rule):
                 continue  # `self.model, self.preprocess = clip.load(...)`: it arrives in eval mode
             if _attribute_handed_in_eval_mode(analysis, run.function.class_node, run.model[len("self."):]):
                 continue  # `unet.eval()`, then `PipelineLike(..., unet, ...)` binding `self.unet = unet`
+            if _attribute_handed_in_mode_independent(analysis, run.function.class_node, run.model[len("self."):]):
+                continue  # `Sampler(self.encoder, self.decoder)` of a decoder without dropout or batch norm
             if _attribute_handed_in_for_evaluation(analysis, run.function.class_node, run.model[len("self."):]):
                 continue  # `def on_epoch_end(self, epoch, model_eval): self.net = model_eval`
             message = (
@@ -206,25 +212,53 @@ def _goes_on_to_train(analysis: Analysis, function, model: str) -> bool:
     return False
 
 
-def _attribute_handed_in_eval_mode(analysis: Analysis, cls: ast.ClassDef, attr: str) -> bool:
-    """`self.<attr>` is only ever bound to a parameter of `__init__` (`self.unet = unet`), the
-    class is built in the file, and every construction passes for that parameter a model its
-    function puts in eval mode (`unet.eval()`, then `pipe = PipelineLike(vae, unet, ...)`)."""
+def _constructions_filling(analysis: Analysis, cls: ast.ClassDef, attr: str):
+    """(`__init__`, its parameter, the constructions of the class in the file) when `self.<attr>`
+    is only ever bound to that one parameter of `__init__` (`self.unet = unet`); else None."""
     from torch_lsp.roles import self_attribute_values
 
     init = next((f for f in analysis.functions if f.class_node is cls and f.name == "__init__"), None)
     values = self_attribute_values(analysis, cls).get(attr, [])
     if init is None or not values or not all(isinstance(v, ast.Name) and v.id in init.params for v in values):
-        return False
+        return None
     param = values[0].id
     if any(v.id != param for v in values) or any(
             f.class_node is cls and f is not init and any(
                 is_self_attribute_named(t, attr) for stmt in f.statements if isinstance(stmt, ast.Assign) for t in stmt.targets)
             for f in analysis.functions):
-        return False  # another parameter, or another method, binds it too
+        return None  # another parameter, or another method, binds it too
     sites = [c for c in analysis.calls if isinstance(c.func, ast.Name) and c.func.id == cls.name]
-    if not sites:
+    return (init, param, sites) if sites else None
+
+
+def _attribute_handed_in_mode_independent(analysis: Analysis, cls: ast.ClassDef, attr: str) -> bool:
+    """`self.<attr>` is only ever bound to a parameter of `__init__`, and every construction of
+    the class passes for it an attribute of the constructing class built only of layers without
+    train/eval behaviour (`Sampler(self.encoder, self.decoder)` with `self.decoder =
+    DecoderRNN(...)` of an LSTM and Linear heads): eval mode would change nothing."""
+    from torch_lsp.mode_behaviour import attribute_is_mode_independent
+
+    filled = _constructions_filling(analysis, cls, attr)
+    if filled is None:
         return False
+    init, param, sites = filled
+    for site in sites:
+        arg = analysis.argument_for(site, init, param)
+        owner = analysis.context(site).function.class_node
+        if not (is_self_attribute(arg) and owner is not None and owner is not cls
+                and attribute_is_mode_independent(analysis, owner, arg.attr)):
+            return False
+    return True
+
+
+def _attribute_handed_in_eval_mode(analysis: Analysis, cls: ast.ClassDef, attr: str) -> bool:
+    """`self.<attr>` is only ever bound to a parameter of `__init__` (`self.unet = unet`), the
+    class is built in the file, and every construction passes for that parameter a model its
+    function puts in eval mode (`unet.eval()`, then `pipe = PipelineLike(vae, unet, ...)`)."""
+    filled = _constructions_filling(analysis, cls, attr)
+    if filled is None:
+        return False
+    init, param, sites = filled
     for site in sites:
         arg = analysis.argument_for(site, init, param)
         if not isinstance(arg, ast.Name) or not in_eval_mode(analysis, analysis.context(site).function, site, arg.id):

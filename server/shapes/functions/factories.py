@@ -188,3 +188,13 @@ def _multinomial(call: Call) -> Value:
     if not isinstance(probabilities, Tensor) or not probabilities.dims:
         return UNKNOWN
     return Tensor(probabilities.dims[:-1] + (samples,), probabilities.variadic, "long", call.origin())
+
+
+@function("Tensor", "FloatTensor", within=(TORCH,))
+def _legacy_constructor(call: Call) -> Value:
+    """`torch.Tensor(n_in, n_out)`: sizes given as ints make an uninitialised float tensor (a
+    layer's weight before `nn.init`).  A list, tuple or tensor argument is data
+    (`torch.Tensor([1, 2])`) and stays unknown, as does any argument not known to be an int."""
+    if not call.args or call.kwargs or not all(isinstance(a, Int) and a.dim is not None for a in call.args):
+        return UNKNOWN
+    return Tensor(tuple(a.dim for a in call.args), False, "float", call.origin())
