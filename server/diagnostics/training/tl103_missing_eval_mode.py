@@ -238,32 +238,30 @@ def _attribute_handed_in_mode_independent(analysis: Analysis, cls: ast.ClassDef,
     DecoderRNN(...)` of an LSTM and Linear heads): eval mode would change nothing."""
     from torch_lsp.mode_behaviour import attribute_is_mode_independent
 
-    filled = _constructions_filling(analysis, cls, attr)
-    if filled is None:
-        return False
-    init, param, sites = filled
-    for site in sites:
-        arg = analysis.argument_for(site, init, param)
+    def mode_independent(site: ast.Call, arg: ast.AST | None) -> bool:
         owner = analysis.context(site).function.class_node
-        if not (is_self_attribute(arg) and owner is not None and owner is not cls
-                and attribute_is_mode_independent(analysis, owner, arg.attr)):
-            return False
-    return True
+        return (is_self_attribute(arg) and owner is not None and owner is not cls
+                and attribute_is_mode_independent(analysis, owner, arg.attr))
+
+    return _every_construction_passes(analysis, cls, attr, mode_independent)
 
 
 def _attribute_handed_in_eval_mode(analysis: Analysis, cls: ast.ClassDef, attr: str) -> bool:
     """`self.<attr>` is only ever bound to a parameter of `__init__` (`self.unet = unet`), the
     class is built in the file, and every construction passes for that parameter a model its
     function puts in eval mode (`unet.eval()`, then `pipe = PipelineLike(vae, unet, ...)`)."""
+    return _every_construction_passes(analysis, cls, attr, lambda site, arg: isinstance(arg, ast.Name) and in_eval_mode(
+        analysis, analysis.context(site).function, site, arg.id))
+
+
+def _every_construction_passes(analysis: Analysis, cls: ast.ClassDef, attr: str, accepts) -> bool:
+    """`self.<attr>` is only ever bound to one parameter of `__init__`, and `accepts(site, arg)`
+    holds for what every construction of the class in the file passes for it."""
     filled = _constructions_filling(analysis, cls, attr)
     if filled is None:
         return False
     init, param, sites = filled
-    for site in sites:
-        arg = analysis.argument_for(site, init, param)
-        if not isinstance(arg, ast.Name) or not in_eval_mode(analysis, analysis.context(site).function, site, arg.id):
-            return False
-    return True
+    return all(accepts(site, analysis.argument_for(site, init, param)) for site in sites)
 
 
 def _attribute_handed_in_for_evaluation(analysis: Analysis, cls: ast.ClassDef, attr: str) -> bool:
