@@ -691,11 +691,12 @@ class Analysis:
         return [m for m in self.mode_switches.get(function, ()) if m.name == name and m.mode == mode]
 
     def callers(self, function: FunctionInfo) -> list[ast.Call]:
-        """Call sites of `function` in this file (by name; methods through `self.`/`obj.`)."""
+        """Call sites of `function` in this file (by name; methods through `self.`/`obj.`), and
+        the calls of a pick from a table listing it (`dispatched_calls`)."""
         sites = self.call_sites.get(function.name, [])
         if function.is_method:
             return [c for c in sites if isinstance(c.func, ast.Attribute)]
-        return [c for c in sites if isinstance(c.func, ast.Name)]
+        return [c for c in sites if isinstance(c.func, ast.Name)] + dispatched_calls(self, function)
 
     def callers_outside(self, function: FunctionInfo) -> list[ast.Call]:
         """Its call sites but those in its own body: a recursive call (`test_split_fn(model, ...)`
@@ -1645,7 +1646,7 @@ def holds_plain_function(analysis: Analysis, function: FunctionInfo, name: str, 
     if name in function.params and not function.is_module:
         if analysis.roles_for(function).last_assignment(name, at) is not None:
             return False
-        sites = analysis.callers(function) + dispatched_calls(analysis, function)
+        sites = analysis.callers(function)
         return bool(sites) and all(
             isinstance(passed := analysis.argument_for(site, function, name), ast.Name)
             and holds_plain_function(analysis, analysis.context(site).function, passed.id, site, hops - 1)

@@ -195,3 +195,30 @@ def test_a_label_no_torch_device_takes_is_no_device_variable():
     is one."""
     result = check_source(LABEL_SCRIPT, "t.py", Settings().with_selection(Selection(select=("TL105",))))
     assert [f.line for f in result.findings] == [13]
+
+
+PER_RANK = '''import os
+
+import torch
+
+device = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+torch.cuda.set_device(device)
+
+
+def batches(loader):
+    for x, y in loader:
+        yield x.cuda(non_blocking=True), y.to(device="cuda", non_blocking=True)
+
+
+model = torch.nn.Linear(4, 2).cuda()
+table = torch.zeros(4, device="cuda:0")
+'''
+
+
+def test_a_bare_cuda_is_the_device_a_per_rank_program_made_current():
+    """`device = torch.device("cuda", local_rank)` made current with `torch.cuda.set_device(device)`:
+    a bare `.cuda()` or "cuda" is that very device; "cuda:0" is another rank's GPU."""
+    select = Settings().with_selection(Selection(select=("TL105",)))
+    assert [f.line for f in check_source(PER_RANK, "t.py", select).findings] == [15]
+    without_set_device = PER_RANK.replace("torch.cuda.set_device(device)\n", "")
+    assert [f.line for f in check_source(without_set_device, "t.py", select).findings] == [10, 10, 13, 14]

@@ -33,7 +33,10 @@ class HardcodedDevice(Rule):
     (`ctranslate2.Generator(path, device="cuda")`, ONNX Runtime, FAISS, torchsummary's
     `summary`), nor a GPU named by number in a file that names several (`block_1.cuda(0)`,
     `block_3.cuda(2)`: modules placed on GPUs by hand for model or pipeline parallelism,
-    which one device variable cannot express). The fix of
+    which one device variable cannot express), nor a bare `.cuda()`, `.to("cuda")` or
+    `device="cuda"` in a CUDA-only program whose module device is the process's GPU made current
+    (`device = torch.device("cuda", local_rank)`, then `torch.cuda.set_device(device)`): the bare
+    "cuda" is that device (a numbered one, `"cuda:0"`, is still another rank's). The fix of
     `.cuda(<index variable>)` is unsafe (the index may differ from
     the device variable's), and so is any fix in a function the module calls before it
     assigns its device variable, or in module code above that assignment (a notebook cell
@@ -76,6 +79,10 @@ class HardcodedDevice(Rule):
         if not devices:
             return
         by_hand: bool | None = None  # asked only of a call that names a GPU by number
+        # The module's device is the process's current CUDA device (`device = torch.device("cuda",
+        # local_rank)`, then `torch.cuda.set_device(device)`): a bare `.cuda()` is that very device.
+        current_cuda = module_device is not None and analysis.file_fact(
+            "TL105 the module's device is the current CUDA device", _module_device_is_current_cuda)
         device_in: dict[FunctionInfo, tuple[str | None, ast.Assign | None]] = {}
         for call in analysis.calls:
             name = call_name(call)
@@ -86,6 +93,8 @@ class HardcodedDevice(Rule):
                 device_in[function] = _device_in(analysis, devices, function)
             device, defined = device_in[function]
             if device is None or analysis.call_qualname(call) == "torch.device":
+                continue
+            if current_cuda and defined is module_device and _names_current_cuda(call):
                 continue
             if _gpu_index(call) is not None:
                 if by_hand is None:
@@ -262,6 +271,40 @@ def _find_device_variables(analysis: Analysis) -> dict[FunctionInfo, ast.Assign]
         for stmt in assignments:
             found.setdefault(analysis.context(stmt).function, stmt)
     return found
+
+
+def _module_device_is_current_cuda(analysis: Analysis) -> bool:
+    """The module's device variable is a CUDA device with no CPU fallback (`torch.device("cuda",
+    local_rank)`), and the module makes it the current device (`torch.cuda.set_device(device)`):
+    a CUDA-only program, typically one process per GPU, whose bare "cuda" is that device."""
+    defined = _module_device(analysis)
+    if defined is None or not _cuda_only(defined.value):
+        return False
+    name = defined.targets[0].id
+    return any(analysis.context(call).function is analysis.module_scope and call.args
+               and isinstance(call.args[0], ast.Name) and call.args[0].id == name
+               for call in analysis.calls_to("torch.cuda.set_device"))
+
+
+def _cuda_only(value: ast.AST) -> bool:
+    """`torch.device("cuda", rank)`, `torch.device(f"cuda:{rank}")`: CUDA whatever happens."""
+    if not (isinstance(value, ast.Call) and call_name(value) == "device" and value.args):
+        return False
+    first = value.args[0]
+    if isinstance(first, ast.JoinedStr):
+        return bool(first.values) and isinstance(first.values[0], ast.Constant) \
+            and str(first.values[0].value).startswith("cuda:")
+    return _is_cuda_string(first)
+
+
+def _names_current_cuda(call: ast.Call) -> bool:
+    """`.cuda()`, `.to("cuda")`, `device="cuda"`: the current CUDA device, no index named."""
+    if call_name(call) == "cuda" and isinstance(call.func, ast.Attribute):
+        return not call.args and all(kw.arg == "non_blocking" for kw in call.keywords)
+    target = call.args[0] if call_name(call) == "to" and isinstance(call.func, ast.Attribute) and call.args else None
+    if target is None:
+        target = getattr(keyword(call, "device"), "value", None)
+    return isinstance(target, ast.Constant) and target.value == "cuda"
 
 
 def _module_device(analysis: Analysis) -> ast.Assign | None:
