@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
+import sys
 import warnings
 from dataclasses import dataclass
 
@@ -133,8 +134,16 @@ def _issue_from(error: SyntaxError, text: str) -> SyntaxIssue:
         end_col = col + len("async")
         message += (": `async` has been a reserved word since Python 3.7, so `async=` no longer parses; "
                     "PyTorch renamed this argument `non_blocking` (`.cuda(non_blocking=True)`)")
+    elif sys.version_info < (3, 12) and _NESTED_FSTRING_QUOTE.search(raw):
+        message += (f": Python 3.12 and later accept an f-string that reuses its own quote inside `{{}}` "
+                    f"(PEP 701), but torch-lsp runs on Python {sys.version_info.major}.{sys.version_info.minor} here; "
+                    "use the other quote inside the braces, or install torch-lsp on Python 3.12 or later")
     return SyntaxIssue(f"Syntax error: {message}.", line, col, end_col)
 
+
+# `f"{path / "checkpoints"}"`: the f-string's own quote inside its braces, valid from Python 3.12.
+_NESTED_FSTRING_QUOTE = re.compile(
+    r"""(?<![A-Za-z0-9_])[rRbB]?[fF][rR]?(["'])(?:(?!\1)[^\\{])*\{[^}\n]*\1[^\n]*?\1[^\n]*\}""")
 
 # `x.cuda(async=True)`, PyTorch's name for `non_blocking` before 0.4: code of that time fails here.
 _ASYNC_KEYWORD_ARGUMENT = re.compile(r"async\s*=(?!=)")

@@ -1,6 +1,7 @@
 """Half-typed code: a syntax error is reported and the rest of the file keeps its findings."""
 from __future__ import annotations
 
+import sys
 import textwrap
 
 import pytest
@@ -121,3 +122,13 @@ def test_async_comparison_is_not_taken_for_the_old_argument():
     source = "import torch\nif async == 1:\n    pass\n"
     (issue,) = [f for f in check_source(source, "cmp.py").findings if f.code == "syntax-error"]
     assert "non_blocking" not in issue.message
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12 parses these f-strings (PEP 701)")
+def test_an_f_string_reusing_its_quote_says_python_3_12_accepts_it():
+    # `f"{path / "checkpoints"}"` is valid from Python 3.12; on an older interpreter the error says so.
+    _, issues = parse_source('import os\nname = f"{os.path.join(root, "checkpoints")}"\n')
+    assert len(issues) == 1 and issues[0].line == 2
+    assert "Python 3.12 and later accept an f-string that reuses its own quote" in issues[0].message
+    _, unclosed = parse_source('name = f"{root"\n')  # an error on every Python: no such note
+    assert unclosed and "PEP 701" not in unclosed[0].message
