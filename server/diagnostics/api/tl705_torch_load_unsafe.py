@@ -12,7 +12,7 @@ from torch_lsp.diagnostics.api.uses import calls_of
 from torch_lsp.diagnostics.base import Finding, FixInfo, Related, Rule
 from torch_lsp.diagnostics.correctness.provenance import MODULE_MOVES
 from torch_lsp.name_resolution import in_compatibility_code
-from torch_lsp.syntax_nodes import argument, call_name, has_star_args, keyword, node_text
+from torch_lsp.syntax_nodes import argument, call_name, has_star_args, is_self_attribute, keyword, node_text
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -311,11 +311,15 @@ def _saved_objects_read(analysis: "Analysis", call: ast.Call) -> tuple[ast.Call,
 
 
 def _bound_names(node: ast.AST) -> tuple[str, ...]:
-    """`x` -> ("x",); `a, b` or `[a, b]` -> ("a", "b"); () for anything else."""
+    """`x` -> ("x",); `a, b` or `[a, b]` -> ("a", "b"); `self.vocab, self.train` -> ("self.vocab",
+    "self.train"); () for anything else."""
     if isinstance(node, ast.Name):
         return (node.id,)
-    if isinstance(node, (ast.Tuple, ast.List)) and node.elts and all(isinstance(e, ast.Name) for e in node.elts):
-        return tuple(e.id for e in node.elts)
+    if is_self_attribute(node):
+        return (f"self.{node.attr}",)
+    if isinstance(node, (ast.Tuple, ast.List)) and node.elts and all(
+            isinstance(e, ast.Name) or is_self_attribute(e) for e in node.elts):
+        return tuple(e.id if isinstance(e, ast.Name) else f"self.{e.attr}" for e in node.elts)
     return ()
 
 
@@ -325,6 +329,8 @@ def _pickled_object(analysis: "Analysis", saving: ast.Call, name: str, load: ast
     project (`corpus = data.Corpus(path)`): what it is, or None."""
     from torch_lsp.workspace_files import project_definition
 
+    if name.startswith("self."):
+        return _saved_attribute_object(analysis, saving, name[len("self."):])
     roles = analysis.roles_for(saving)
     for is_role, kind in ((roles.is_model, "a model"), (roles.is_optimizer, "an optimizer"),
                           (roles.is_scheduler, "a learning-rate scheduler"), (roles.is_loss_module, "a loss module")):
@@ -338,6 +344,23 @@ def _pickled_object(analysis: "Analysis", saving: ast.Call, name: str, load: ast
         return _library_object(analysis, name, built)
     classes = {found[1].name for found in definitions}
     return f"a `{classes.pop()}` object" if len(classes) == 1 else "an object of a class of the project"
+
+
+def _saved_attribute_object(analysis: "Analysis", saving: ast.Call, attr: str) -> str | None:
+    """`self.<attr>` of the class whose method saves it is bound, somewhere in that class, to an
+    instance of a class of the project (`self.vocab = Vocab(**kwargs)`): what it is, or None."""
+    from torch_lsp.roles import self_attribute_values
+    from torch_lsp.workspace_files import project_definition
+
+    cls = analysis.context(saving).function.class_node
+    if cls is None:
+        return None
+    for value in self_attribute_values(analysis, cls).get(attr, ()):
+        if isinstance(value, ast.Call):
+            found = project_definition(analysis, value.func)
+            if found is not None and isinstance(found[1], ast.ClassDef):
+                return f"a `{found[1].name}` object"
+    return None
 
 
 # Packages whose classes build tensors, arrays or plain values that a weights-only load may accept.
