@@ -1123,13 +1123,35 @@ def _fed_host_arrays(analysis: Analysis, call: ast.Call) -> bool:
 
 
 def name_says_evaluation(analysis: Analysis, function: FunctionInfo, model: str) -> bool:
-    """A `validate`/`evaluate`/`predict`-style function that receives the model."""
+    """A `validate`/`evaluate`/`predict`-style function that receives the model.  A helper nested
+    in another function and called only there is a piece of that function, whose name decides
+    (NeRF's `inference(model, ...)` inside `render_rays`, which training calls too)."""
     return (
         not function.is_module
         and named_for_evaluation(function)
         and model in function.params
         and not is_pytest_test(analysis, function)
+        and not _piece_of_a_function_not_named_for_evaluation(analysis, function)
     )
+
+
+def _piece_of_a_function_not_named_for_evaluation(analysis: Analysis, function: FunctionInfo) -> bool:
+    enclosing = analysis.context(function.node).function
+    if enclosing.is_module or function.class_node is not None:
+        return False
+    sites = analysis.callers(function)
+    return bool(sites) and all(_inside(analysis, site, enclosing) for site in sites) \
+        and not named_for_evaluation(enclosing)
+
+
+def _inside(analysis: Analysis, node: ast.AST, function: FunctionInfo) -> bool:
+    """`node` sits in `function`'s body, also in a function nested there."""
+    scope = analysis.context(node).function
+    while not scope.is_module:
+        if scope is function:
+            return True
+        scope = analysis.context(scope.node).function
+    return False
 
 
 def eval_switch_before(analysis: Analysis, function: FunctionInfo, call: ast.Call) -> str | None:
