@@ -12,7 +12,7 @@ from torch_lsp.diagnostics.api.torchvision_weights import WEIGHTS, builder_key
 from torch_lsp.diagnostics.api.uses import api_uses
 from torch_lsp.diagnostics.api.catalogue import ApiChange
 from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.name_resolution import imported_names, references
+from torch_lsp.name_resolution import imported_names, in_compatibility_code, references
 from torch_lsp.syntax_nodes import argument, keyword
 
 if TYPE_CHECKING:
@@ -51,6 +51,8 @@ def _pretrained(analysis: "Analysis") -> Iterator[TorchvisionIssue]:
             old = [(name, value) for name, value in old if value is not None]
             if not old:
                 continue
+            if in_compatibility_code(analysis, call, versions_only=True):
+                continue  # `if TORCHVISION_VERSION < version.parse("0.13"): resnet(pretrained=True)`: no `weights` there
             if old[0][0] == "pretrained" and old[0][1] in call.args and _weights_enum(old[0][1]):
                 yield _positional_weights(analysis, call, key, old[0][1])
                 continue
@@ -139,7 +141,9 @@ class TorchvisionDeprecated(Rule):
     positional argument; the fix makes it `weights=`), the deprecated
     `torchvision.transforms.v2.ToTensor`, and (as a hint)
     `import torchvision.models as models`, which is `from torchvision import models` (so too
-    for `datasets` and `transforms`).
+    for `datasets` and `transforms`). A `pretrained=` in a branch of a version test
+    (`if TORCHVISION_VERSION < version.parse("0.13"):`) is left alone: that branch may run
+    where `weights=` does not exist.
 
     ## Why is this bad
     `pretrained` is deprecated since torchvision 0.13 in favour of `weights=`, which says
