@@ -310,6 +310,21 @@ def _module_base(analysis: "Analysis", base: ast.AST, depth: int) -> bool:
     return found is not None and isinstance(found[1], ast.ClassDef) and mode_independent(found[0], found[1], depth + 1)
 
 
+def _statement_apart_from_self(analysis: "Analysis", call: ast.Call) -> bool:
+    """A call that is a statement of its own (its result unused) of a function, not a method,
+    given nothing of `self`: it cannot build a layer the model holds or change how one behaves
+    (a logging or bookkeeping call of another library)."""
+    if not isinstance(analysis.parents.get(call), ast.Expr) or not isinstance(call.func, (ast.Name, ast.Attribute)):
+        return False
+    root = call.func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name) or root.id == "self" or root.id not in analysis.imports:
+        return False  # a method of a value, or a function of the file: judged as before
+    return not any(isinstance(node, ast.Name) and node.id == "self"
+                   for arg in (*call.args, *(k.value for k in call.keywords)) for node in walk_nodes(arg))
+
+
 def _aliased_qualname(analysis: "Analysis", base: ast.AST) -> str:
     """`MyModule = torch.jit.ScriptModule` then `class Block(MyModule):` (RWKV): the one value the
     file binds to the name, when it names a torch class."""
@@ -321,6 +336,8 @@ def _aliased_qualname(analysis: "Analysis", base: ast.AST) -> str:
 
 def _call_is_mode_independent(analysis: "Analysis", call: ast.Call, depth: int) -> bool:
     func = call.func
+    if _statement_apart_from_self(analysis, call):
+        return True  # `mlperf_log.ncf_print(key=..., value=...)` in `__init__`: a log line, no layer
     qualname = analysis.qualname(func)
     if qualname is not None:
         return _named_call_is_mode_independent(analysis, call, qualname, depth)
