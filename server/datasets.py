@@ -6,7 +6,8 @@ answers, for one `DataLoader(...)` call:
 
 - `dataset_without_loading_work`: the dataset holds its data in memory (`TensorDataset`, a class
   whose `__getitem__` only indexes attributes, reorders them or builds random tensors, a tensor, a
-  Python list of samples built before the loader sees it), or it is an
+  Python list of samples built before the loader sees it; also read back by key from a dict that
+  a loop over literal split names filled, `datasets[split] = TensorDataset(...)`), or it is an
   `IterableDataset` that reads live state of the main process (a replay buffer, a bound method of
   the model): workers would iterate stale forked copies; or it holds one open file that
   `__getitem__` seeks in (workers would share its offset and mix up records); or its
