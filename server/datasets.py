@@ -6,7 +6,8 @@ answers, for one `DataLoader(...)` call:
 
 - `dataset_without_loading_work`: the dataset holds its data in memory (`TensorDataset`, a class
   whose `__getitem__` only indexes attributes, reorders them or builds random tensors, a tensor, a
-  Python list of samples built before the loader sees it), or it is an
+  Python list of samples built before the loader sees it; also read back by key from a dict that
+  a loop over literal split names filled, `datasets[split] = TensorDataset(...)`), or it is an
   `IterableDataset` that reads live state of the main process (a replay buffer, a bound method of
   the model): workers would iterate stale forked copies; or it holds one open file that
   `__getitem__` seeks in (workers would share its offset and mix up records); or its
@@ -115,7 +116,7 @@ def _built_list(analysis: "Analysis", value: ast.AST | None) -> bool:
 
 
 # Methods that return a view or a piece of the tensor they are called on (or a cast of it).
-_TENSOR_PIECES = {"view", "reshape", "flatten", "squeeze", "unsqueeze", "split", "chunk", "tensor_split",
+_TENSOR_PIECES = {"view", "reshape", "flatten", "squeeze", "unsqueeze", "split", "chunk", "tensor_split", "narrow",
                   "long", "int", "contiguous", "clone", "detach", "t", "type", "float", "double"}
 # `torch.*` functions whose result is no tensor to batch.
 _NOT_TENSOR_FUNCTIONS = {"load", "device", "compile", "no_grad", "manual_seed", "Generator"}
@@ -424,6 +425,11 @@ def _dataset_values(analysis: "Analysis", expr: ast.AST | None, at: ast.AST, dep
             yield from _dataset_values(analysis, element, at, depth + 1)
         return
     if isinstance(expr, ast.Subscript):
+        stored = _stored_under_key(analysis, expr)
+        if stored is not None:
+            # `datasets["train"]` after `datasets[split] = TensorDataset(...)` for each split
+            yield from _dataset_values(analysis, stored.value, stored, depth + 1)
+            return
         yield from _dataset_values(analysis, expr.value, at, depth + 1)
         return
     if isinstance(expr, ast.ListComp):
@@ -487,6 +493,87 @@ def _dataset_values(analysis: "Analysis", expr: ast.AST | None, at: ast.AST, dep
         yield None
     for site in sites:
         yield from _dataset_values(analysis, analysis.argument_for(site, function, expr.id), site, depth + 1)
+
+
+def _stored_under_key(analysis: "Analysis", expr: ast.Subscript) -> ast.Assign | None:
+    """The store that surely put what `name["key"]` reads: the last `name["key"] = value`, or
+    `name[k] = value` directly in the body of `for k in ["train", "valid"]:` (a literal list of
+    keys holding "key", no `break`/`continue`), that runs before the read on every path, with
+    nothing after it in the function rebinding `name`, calling a method of it or storing into it
+    under that key or one not known to differ.  None otherwise."""
+    from torch_lsp.roles import dominates
+
+    if not (isinstance(expr.value, ast.Name) and isinstance(expr.slice, ast.Constant)):
+        return None
+    name, key = expr.value.id, expr.slice.value
+    use = analysis.statement_of(expr)
+    if use is None:
+        return None
+    function = analysis.context(expr).function
+    found = None
+    for stmt in function.statements:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.lineno < use.lineno):
+            continue
+        target = stmt.targets[0]
+        if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id == name):
+            continue
+        holder: ast.stmt = stmt
+        if isinstance(target.slice, ast.Constant):
+            if target.slice.value != key:
+                continue
+        elif isinstance(target.slice, ast.Name):
+            loop = analysis.parents.get(stmt)
+            if not (isinstance(loop, ast.For) and any(s is stmt for s in loop.body) and not loop.orelse
+                    and key in _keys_of(analysis, target.slice, stmt)):
+                continue
+            if any(isinstance(n, (ast.Break, ast.Continue)) for n in ast.walk(loop)) or any(
+                    isinstance(n, ast.Name) and n.id == loop.target.id and isinstance(n.ctx, ast.Store)
+                    for s in loop.body for n in ast.walk(s)):
+                continue
+            holder = loop
+        else:
+            continue
+        if dominates(analysis, holder, use) and (found is None or stmt.lineno > found.lineno):
+            found = stmt
+    if found is None:
+        return None
+    for stmt in function.statements:
+        if stmt.lineno <= found.lineno:
+            continue  # after the read too: a loop around both could store before the next read
+        for node in ast.walk(stmt):
+            touched = isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)) or (
+                isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name
+                and isinstance(node.ctx, (ast.Store, ast.Del))
+                and key in _keys_of(analysis, node.slice, analysis.statement_of(node) or stmt)) or (
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == name)
+            if touched:
+                return None
+    return found
+
+
+class _AnyKey:
+    """Every key: what `_keys_of` answers for a key it cannot pin down."""
+
+    def __contains__(self, key) -> bool:
+        return True
+
+
+def _keys_of(analysis: "Analysis", index: ast.AST, stmt: ast.stmt):
+    """The keys a subscript `index` in `stmt` may stand for: a constant, or the variable of a
+    `for` over a literal list of constants that holds `stmt` (`for split in ["train", "valid"]`);
+    every key for anything else."""
+    if isinstance(index, ast.Constant):
+        return {index.value}
+    node = analysis.parents.get(stmt)
+    while isinstance(index, ast.Name) and node is not None:
+        if isinstance(node, ast.For) and isinstance(node.target, ast.Name) and node.target.id == index.id:
+            elements = node.iter.elts if isinstance(node.iter, (ast.List, ast.Tuple)) else None
+            if elements is None or not all(isinstance(e, ast.Constant) for e in elements):
+                break
+            return {e.value for e in elements}
+        node = analysis.parents.get(node)
+    return _AnyKey()
 
 
 def _assignments(function: "FunctionInfo", name: str) -> list[tuple[ast.Assign, tuple[ast.AST, int | None]]]:
