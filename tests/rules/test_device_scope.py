@@ -84,12 +84,19 @@ def extract_features(model, loader, count, gather_on_cpu=False):
 def extract_on(model, loader, use_cpu=False):
     run_device = torch.device("cpu") if use_cpu else torch.device("cuda")
     return [model(samples.cuda()) for samples in loader]
+
+
+def shuffled_batches(users, items, cpu_dataloader=False):
+    dataloader_device = "cpu" if cpu_dataloader else "cuda"
+    order = torch.randperm(len(users), device=dataloader_device)
+    return [(users[i].cuda(), items[i].cuda()) for i in order.split(1024)]
 '''
 
 
 def test_a_device_named_for_where_results_are_kept_is_not_the_compute_device(tmp_path, cli):
     """DINOv2's feature extraction runs the model on the GPU by design; `gather_device` only
-    says where the gathered features are kept, so the `.cuda()` beside it ignores no choice.
+    says where the gathered features are kept, so the `.cuda()` beside it ignores no choice; so
+    too NCF's `dataloader_device`, where the shuffled data is kept before each batch moves.
     `run_device` is the device the work runs on: `.cuda()` beside it is reported."""
     (tmp_path / "features.py").write_text(FEATURES, encoding="utf-8")
     completed = cli("check", "--select", "TL105", "--format", "json", "features.py", cwd=tmp_path)

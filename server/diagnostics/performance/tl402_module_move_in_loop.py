@@ -104,9 +104,11 @@ class ModuleMoveInLoop(Rule):
 
     def _moved_elsewhere_in_loop(self, analysis: Analysis, call: ast.Call, name: str, loop) -> bool:
         """Another `.cpu()`/`.cuda()`/`.to(...)` of the same module (through a chain such as
-        `m.eval().cpu()`) in the loop: the module travels back and forth on purpose."""
+        `m.eval().cpu()`) in the loop, or a `.type(...)` to a legacy tensor type
+        (`model.type(torch.HalfTensor)` makes a CPU module): the module travels back and forth
+        on purpose."""
         for other in loop.calls:
-            if other is call or call_name(other) not in ("to", "cuda", "cpu"):
+            if other is call or call_name(other) not in ("to", "cuda", "cpu", "type"):
                 continue
             base = receiver(other)
             while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute):

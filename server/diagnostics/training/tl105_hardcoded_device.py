@@ -42,7 +42,8 @@ class HardcodedDevice(Rule):
     assigns its device variable, or in module code above that assignment (a notebook cell
     before the one defining `device`, whose message says to define it first): `.to(device)`
     there would raise `NameError`. A variable
-    named for where results are kept (`gather_device`, `storage_device`, `offload_device`,
+    named for where results or loaded data are kept (`gather_device`, `storage_device`, `offload_device`,
+    `dataloader_device`,
     `cpu_device`) is not the device the computation runs on, so it does not count, nor does
     a device thrown away into `_` (`_ = torch.device(spec)` only checks a spelling), nor a
     label that no torch device takes (`orig_device = "cpu" if ... else "gpu"`).
@@ -359,9 +360,11 @@ def _launcher_device(value: ast.AST) -> bool:
 
 
 # A device variable qualified by one of these words names where results are gathered, stored or
-# offloaded (`gather_device = torch.device("cpu") if gather_on_cpu else ...`), a choice made
-# beside the device the computation runs on: a `.cuda()` next to it is not that choice ignored.
-_KEEPING_WORDS = {"gather", "storage", "store", "offload", "host", "cpu"}
+# offloaded (`gather_device = torch.device("cpu") if gather_on_cpu else ...`), or where the data
+# loader keeps its tensors (`dataloader_device = 'cpu' if args.cpu_dataloader else 'cuda'`), a
+# choice made beside the device the computation runs on: a `.cuda()` next to it is not that
+# choice ignored.
+_KEEPING_WORDS = {"gather", "storage", "store", "offload", "host", "cpu", "dataloader", "loader"}
 
 
 def _names_where_results_are_kept(name: str) -> bool:
