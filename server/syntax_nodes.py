@@ -29,6 +29,19 @@ def receiver(call: ast.Call) -> ast.AST | None:
     return call.func.value if isinstance(call.func, ast.Attribute) else None
 
 
+def node_key(node: object) -> object:
+    """A hashable key equal for two syntax trees of the same shape and values (what comparing
+    their `ast.dump` says), built without `ast.dump`: its nested `_format` refers to itself, so
+    every call leaves a reference cycle for the garbage collector, which the server runs only
+    when idle."""
+    if isinstance(node, ast.AST):
+        return (type(node).__name__, *(node_key(getattr(node, field, None)) for field in node._fields))
+    if isinstance(node, list):
+        return tuple(node_key(item) for item in node)
+    # The type too: `1`, `1.0` and `True` are equal in Python, not in a syntax tree.
+    return (type(node).__name__, node if isinstance(node, (str, int, float, complex, bytes, bool)) else repr(node))
+
+
 def dotted(node: ast.AST | None) -> str | None:
     """`a.b.c` for a Name/Attribute chain, else None (no import resolution)."""
     parts: list[str] = []

@@ -302,3 +302,15 @@ def test_a_version_typed_past_after_its_first_step_is_freed_without_the_garbage_
     finally:
         forget_parts("file:///typed.py")
         forget_rule_parts("file:///typed.py")
+
+
+def test_comparing_expressions_leaves_nothing_for_the_garbage_collector(collector_off):
+    """Rules compare receivers and tests by shape (`node_key`); `ast.dump`, which they used,
+    leaves a reference cycle per call (its nested `_format` refers to itself)."""
+    import ast
+
+    from torch_lsp.syntax_nodes import node_key
+
+    first, second, other = (ast.parse(text).body[0].value for text in ("m.load(x[1])", "m.load( x[1] )", "m.load(x[True])"))
+    assert node_key(first) == node_key(second) and node_key(first) != node_key(other)
+    assert gc.collect() == 0

@@ -89,7 +89,8 @@ def module_body(tree: ast.AST, is_main: bool) -> list[ast.stmt]:
     body = getattr(tree, "body", [])
     if is_main:
         return body
-    return [s for s in body if not (isinstance(s, ast.If) and "__main__" in ast.dump(s.test))]
+    return [s for s in body if not (isinstance(s, ast.If) and any(
+        isinstance(n, ast.Constant) and n.value == "__main__" for n in ast.walk(s.test)))]
 
 
 def breaks_or_continues(body: list[ast.stmt]) -> bool:

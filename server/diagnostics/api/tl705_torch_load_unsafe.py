@@ -12,7 +12,7 @@ from torch_lsp.diagnostics.api.uses import calls_of
 from torch_lsp.diagnostics.base import Finding, FixInfo, Related, Rule
 from torch_lsp.diagnostics.correctness.provenance import MODULE_MOVES
 from torch_lsp.name_resolution import in_compatibility_code
-from torch_lsp.syntax_nodes import argument, call_name, has_star_args, is_self_attribute, keyword, node_text
+from torch_lsp.syntax_nodes import argument, call_name, has_star_args, is_self_attribute, keyword, node_key, node_text
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -515,9 +515,9 @@ def _used_as_object(scope: ast.AST, name: "str | ast.Attribute") -> bool:
     (`config = {k: globals()[k] for k in keys}` is never so read); so too for an attribute
     holding the settings, `self.args.save_every`."""
     if isinstance(name, ast.Attribute):
-        held = ast.dump(name)
+        held = node_key(name)
         return any(isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
-                   and ast.dump(node.value) == held and node.attr not in _DICT_METHODS for node in ast.walk(scope))
+                   and node_key(node.value) == held and node.attr not in _DICT_METHODS for node in ast.walk(scope))
     return any(isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name
                and node.attr not in _DICT_METHODS for node in ast.walk(scope))
 

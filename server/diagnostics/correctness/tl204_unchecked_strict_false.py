@@ -12,7 +12,7 @@ from torch_lsp.diagnostics.correctness.quoting import source_of
 from torch_lsp.notebooks import shown_as_cell_output
 from torch_lsp.roles import MODEL_NAME, OPTIMIZER_NAME, SCALER_NAME, SCHEDULER_NAME
 from torch_lsp.shapes.stated import trailing_comment
-from torch_lsp.syntax_nodes import argument, has_star_args, receiver, walk_nodes
+from torch_lsp.syntax_nodes import argument, has_star_args, node_key, receiver, walk_nodes
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -179,8 +179,8 @@ def _own_state_dict(analysis: "Analysis", call: ast.Call, name: str) -> bool:
     strict=False)` (torchtitan's weight sync, re-running load hooks): the module's own keys,
     so nothing can be missing or unexpected."""
     bound = analysis.roles_for(call).assignments.get(name, [])
-    loaded_into = ast.dump(receiver(call))
-    return bool(bound) and all(_is_state_dict_call(a.value) and ast.dump(a.value.func.value) == loaded_into
+    loaded_into = node_key(receiver(call))
+    return bool(bound) and all(_is_state_dict_call(a.value) and node_key(a.value.func.value) == loaded_into
                                for a in bound)
 
 
@@ -190,7 +190,10 @@ def _overlay_restored(analysis: "Analysis", call: ast.Call) -> bool:
     evaluation): a temporary overlay on the live module, which the function snapshots before and
     restores after.  Keys the overlay lacks keep the module's current values on purpose (an EMA
     that averages only float tensors), not random ones."""
-    target = ast.dump(receiver(call))
+    module = receiver(call)
+    if module is None:
+        return False  # `load_state_dict(model, sd)`: a function of some library, not the module's method
+    target = node_key(module)
     roles = analysis.roles_for(call)
     snapshots = {name for name, bound in roles.assignments.items()
                  if any(a.statement.lineno < call.lineno and a.value is not None and _reads_state_dict_of(a.value, target)
@@ -203,14 +206,14 @@ def _overlay_restored(analysis: "Analysis", call: ast.Call) -> bool:
             continue
         restored = argument(later, 0, "state_dict")
         if isinstance(restored, ast.Name) and restored.id in snapshots and receiver(later) is not None \
-                and ast.dump(receiver(later)) == target:
+                and node_key(receiver(later)) == target:
             return True
     return False
 
 
 def _reads_state_dict_of(value: ast.AST, target: str) -> bool:
     """`value` holds `<target>.state_dict()` (or a copy of it: `deepcopy(model.state_dict())`)."""
-    return any(_is_state_dict_call(node) and ast.dump(node.func.value) == target for node in walk_nodes(value))
+    return any(_is_state_dict_call(node) and node_key(node.func.value) == target for node in walk_nodes(value))
 
 
 def _model_state_dicts(analysis: "Analysis", call: ast.Call) -> set[str]:

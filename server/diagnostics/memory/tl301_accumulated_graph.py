@@ -12,7 +12,7 @@ from torch_lsp.diagnostics.correctness.provenance import followed
 from torch_lsp.diagnostics.performance.tl401_sync_in_training_loop import tests_modulo
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
-from torch_lsp.syntax_nodes import accumulation, call_name, walk_nodes
+from torch_lsp.syntax_nodes import accumulation, call_name, node_key, walk_nodes
 
 
 def _backpropagated_later(analysis: Analysis, loop: LoopInfo, name: str) -> bool:
@@ -63,10 +63,10 @@ def _bound_afresh_each_optimizer_step(analysis: Analysis, loop: LoopInfo, name: 
 def _attribute_rebound(loop: LoopInfo, container: ast.Attribute) -> bool:
     """The loop body binds the attribute afresh (`self.loss = self._make_empty_loss()`, not
     `self.total = self.total + loss`): what is added into it lives one iteration."""
-    target = ast.dump(container, annotate_fields=False)
+    target = node_key(container)
 
     def same(node: ast.AST) -> bool:
-        return isinstance(node, ast.Attribute) and ast.dump(node, annotate_fields=False) == target
+        return isinstance(node, ast.Attribute) and node_key(node) == target
 
     for stmt in loop.statements:
         if isinstance(stmt, ast.Assign) and any(same(t) for t in stmt.targets) or (

@@ -12,7 +12,7 @@ from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.diagnostics.correctness.provenance import followed
 from torch_lsp.roles import dominates
-from torch_lsp.syntax_nodes import call_name, keyword, mentions_any, method_span, receiver, walk_nodes
+from torch_lsp.syntax_nodes import call_name, keyword, mentions_any, method_span, node_key, receiver, walk_nodes
 
 
 _SYNC_METHODS = ("item", "cpu", "numpy", "tolist")
@@ -348,10 +348,10 @@ def _only_where_the_loop_does_not_train(analysis: Analysis, call: ast.Call, loop
         return False
     for if_stmt, in_body in _guards_inside(analysis, call, loop.node):
         test = if_stmt.test
-        if not in_body and ast.dump(test) in training_tests:
+        if not in_body and node_key(test) in training_tests:
             return True
         if in_body and isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) \
-                and ast.dump(test.operand) in training_tests:
+                and node_key(test.operand) in training_tests:
             return True
         if in_body and any(_other_value_of_same_subject(test, other) for other in training_tests.values()):
             return True
@@ -370,7 +370,7 @@ def _tests_of(analysis: Analysis, loop) -> dict[str, ast.AST]:
     steps = [*analysis.backward_calls(loop, direct=True), *analysis.optimizer_steps(loop, direct=True)]
     common = None
     for step in steps:
-        tests = {ast.dump(s.test): s.test for s, in_body in _guards_inside(analysis, step, loop.node) if in_body}
+        tests = {node_key(s.test): s.test for s, in_body in _guards_inside(analysis, step, loop.node) if in_body}
         common = tests if common is None else {k: v for k, v in common.items() if k in tests}
     # `if (i + 1) % accum == 0: optimizer.step()` is a period, not a phase: the other
     # iterations still train (they accumulate gradients)
@@ -383,7 +383,7 @@ def _other_value_of_same_subject(test: ast.AST, training: ast.AST) -> bool:
     def parts(node: ast.AST):
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq) \
                 and _fixed_value(node.comparators[0]):
-            return ast.dump(node.left), ast.dump(node.comparators[0])
+            return node_key(node.left), node_key(node.comparators[0])
         return None
 
     mine, theirs = parts(test), parts(training)
@@ -437,7 +437,7 @@ def _always_fails(asserted: ast.AST, if_stmt: ast.If | None, in_body: bool) -> b
     ruled_out = test if not in_body else negated
     if in_body and negated is None and isinstance(asserted, ast.UnaryOp) and isinstance(asserted.op, ast.Not):
         asserted, ruled_out = asserted.operand, test  # `if X: ...; assert not X`
-    return ruled_out is not None and ast.dump(asserted) == ast.dump(ruled_out)
+    return ruled_out is not None and node_key(asserted) == node_key(ruled_out)
 
 
 def tests_modulo(test: ast.AST, value_of=None, predicate=None) -> bool:

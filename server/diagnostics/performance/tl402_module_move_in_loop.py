@@ -10,7 +10,7 @@ from torch_lsp.analysis import Analysis, is_trainer_model_attribute
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.diagnostics.performance.tl401_sync_in_training_loop import in_branch_that_leaves
-from torch_lsp.syntax_nodes import call_name, has_star_args, is_self_attribute, keyword, moved_value, receiver
+from torch_lsp.syntax_nodes import call_name, has_star_args, is_self_attribute, keyword, moved_value, node_key, receiver
 
 
 @register
@@ -182,7 +182,7 @@ def _only_moves(stmt: ast.stmt | None, target: ast.Name | ast.Attribute) -> bool
         return moved_value(stmt, target.id) is not None
     if isinstance(stmt, ast.Expr):
         return True
-    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and ast.dump(stmt.targets[0]) == ast.dump(target)
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and node_key(stmt.targets[0]) == node_key(target)
 
 
 def _rebound_in_loop(analysis: Analysis, loop, target: ast.Name | ast.Attribute, stmt: ast.stmt | None) -> bool:
@@ -190,6 +190,6 @@ def _rebound_in_loop(analysis: Analysis, loop, target: ast.Name | ast.Attribute,
     a new one (`self.model = build()` per fold)."""
     if isinstance(target, ast.Name):
         return analysis.loop_rebinds(loop, target.id, besides=stmt)
-    text = ast.dump(target)
-    return any(isinstance(s, ast.Assign) and s is not stmt and any(ast.dump(t) == text for t in s.targets)
+    text = node_key(target)
+    return any(isinstance(s, ast.Assign) and s is not stmt and any(node_key(t) == text for t in s.targets)
                for s in loop.statements)

@@ -13,7 +13,7 @@ from torch_lsp.datasets import (
     batches_made_on_device, batches_reach_gpu, dataset_self_test, dataset_without_loading_work, read_once,
 )
 from torch_lsp.syntax_index import syntax_index
-from torch_lsp.syntax_nodes import argument, has_star_args, keyword
+from torch_lsp.syntax_nodes import argument, has_star_args, keyword, node_key
 from torch_lsp.workspace_files import workspace_analysis
 
 
@@ -146,7 +146,7 @@ def _whole_dataset_batch(call: ast.Call) -> bool:
     dataset, size = argument(call, 0, "dataset"), argument(call, 1, "batch_size")
     return (dataset is not None and isinstance(size, ast.Call) and isinstance(size.func, ast.Name)
             and size.func.id == "len" and len(size.args) == 1 and not size.keywords
-            and ast.dump(size.args[0]) == ast.dump(dataset))
+            and node_key(size.args[0]) == node_key(dataset))
 
 
 def _returns_closure(analysis: Analysis, value: ast.AST | None) -> bool:
