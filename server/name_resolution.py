@@ -6,7 +6,8 @@
 `references(analysis)[qualname]` and get each place it is used, with the call when it is
 called.  A name the file also binds some other way (`def load(...)`, `solve = ...`, a
 parameter) is not resolved at all: which binding a use sees is not known, and a rule that
-is unsure stays silent.  Computed once per analysed version (`analysis.facts`).
+is unsure stays silent.  A method of a class binds no bare name (it is an attribute of its
+class), so `def load(self)` does not count.  Computed once per analysed version (`analysis.facts`).
 """
 from __future__ import annotations
 
@@ -158,8 +159,12 @@ def _scan_statement(nodes: dict[type, list[ast.AST]]) -> _StatementScan:
             rebound.add(node.id)
     called = {id(call.func): call for call in nodes.get(ast.Call, ())}
     rebound.update(node.arg for node in nodes.get(ast.arg, ()))
+    # A method binds an attribute of its class, never a bare name: `def load(self)` in a class
+    # leaves `from torch import load` resolving in the functions of the file.
+    methods = {id(item) for cls in nodes.get(ast.ClassDef, ()) for item in cls.body
+               if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
     for kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-        rebound.update(node.name for node in nodes.get(kind, ()))
+        rebound.update(node.name for node in nodes.get(kind, ()) if id(node) not in methods)
     rebound.update(node.name for node in nodes.get(ast.ExceptHandler, ()) if node.name)
     for node in nodes.get(ast.Import, ()):
         imported += [ImportedName(alias.name, node, alias) for alias in node.names]
