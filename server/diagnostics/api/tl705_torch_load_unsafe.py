@@ -327,8 +327,6 @@ def _pickled_object(analysis: "Analysis", saving: ast.Call, name: str, load: ast
     """`name`, where `saving` saves it, is a model, optimizer, scheduler or loss module, or is
     bound in that scope (besides by the `load` itself) only to instances of a class of the
     project (`corpus = data.Corpus(path)`): what it is, or None."""
-    from torch_lsp.workspace_files import project_definition
-
     if name.startswith("self."):
         return _saved_attribute_object(analysis, saving, name[len("self."):])
     roles = analysis.roles_for(saving)
@@ -339,28 +337,32 @@ def _pickled_object(analysis: "Analysis", saving: ast.Call, name: str, load: ast
     built = [a.value for a in roles.assignments.get(name, ()) if a.value is not load]
     if not built or not all(isinstance(value, ast.Call) for value in built):
         return None
-    definitions = [project_definition(analysis, value.func) for value in built]
-    if not all(found is not None and isinstance(found[1], ast.ClassDef) for found in definitions):
+    classes = [_project_class(analysis, value) for value in built]
+    if None in classes:
         return _library_object(analysis, name, built)
-    classes = {found[1].name for found in definitions}
-    return f"a `{classes.pop()}` object" if len(classes) == 1 else "an object of a class of the project"
+    return f"a `{classes[0]}` object" if len(set(classes)) == 1 else "an object of a class of the project"
+
+
+def _project_class(analysis: "Analysis", value: ast.AST) -> str | None:
+    """The name of the class of the project (this file or a workspace file) that `value`
+    constructs (`data.Corpus(path)`), or None."""
+    from torch_lsp.workspace_files import project_definition
+
+    found = project_definition(analysis, value.func) if isinstance(value, ast.Call) else None
+    return found[1].name if found is not None and isinstance(found[1], ast.ClassDef) else None
 
 
 def _saved_attribute_object(analysis: "Analysis", saving: ast.Call, attr: str) -> str | None:
     """`self.<attr>` of the class whose method saves it is bound, somewhere in that class, to an
     instance of a class of the project (`self.vocab = Vocab(**kwargs)`): what it is, or None."""
     from torch_lsp.roles import self_attribute_values
-    from torch_lsp.workspace_files import project_definition
 
     cls = analysis.context(saving).function.class_node
     if cls is None:
         return None
-    for value in self_attribute_values(analysis, cls).get(attr, ()):
-        if isinstance(value, ast.Call):
-            found = project_definition(analysis, value.func)
-            if found is not None and isinstance(found[1], ast.ClassDef):
-                return f"a `{found[1].name}` object"
-    return None
+    name = next(filter(None, (_project_class(analysis, v) for v in self_attribute_values(analysis, cls).get(attr, ()))),
+                None)
+    return f"a `{name}` object" if name is not None else None
 
 
 # Packages whose classes build tensors, arrays or plain values that a weights-only load may accept.

@@ -272,12 +272,8 @@ def _optimized_models(analysis: Analysis, step: ast.Call) -> set[str]:
     """The models whose `.parameters()` the stepped optimizer is built over (`opt.step()`,
     `scaler.step(opt)`); empty when it holds anything else or is not a `torch.optim` one."""
     func = step.func
-    receiver = step.args[0] if step.args else func.value if isinstance(func, ast.Attribute) else None
-    built = reaching_assignment(analysis, receiver) if isinstance(receiver, ast.Name) else None
-    value = built.value if built is not None else None
-    if not (isinstance(value, ast.Call) and (analysis.call_qualname(value) or "").startswith("torch.optim.")):
-        return set()
-    params = argument(value, 0, "params")
+    params = _optimizer_params(analysis, step.args[0] if step.args else func.value if isinstance(func, ast.Attribute)
+                               else None)
     if not (isinstance(params, ast.Call) and isinstance(params.func, ast.Attribute)
             and params.func.attr == "parameters" and isinstance(params.func.value, ast.Name)):
         return set()
@@ -285,14 +281,19 @@ def _optimized_models(analysis: Analysis, step: ast.Call) -> set[str]:
 
 
 def _free_tensor_optimizer(analysis: Analysis, step: ast.Call) -> bool:
-    receiver = step.func.value if isinstance(step.func, ast.Attribute) else None
-    built = reaching_assignment(analysis, receiver) if isinstance(receiver, ast.Name) else None
-    value = built.value if built is not None else None
-    if not (isinstance(value, ast.Call) and (analysis.call_qualname(value) or "").startswith("torch.optim.")):
-        return False
-    params = argument(value, 0, "params")
+    params = _optimizer_params(analysis, step.func.value if isinstance(step.func, ast.Attribute) else None)
     return (isinstance(params, (ast.List, ast.Tuple)) and bool(params.elts)
             and all(isinstance(p, ast.Name) and _free_tensor(analysis, p) for p in params.elts))
+
+
+def _optimizer_params(analysis: Analysis, optimizer: ast.AST | None) -> ast.AST | None:
+    """What the `torch.optim` optimizer the name holds was built over (its `params` argument),
+    when a plain assignment that surely ran builds it; else None."""
+    built = reaching_assignment(analysis, optimizer) if isinstance(optimizer, ast.Name) else None
+    value = built.value if built is not None else None
+    if not (isinstance(value, ast.Call) and (analysis.call_qualname(value) or "").startswith("torch.optim.")):
+        return None
+    return argument(value, 0, "params")
 
 
 def _free_tensor(analysis: Analysis, name: ast.Name) -> bool:
