@@ -20,7 +20,8 @@ The benchmark never asserts; it measures, in one run on this machine:
   * torch-lsp beside ruff's server and jedi-language-server, where installed: start-up,
     edit -> publish, hover, memory with 20 documents (`peer_bench`).
 `--only memory` (and so on) runs one part.
-Target: diagnostics for the 2,000-line file within 3x its `ast.parse` time.
+Target: complete diagnostics (shape rules included) for the 2,000-line file within 3x its
+`ast.parse` time (the pull scenario's didOpen row).
 """
 from __future__ import annotations
 
@@ -112,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     if "peers" in only:
         rows += peer_rows(runs, args.documents, args.lines)
     print(render(rows))
-    print(f"target: diagnostics on {TARGET_SIZE:,} lines within {TARGET_RATIO:.0f}x ast.parse "
+    print(f"targets: didOpen -> complete diagnostics (pull) on {TARGET_SIZE:,} lines within "
+          f"{TARGET_RATIO:.0f}x ast.parse, edit -> complete diagnostics within {EDIT_TARGET_RATIO:.0f}x "
           f"(ratio column); didChange latency includes the server's debounce.")
     return 0
 
@@ -231,9 +233,11 @@ def open_rows(session: server_bench.ServerSession, runs: Runs) -> list[Row]:
             server_bench.close_document(session, path)
         # The yardstick: ast.parse on the very texts that were opened, in this run.
         ratio = median(samples) / median(parses)
-        target = f" (target <= {TARGET_RATIO:.0f}x)" if size == TARGET_SIZE else ""
-        rows.append(Row("didOpen -> publishDiagnostics", lines_label(size), ms(median(samples)),
-                        f"{ratio:.1f}x ast.parse ({ms(median(parses))}){target}; {counts[0]} diagnostics; "
+        # The first publish holds every rule but the shape rules; the target is the complete
+        # diagnostics' (`pull_rows`), so this row carries none.
+        rows.append(Row("didOpen -> first publishDiagnostics", lines_label(size), ms(median(samples)),
+                        f"{ratio:.1f}x ast.parse ({ms(median(parses))}); {counts[0]} diagnostics "
+                        f"without the shape rules; "
                         f"{spread(samples)}"))
     return rows
 
@@ -274,7 +278,8 @@ def _pull_rows(session: server_bench.ServerSession, runs: Runs, kind: str) -> li
             samples.append(latency)
             counts.append(count)
             server_bench.close_document(session, path)
-        target = f" (target <= {TARGET_RATIO:.0f}x)" if size == TARGET_SIZE else ""
+        # The target is the complete diagnostics' (shape rules included), not the first step's.
+        target = f" (target <= {TARGET_RATIO:.0f}x)" if size == TARGET_SIZE and kind == "pull" else ""
         what, contents = (("first diagnostics (pull, refresh)", "without the shape rules") if kind == "refresh"
                           else ("complete diagnostics (pull)", "incl. shape rules"))
         rows.append(Row(f"didOpen -> {what}", lines_label(size), ms(median(samples)),
