@@ -124,7 +124,13 @@ def _check(source: str, path: str | None, settings: Settings, shapes: bool,
     started = time.perf_counter()
     analysis = analyze(source, path, target_version(settings, path), previous)
     analysed_in = time.perf_counter() - started
-    findings = [syntax_finding(issue) for issue in analysis.syntax_errors]
+    issues = analysis.syntax_errors
+    if issues and _is_notebook_program(analysis):
+        from torch_lsp.notebook_magics import told_as_shell_commands
+        from torch_lsp.notebooks import CELL_SEPARATOR
+
+        issues = told_as_shell_commands(issues, analysis.lines.line_text, CELL_SEPARATOR)
+    findings = [syntax_finding(issue) for issue in issues]
     try:
         findings += run_rules_in_parts(
             analysis,
@@ -139,6 +145,12 @@ def _check(source: str, path: str | None, settings: Settings, shapes: bool,
     # In position order, as `add_shape_findings` gives them: a version shows the same list
     # whichever way it was checked (in one step, or in two).
     return CheckResult(analysis, sorted(findings, key=lambda f: f.sort_key), analysed_in)
+
+
+def _is_notebook_program(analysis) -> bool:
+    from torch_lsp.notebooks import is_notebook_program  # the server answers `initialize` before importing it
+
+    return is_notebook_program(analysis)
 
 
 def _needs(code: str, what: str) -> bool:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from dataclasses import replace
 
 from torch_lsp import memos
 from torch_lsp.text import split_keeping_breaks
@@ -276,3 +277,52 @@ class ScanState:
                 return len(line)
             self.string = None
             return end + len(quote)
+
+
+# Programs a notebook runs only with `!` in front (or in a `%%bash` cell): not Python names a
+# line would start with, and not IPython's automagics (those run without `!`, `AUTOMAGICS`).
+SHELL_COMMANDS = ("git", "wget", "curl", "unzip", "tar", "gzip", "gunzip", "zip", "unrar", "7z", "nvidia-smi",
+                  "apt", "apt-get", "sudo", "python", "python3", "bash", "sh", "echo", "export", "source", "gdown",
+                  "kaggle", "huggingface-cli", "torchrun", "accelerate", "deepspeed", "nvcc", "chmod", "touch",
+                  "head", "tail", "du", "df", "free", "which", "make", "cmake", "pip3", "ln", "find", "grep", "sed",
+                  "awk", "tensorboard", "jupyter", "nproc", "lscpu", "yes")
+# The command, blanks, then what cannot go on in a Python expression (as `AUTOMAGIC`).
+SHELL_COMMAND = re.compile(r"[ \t]*((?:" + "|".join(map(re.escape, SHELL_COMMANDS))
+                           + r")[ \t]+[^\s=(\[{,:;+*%<>!&|^@)\]}#.][^\r\n]*?)[ \t]*$")
+SHOWN_COMMAND = 60  # characters of the command a message quotes
+
+
+def told_as_shell_commands(issues: list, line_text, separator: str) -> list:
+    """A notebook program's syntax errors (`SyntaxIssue`s, `line_text(n)` the program's line n,
+    `separator` the line between cells), those on a shell command typed without its `!` told
+    so, once per cell: IPython refuses the whole cell at its first such line, and "invalid
+    syntax" on `wget https://...` does not say what to write instead."""
+    told: list = []
+    cell_of_first: dict[int, int] = {}  # cell -> index in `told` of its first shell command
+    others: dict[int, list[int]] = {}  # cell -> lines of its other shell commands
+    cell, counted_to = 0, 0
+    for issue in sorted(issues, key=lambda issue: issue.line):
+        while counted_to < issue.line - 1:  # cells start after each separator line
+            counted_to += 1
+            if line_text(counted_to).strip() == separator:
+                cell += 1
+        text = line_text(issue.line)
+        command = SHELL_COMMAND.fullmatch(text)
+        if command is None or _parses(text.strip()):
+            told.append(issue)
+            continue
+        if cell in cell_of_first:
+            others.setdefault(cell, []).append(issue.line)
+            continue
+        cell_of_first[cell] = len(told)
+        shown = command.group(1)
+        shown = shown if len(shown) <= SHOWN_COMMAND else shown[:SHOWN_COMMAND - 3] + "..."
+        indent = len(text) - len(text.lstrip())
+        told.append(replace(issue, col=indent, end_col=len(text.rstrip().encode("utf-8")), message=(
+            f"Syntax error: this line is a shell command (`{shown.split()[0]}`), which a notebook cell runs only "
+            f"with `!` in front (`!{shown}`) or in a cell that starts with `%%bash`.")))
+    for cell, lines in others.items():
+        first = told[cell_of_first[cell]]
+        told[cell_of_first[cell]] = replace(first, message=first.message + (
+            " So do the cell's other shell commands (" + ", ".join(f"line {line}" for line in lines) + ")."))
+    return told

@@ -125,3 +125,33 @@ def test_a_statement_opened_by_a_magic_name_stays_python():
     # `env` is a line magic too; `env = make(...` over two lines is Python, not automagic.
     cell = 'env = wrappers.Monitor(make("CartPole-v0"),\n                      directory="videos")\n'
     assert mask_magics(cell) == cell
+
+
+def test_shell_commands_without_their_bang_are_one_syntax_error_per_cell_that_says_what_to_write(tmp_path):
+    # IPython refuses a cell at its first shell command typed without `!`; "invalid syntax" on each
+    # line of it said neither that nor what to write.  A real syntax error stays as it was.
+    import json
+    import subprocess
+    import sys
+
+    cells = [["wget https://example.com/data.zip\n", "unzip -q data.zip\n", "tar xf more.tar\n"],
+             ["import torch\n", "git clone https://github.com/owner/repository\n"],
+             ["!wget https://example.com/fine.zip\n", "nvidia-smi\n"],
+             ["y = (1,"]]
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                           "source": source} for source in cells],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "setup.ipynb"
+    path.write_text(json.dumps(notebook))
+    run = subprocess.run([sys.executable, "-m", "torch_lsp", "check", str(path), "--format", "json"],
+                         capture_output=True, text=True)
+    findings = json.loads(run.stdout)
+    assert [(f["code"], f["cell"], f["line"], f["column"]) for f in findings] == [
+        ("syntax-error", 1, 1, 1), ("syntax-error", 2, 2, 1), ("syntax-error", 4, 1, 5)], findings
+    assert findings[0]["message"].startswith(
+        "Syntax error: this line is a shell command (`wget`), which a notebook cell runs only "
+        "with `!` in front (`!wget https://example.com/data.zip`) or in a cell that starts with `%%bash`. "
+        "So do the cell's other shell commands (line 2 of cell 1, line 3 of cell 1).")
+    assert "a shell command (`git`)" in findings[1]["message"]
+    assert "(`!git clone https://github.com/owner/repository`)" in findings[1]["message"]
+    assert "shell command" not in findings[2]["message"]
