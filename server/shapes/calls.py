@@ -82,7 +82,7 @@ class CallRules:
                 value = evaluate(arg, env)
                 args.append(value)
                 kind = value.__class__
-                if kind is Tensor and value.claimed or kind is TupleValue and has_claims(value.items):
+                if kind is Tensor and value.claimed or (kind is TupleValue or kind is ListValue) and has_claims((value,)):
                     claimed = True
         kwargs: dict[str, Value] = {}
         for keyword in node.keywords:
@@ -92,7 +92,7 @@ class CallRules:
             else:
                 kwargs[keyword.arg] = value
                 kind = value.__class__
-                if kind is Tensor and value.claimed or kind is TupleValue and has_claims(value.items):
+                if kind is Tensor and value.claimed or (kind is TupleValue or kind is ListValue) and has_claims((value,)):
                     claimed = True
         if unknown_star:
             value = UNKNOWN

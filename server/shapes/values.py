@@ -597,13 +597,17 @@ def tensors_in(value: Value) -> Iterator[Tensor]:
 
 
 def has_claims(values) -> bool:
-    """Whether any tensor among `values` (tuples looked into) has claimed sizes."""
+    """Whether any tensor among `values` (tuples and lists looked into: `torch.cat([a, b])`)
+    has claimed sizes."""
     for value in values:
         kind = value.__class__
         if kind is Tensor:
             if value.claimed:
                 return True
         elif kind is TupleValue and has_claims(value.items):
+            return True
+        elif kind is ListValue and (has_claims(value.items) or value.element is not None
+                                    and has_claims((value.element,))):
             return True
     return False
 
