@@ -138,12 +138,21 @@ def _issue_from(error: SyntaxError, text: str) -> SyntaxIssue:
         message += (f": Python 3.12 and later accept an f-string that reuses its own quote inside `{{}}` "
                     f"(PEP 701), but torch-lsp runs on Python {sys.version_info.major}.{sys.version_info.minor} here; "
                     "use the other quote inside the braces, or install torch-lsp on Python 3.12 or later")
+    elif sys.version_info < (3, 12) and _TYPE_PARAMETER_SYNTAX.match(raw):
+        message += (f": a `type` alias or a generic `class`/`def` with type parameters in brackets is Python 3.12 "
+                    f"syntax (PEP 695), but torch-lsp runs on Python {sys.version_info.major}.{sys.version_info.minor} "
+                    "here; install torch-lsp on Python 3.12 or later to read these lines")
     return SyntaxIssue(f"Syntax error: {message}.", line, col, end_col)
 
 
 # `f"{path / "checkpoints"}"`: the f-string's own quote inside its braces, valid from Python 3.12.
 _NESTED_FSTRING_QUOTE = re.compile(
     r"""(?<![A-Za-z0-9_])[rRbB]?[fF][rR]?(["'])(?:(?!\1)[^\\{])*\{[^}\n]*\1[^\n]*?\1[^\n]*\}""")
+
+# `type Pairs = list[tuple[int, int]]`, `class Stack[T]:`, `def first[T](items: list[T]) -> T:`:
+# PEP 695's type aliases and type parameters, valid from Python 3.12.
+_TYPE_PARAMETER_SYNTAX = re.compile(
+    r"[ \t]*(?:type[ \t]+[A-Za-z_]\w*[ \t]*(?:\[[^\]\n]*\][ \t]*)?=|(?:async[ \t]+)?(?:class|def)[ \t]+[A-Za-z_]\w*\[)")
 
 # `x.cuda(async=True)`, PyTorch's name for `non_blocking` before 0.4: code of that time fails here.
 _ASYNC_KEYWORD_ARGUMENT = re.compile(r"async\s*=(?!=)")

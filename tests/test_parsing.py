@@ -132,3 +132,14 @@ def test_an_f_string_reusing_its_quote_says_python_3_12_accepts_it():
     assert "Python 3.12 and later accept an f-string that reuses its own quote" in issues[0].message
     _, unclosed = parse_source('name = f"{root"\n')  # an error on every Python: no such note
     assert unclosed and "PEP 701" not in unclosed[0].message
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12 parses type aliases and type parameters")
+def test_type_aliases_and_type_parameters_say_they_are_python_3_12_syntax():
+    # PEP 695 (`type X = ...`, `class Stack[T]:`, `def first[T](...)`), valid from Python 3.12.
+    source = ("type Pairs = list[tuple[int, int]]\n\nclass Stack[T]:\n    pass\n\n"
+              "def first[T](items: list[T]) -> T:\n    return items[0]\n\ntype = 3\nvalues[0] = (1,\n")
+    _, issues = parse_source(source)
+    assert [issue.line for issue in issues] == [1, 3, 6, 10]
+    assert all("Python 3.12 syntax (PEP 695)" in issue.message for issue in issues[:3])
+    assert "PEP 695" not in issues[3].message  # `type` as a name, then an unclosed bracket: no such note
