@@ -234,7 +234,17 @@ def in_compatibility_code(analysis: "Analysis", node: ast.AST, versions_only: bo
         if not versions_only and isinstance(parent, ast.ExceptHandler) and _catches_a_missing_api(parent):
             return True
         if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
-            if test_pattern.search(ast.unparse(parent.test)):
+            if _tests_versions(analysis, parent.test, test_pattern):
                 return True
         child, parent = parent, parent_of(parent)
     return False
+
+
+def _tests_versions(analysis: "Analysis", test: ast.expr, test_pattern: re.Pattern) -> bool:
+    """The test reads the version (or what the module has) in its own words, or through a name
+    the file sets from it: `if TORCH_MAJOR < 2:` after `TORCH_MAJOR = int(torch.__version__.split(".")[0])`."""
+    if test_pattern.search(ast.unparse(test)):
+        return True
+    assigned = analysis.assigned_values
+    return any(test_pattern.search(ast.unparse(value)) for node in ast.walk(test) if isinstance(node, ast.Name)
+               for value in assigned.get(node.id, ()))
