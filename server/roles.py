@@ -53,6 +53,10 @@ OPTIMIZER_NAME = re.compile(
 SCHEDULER_NAME = re.compile(
     rf"^(?:[a-z0-9]+_)*(?:sched|scheduler|schedule|lr_scheduler)s?(?:_(?!(?:{_ABOUT_SUFFIX})$)[a-z0-9]+)?$", re.IGNORECASE)
 LOSS_MODULE_NAME = re.compile(r"^(?:[a-z0-9]+_)*(?:criterion|criteria|loss_fn|loss_func|lossfn|loss_function|loss_module)(?:_[a-z0-9]+)?$", re.IGNORECASE)
+# An entry named for a metric counted from predictions (`"accuracy"`, `"top1_acc"`, `"num_correct"`):
+# compared predictions (`pred == y`, `argmax`) record no autograd graph, so whatever tensor or
+# number the entry holds carries none.  (`"accum_loss"` is no such name.)
+COUNTED_METRIC = re.compile(r"(?:^|_)(?:acc(?:uracy)?|(?:num_|n_)?correct)(?:$|_|\d)", re.IGNORECASE)
 LOSS_VALUE_NAME = re.compile(r"(?:^|_)loss(?:es)?(?:$|_)|^loss", re.IGNORECASE)
 SCALER_NAME = re.compile(r"(?:^|_)scaler$", re.IGNORECASE)
 DEVICE_NAME = re.compile(r"^(?:[a-z0-9]+_)*(?:device|dev)$", re.IGNORECASE)
@@ -303,6 +307,9 @@ class ScopeRoles:
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
             return self._graph(expr.operand, at, depth + 1)
         if isinstance(expr, ast.Subscript):
+            key = expr.slice
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and COUNTED_METRIC.search(key.value):
+                return False  # `metrics["accuracy"]`: counted from comparisons, which record no graph
             return self._graph(expr.value, at, depth + 1)
         if isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT"):
             return self._graph(expr.value, at, depth + 1)
