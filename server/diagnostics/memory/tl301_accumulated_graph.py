@@ -60,6 +60,23 @@ def _bound_afresh_each_optimizer_step(analysis: Analysis, loop: LoopInfo, name: 
     return False
 
 
+def _total_of_one_step_per_call(analysis: Analysis, loop: LoopInfo, name: str) -> bool:
+    """`loop` runs the micro-batches of one optimizer step in a function that is that step: it
+    binds `name` afresh before the loop and steps an optimizer after it, in no loop of its own
+    (`total = torch.zeros([])`, `for _ in range(accumulate): ... loss.backward(); total += loss`,
+    then `scaler.step(opt)`).  Each call's total lives one step, and each backward already
+    freed what its graph held, so nothing grows from step to step."""
+    if loop.parent is not None or loop.function.is_module or analysis.optimizer_steps(loop):
+        return False
+    roles = analysis.roles_for(loop.function)
+    start, end = loop.node.lineno, loop.node.end_lineno
+    stepped_after = any(call.lineno > end and not analysis.context(call).loops and roles.is_optimizer_step(call)
+                        for call in loop.function.calls)
+    return stepped_after and any(
+        assignment.statement.lineno < start and not analysis.context(assignment.statement).loops
+        and not isinstance(assignment.statement, ast.AugAssign) for assignment in roles.assignments.get(name, ()))
+
+
 def _attribute_rebound(loop: LoopInfo, container: ast.Attribute) -> bool:
     """The loop body binds the attribute afresh (`self.loss = self._make_empty_loss()`, not
     `self.total = self.total + loss`): what is added into it lives one iteration."""
@@ -178,6 +195,8 @@ class AccumulatedGraph(Rule):
                     if _backpropagated_later(analysis, loop, container.id):
                         continue
                     if _bound_afresh_each_optimizer_step(analysis, loop, container.id):
+                        continue
+                    if _total_of_one_step_per_call(analysis, loop, container.id):
                         continue
                 elif isinstance(container, ast.Subscript):
                     # `history["loss"].append(loss)`, `self.history["loss"].append(loss)`
