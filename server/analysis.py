@@ -37,7 +37,7 @@ from torch_lsp.statement_walk import (
 from torch_lsp.statement_walk import position as _position
 from torch_lsp.syntax_index import syntax_index
 from torch_lsp.syntax_nodes import (
-    accumulation, argument, call_name, is_self_attribute, is_self_attribute_named, keyword, mentions_any, unmoved,
+    accumulation, argument, call_name, dotted, is_self_attribute, is_self_attribute_named, keyword, mentions_any, unmoved,
     walk_nodes,
 )
 from torch_lsp.text import LineIndex
@@ -1375,6 +1375,8 @@ def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call
     arg = analysis.argument_for(site, function, param)
     if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "eval":
         return True
+    if isinstance(arg, ast.Attribute) and _last_switch_before(analysis.context(site).function, site, arg) == "eval":
+        return True  # `self.GAN.eval()`, then `generate(self.GAN.G, ...)`: a submodule shares the mode
     if isinstance(arg, ast.Subscript) and isinstance(arg.value, ast.Name):  # `do_sampling(models[0], ...)`
         owner = analysis.context(site).function
         return _each_evaluated_in_loop(analysis, owner, arg.value.id, analysis.statement_of(site))
@@ -1395,6 +1397,26 @@ def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call
         return id(owner) not in outer and not analysis.switched(owner, arg.id, "train") \
             and in_eval_mode(analysis, owner, site, arg.id, outer)
     return False
+
+
+def _last_switch_before(function: FunctionInfo, site: ast.Call, module: ast.Attribute) -> str | None:
+    """"eval" / "train": the last mode switch, in `function` before `site`, of the module
+    `module` names (`self.GAN.G`) or of one holding it (`self.GAN.eval()` switches every
+    submodule); None when there is none."""
+    chain = dotted(module)
+    if chain is None:
+        return None
+    last, where = None, (site.lineno, site.col_offset)
+    for call in function.calls:
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr in ("eval", "train")
+                and (call.lineno, call.col_offset) < where):
+            continue
+        target = dotted(func.value)
+        if target is not None and (chain == target or chain.startswith(target + ".")):
+            if last is None or (call.lineno, call.col_offset) > (last.lineno, last.col_offset):
+                last = call
+    return None if last is None else _mode_of(last)
 
 
 def arrives_in_eval_mode(value: ast.AST) -> bool:
