@@ -108,9 +108,8 @@ def _collect(analysis: "Analysis") -> _Scan:
         imported += scan.imported
         rebound |= scan.rebound
     file_facts = (tuple(imports.items()), frozenset(rebound))
-    kept = analysis.statement_facts.kept_file_facts(_STATEMENT_REFERENCES)
-    if kept == file_facts:
-        file_facts = kept  # the same objects: each statement's comparison below is by identity
+    # The kept objects when equal: each statement's comparison below is then by identity.
+    file_facts = analysis.statement_facts.kept_file_facts(_STATEMENT_REFERENCES, file_facts)
     rebound = file_facts[1]
     scan_of = {id(statement): scan for statement, scan in zip(analysis.tree.body, scans)}
     found: dict[str, list[Reference]] = {}
@@ -118,8 +117,8 @@ def _collect(analysis: "Analysis") -> _Scan:
             _STATEMENT_REFERENCES, file_facts, lambda statement: _resolve(scan_of[id(statement)], imports, rebound)):
         for reference in references:
             found.setdefault(reference.qualname, []).append(reference)
-    for uses in found.values():
-        uses.sort(key=lambda r: (r.node.lineno, r.node.col_offset))
+    # Each statement's references come in source order (`_resolve`) and the statements in
+    # source order: every name's uses are in source order without sorting them again.
     imported.sort(key=lambda item: (item.alias.lineno, item.alias.col_offset))
     return _Scan(found, imported, rebound)
 
@@ -128,15 +127,20 @@ _STATEMENT_REFERENCES: FactKey[list[Reference]] = FactKey("name_resolution.state
 
 
 def _resolve(scan: _StatementScan, imports: dict[str, str], rebound: frozenset[str]) -> list[Reference]:
-    """The references of one top-level statement's dotted names, in its scan's order (a
-    called name's call is in the same statement)."""
+    """The references of one top-level statement's dotted names, in source order (a called
+    name's call is in the same statement)."""
     references = []
     for node, root, parts in scan.chains:
         if root not in imports or root in rebound:
             continue
         qualname = ".".join([imports[root], *parts])
         references.append(Reference(qualname, node, scan.called.get(id(node))))
+    references.sort(key=_source_position)
     return references
+
+
+def _source_position(reference: Reference) -> tuple[int, int]:
+    return reference.node.lineno, reference.node.col_offset
 
 
 def _scan_statement(nodes: dict[type, list[ast.AST]]) -> _StatementScan:

@@ -53,24 +53,42 @@ class StatementFacts:
         """`each`, for a fact that also reads file-wide facts (what the imports bind, which
         names the file rebinds): kept while a later version's `file_facts` are equal, computed
         again where they are not.  Pass the same objects from version to version where they
-        are unchanged: tuples then compare by identity, not element by element."""
+        are unchanged: tuples then compare by identity, not element by element.
+
+        A statement keeps its value under a few file facts at once: the whole file's analysis
+        and the analysis of the part holding the statement (`rule_parts`) read it under
+        different ones, version after version, and one value each would only replace the
+        other's."""
         values = []
         for statement in self._statements:
             facts = self._facts[id(statement)][1]
-            entry = facts.get(key)
-            if entry is None or entry[0] != file_facts:
-                # One tuple, set at once: a version checked beside this one never reads a
-                # value computed under another version's file facts.
-                entry = facts[key] = (file_facts, compute(statement))
-            values.append(entry[1])
+            variants = facts.get(key)
+            value = _MISSING
+            if variants is not None:
+                for kept_under, kept in variants:
+                    if kept_under is file_facts or kept_under == file_facts:
+                        value = kept
+                        break
+            if value is _MISSING:
+                value = compute(statement)
+                # A new list, set at once: a version checked beside this one never reads a
+                # half-made one.
+                facts[key] = [(file_facts, value), *(variants or ())][:_VARIANTS_KEPT]
+            values.append(value)
         return values
 
-    def kept_file_facts(self, key: FactKey[Any]) -> Hashable | None:
-        """The file facts a value of `key` was kept under (`each_under`), from the first
-        statement that has one: a version compares its own with them once, and passes the
-        kept objects on when they are equal."""
+    def kept_file_facts(self, key: FactKey[Any], file_facts: Hashable) -> Hashable:
+        """The file facts equal to `file_facts` that a value of `key` was kept under
+        (`each_under`), found on the first statement that has one, else `file_facts`: a
+        version compares its own with them once, and passes the kept objects on, which the
+        statements then compare by identity."""
         for statement in self._statements:
-            entry = self._facts[id(statement)][1].get(key)
-            if entry is not None:
-                return entry[0]
-        return None
+            variants = self._facts[id(statement)][1].get(key)
+            if variants:
+                return next((kept_under for kept_under, _ in variants if kept_under == file_facts), file_facts)
+        return file_facts
+
+
+_MISSING = object()
+# File facts a statement keeps a value under at once (the whole file's, its part's, and one more).
+_VARIANTS_KEPT = 3
