@@ -4,8 +4,10 @@ A 2,000-line file is rarely one program: it is a dozen models, datasets and loop
 never name each other.  Top-level statements that share no module-level name cannot
 exchange a value in the abstract interpreter: a function reaches another function, a
 class or a module-level value only through a name bound at the top of the file.  So the
-file's statements fall into *parts* (connected by the module-level names they mention;
-the plain imports belong to every part), and the engine runs each part on its own, as if
+file's statements fall into *parts* (connected by the module-level names they mention,
+where some statement reads the name: bindings of a name nothing reads, such as two
+`def main()` nobody calls, exchange no value; the plain imports belong to every part), and
+the engine runs each part on its own, as if
 the file held only that part's statements.  Every frame, value and mismatch is the one the
 whole-file run records: nothing one part computes is visible to another.
 
@@ -56,6 +58,9 @@ class StatementNames:
     shared: bool  # a plain import, docstring or `pass`: part of every part
     attribute_roots: frozenset[str]  # names whose attributes it assigns (`config.lr = ...`)
     dynamic: bool  # `globals()`, `exec`, `sys.modules`, `setattr`...
+    # Identifiers it may read, at any depth (a superset: a local of the same name counts):
+    # loaded or deleted names, augmented targets (`x += 1`), `global`/`nonlocal` names.
+    reads: frozenset[str] = frozenset()
 
 
 _STATEMENT_NAMES: "FactKey[StatementNames]" = FactKey("names a top-level statement mentions")
@@ -76,10 +81,17 @@ def statement_names(statement: ast.stmt, nodes: "StatementIndex") -> StatementNa
     declared: set[str] = set()
     roots: set[str] = set()
     dynamic = False
+    reads: set[str] = set()
     for node in nodes.nodes(ast.Name):
         mentions.add(node.id)
         if node.ctx.__class__ is not ast.Load:
             stored.add(node.id)
+        if node.ctx.__class__ is not ast.Store:
+            reads.add(node.id)
+    for node in nodes.nodes(ast.AugAssign):
+        root = _root_name(node.target)
+        if root is not None:
+            reads.add(root)
     for node in nodes.nodes(ast.Attribute):
         if node.attr == "modules" and node.value.__class__ is ast.Name and node.value.id == "sys":
             dynamic = True
@@ -95,6 +107,7 @@ def statement_names(statement: ast.stmt, nodes: "StatementIndex") -> StatementNa
         for node in nodes.nodes(declaration):
             mentions.update(node.names)
             declared.update(node.names)
+            reads.update(node.names)
     for node in nodes.nodes(ast.alias):
         name = (node.asname or node.name).split(".")[0]
         mentions.add(name)
@@ -111,7 +124,7 @@ def statement_names(statement: ast.stmt, nodes: "StatementIndex") -> StatementNa
         binds = {statement.name} | declared  # its body's names are its own
     else:
         binds = stored | declared
-    return StatementNames(frozenset(mentions), frozenset(binds), False, frozenset(roots), dynamic)
+    return StatementNames(frozenset(mentions), frozenset(binds), False, frozenset(roots), dynamic, frozenset(reads))
 
 
 def _root_name(node: ast.AST) -> str | None:
@@ -149,13 +162,20 @@ def partition(analysis: "Analysis", by_called_names: bool = False) -> list[tuple
         if a != b:
             parent[max(a, b)] = min(a, b)
 
+    # A module-level name that no statement reads joins nothing: statements that only bind it
+    # (the examples' four `def main()`, a notebook's redefined helper nobody calls) exchange no
+    # value through it, whichever binding comes last.
+    read_anywhere: set[str] = set()
+    for names in facts:
+        if not names.shared:
+            read_anywhere |= names.reads
     first_with: dict[str, int] = {}
     for index, names in enumerate(facts):
         if names.shared:
             continue
         if names.attribute_roots & (imported - bound):
             return None  # `config.lr = ...` on an imported module or class: seen by every part
-        for name in names.mentions & bound:
+        for name in names.mentions & bound & read_anywhere:
             other = first_with.setdefault(name, index)
             if other != index:
                 join(index, other)

@@ -153,6 +153,19 @@ def test_files_whose_parts_could_reach_each_other_without_a_name_run_as_one(sour
     assert shown(report) == shown(whole_file_report(source, "f.py"))
 
 
+TWO_MAINS = ("import torch\n\ndef double(x):\n    return x * 2\n\ndef main():\n    return double(torch.zeros(2))\n\n"
+             "def shift(x):\n    return x + 1\n\ndef main():\n    return shift(torch.ones(3, 4))\n")
+
+
+@pytest.mark.parametrize("source, parts", [(TWO_MAINS, 2), (TWO_MAINS + "\nout = main()\n", None)])
+def test_bindings_of_a_name_nothing_reads_join_no_parts(source, parts):
+    # Two `def main()` that nothing calls exchange no value through the name: two parts.  Once
+    # a statement reads `main`, which binding it sees depends on both: one part (the whole file).
+    found = partition(analyze(source, "f.py"))
+    assert (len(found) if found is not None else None) == parts
+    assert shown(infer_shapes(analyze(source, "f.py"))) == shown(whole_file_report(source, "f.py"))
+
+
 def test_parts_are_kept_for_the_most_recently_checked_documents_only(monkeypatch):
     from torch_lsp.shapes import components
 
