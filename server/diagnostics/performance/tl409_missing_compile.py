@@ -44,7 +44,10 @@ class MissingCompile(Rule):
     anew in the loop that trains it (`inner_net = copy.deepcopy(self.network)` per meta-task:
     compiling it would recompile every iteration), nor any model of a file that trains with
     Opacus (a `PrivacyEngine` or `GradSampleModule`: its per-sample-gradient hooks do not
-    support compiled models). Off by default:
+    support compiled models), nor any model of a file with a compile setting of its own
+    (`args.use_compile`, `torch_compile=`, a `compile` parameter) but no `torch.compile` call:
+    the setting is handed on to code that compiles elsewhere, or turned off on purpose (a
+    LoRA script whose patched `forward` does not compile). Off by default:
     enable it with `extend-select = ["TL409"]`.
 
     ## Why is this bad
@@ -80,6 +83,8 @@ class MissingCompile(Rule):
             return  # a test runs a few steps to check behaviour, not to be fast
         if _made_private_by_opacus(analysis):
             return  # Opacus' per-sample-gradient hooks (GradSampleModule) do not support compiled models
+        if analysis.file_fact("TL409 the file has a compile setting", _has_compile_switch):
+            return  # `args.use_compile` forced off, `torch_compile=` handed on: the file already decides
         twice = _differentiated_twice(analysis)
         for loop in analysis.training_loops:
             steps = analysis.optimizer_steps(loop, direct=True)
@@ -113,6 +118,23 @@ class MissingCompile(Rule):
                     yield self.finding(call, f"`{model}` is trained without `torch.compile`. Try "
                                              f"`{model} = torch.compile({model})` for faster steps.")
                     return
+
+
+def _has_compile_switch(analysis: Analysis) -> bool:
+    """The file names a setting of its own about compiling: an attribute, name, keyword or
+    parameter with `compile` as one of its underscore-separated words (`args.use_compile`,
+    `cfg.compile`, `TrainingArguments(torch_compile=...)`, `def train(model, compile=False)`).
+    With no `torch.compile` call in the file, that switch is handed on to code that compiles
+    elsewhere, or is turned off on purpose (a LoRA script forcing `args.use_compile = 0`
+    because its patched `forward` does not compile): whether to compile is already decided,
+    and "try `torch.compile`" would second-guess it. `is_compiled_module` (unwrapping a model
+    compiled elsewhere) names no such setting."""
+    index = syntax_index(analysis)
+    spelled = [node.attr for node in index.of_type(ast.Attribute)]
+    spelled += [node.id for node in index.of_type(ast.Name)]
+    spelled += [node.arg for node in index.of_type(ast.keyword) if node.arg]
+    spelled += [node.arg for node in index.of_type(ast.arg)]
+    return any("compile" in word.lower().split("_") for word in spelled)
 
 
 def _built_each_iteration(roles, loop, model: str, call: ast.Call) -> bool:
