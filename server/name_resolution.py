@@ -246,9 +246,12 @@ def in_compatibility_code(analysis: "Analysis", node: ast.AST, versions_only: bo
 
 def _tests_versions(analysis: "Analysis", test: ast.expr, test_pattern: re.Pattern) -> bool:
     """The test reads the version (or what the module has) in its own words, or through a name
-    the file sets from it: `if TORCH_MAJOR < 2:` after `TORCH_MAJOR = int(torch.__version__.split(".")[0])`."""
+    the file sets from the version number: `if TORCH_MAJOR < 2:` after `TORCH_MAJOR =
+    int(torch.__version__.split(".")[0])` (not through one set from a `hasattr`: `grads = [...
+    if not hasattr(p, "expert")]` says nothing of the version, so `if len(grads) == 1:` is no
+    version test)."""
     if test_pattern.search(ast.unparse(test)):
         return True
     assigned = analysis.assigned_values
-    return any(test_pattern.search(ast.unparse(value)) for node in ast.walk(test) if isinstance(node, ast.Name)
-               for value in assigned.get(node.id, ()))
+    return any(_VERSION_NUMBER_TEST.search(ast.unparse(value)) for node in ast.walk(test)
+               if isinstance(node, ast.Name) for value in assigned.get(node.id, ()))
