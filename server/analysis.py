@@ -616,6 +616,31 @@ class Analysis:
                 ancestor = ancestor.parent
         return [loop for loop in self.training_loops if id(loop) not in nested_in]
 
+    @cached_property
+    def stepping_loops(self) -> list[LoopInfo]:
+        """The loops whose iterations each take an optimizer step with the backward passes before it:
+        the innermost training loops, and a loop that steps after training loops nested in it that
+        only backpropagate (`for tasks in meta_batches:` around `for task in tasks: loss.backward()`,
+        then `meta_opt.step()`; micro-batches accumulated, then one step)."""
+        found = list(self.innermost_training_loops)
+        innermost = {id(loop) for loop in found}
+        for loop in self.training_loops:
+            if id(loop) in innermost or not self.optimizer_steps(loop, direct=True):
+                continue
+            nested = [inner for inner in self.training_loops if inner is not loop and self._nested_in(inner, loop)]
+            if nested and not any(self.optimizer_steps(inner) for inner in nested):
+                found.append(loop)
+        return found
+
+    @staticmethod
+    def _nested_in(inner: LoopInfo, outer: LoopInfo) -> bool:
+        ancestor = inner.parent
+        while ancestor is not None:
+            if ancestor is outer:
+                return True
+            ancestor = ancestor.parent
+        return False
+
     def loop_rebinds(self, loop: LoopInfo, name: str, besides: ast.stmt | None = None) -> bool:
         """`name` is (re)bound somewhere in the loop body (other than by `besides`): it does not outlive an iteration."""
         roles = self.roles_for(loop.function)
@@ -874,9 +899,10 @@ def is_backward_call(analysis: Analysis, call: ast.Call) -> bool:
 
 def is_self_update(stmt: ast.stmt, name: str) -> bool:
     """`total = total + loss`, `ema = 0.9 * ema + 0.1 * loss`: an update, not a fresh binding."""
-    if not (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.BinOp)):
+    if not (isinstance(stmt, ast.Assign) and isinstance(stmt.value, (ast.BinOp, ast.IfExp))):
         return False
-    if any(isinstance(n, ast.Name) and n.id == name for n in (stmt.value.left, stmt.value.right)):
+    if isinstance(stmt.value, ast.BinOp) and any(isinstance(n, ast.Name) and n.id == name
+                                                 for n in (stmt.value.left, stmt.value.right)):
         return True
     found = accumulation(stmt)
     return found is not None and isinstance(found[0], ast.Name) and found[0].id == name

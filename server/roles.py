@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 _MODEL_WORDS = (
     "model|net|network|encoder|decoder|backbone|generator|discriminator|teacher|student|classifier"
-    "|autoencoder|unet|transformer|detector|denoiser|regressor|embedder|tagger|gnn|gcn"
+    "|autoencoder|vae|seq2seq|unet|transformer|detector|denoiser|regressor|embedder|tagger|gnn|gcn"
 )
 # A name that starts with a verb names what is done to a model (`run_model`, `load_model`:
 # a callback or a loader), not the model.

@@ -116,13 +116,25 @@ def accumulation(stmt: ast.stmt) -> tuple[ast.AST, ast.AST, str] | None:
             isinstance(stmt.target, ast.Name) or is_self_attribute(stmt.target) or _keyed_total(stmt.target)):
         return stmt.target, stmt.value, "sum"  # `self.total += loss`, `sums["loss"] += loss` too
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-        target, value = stmt.targets[0], stmt.value
-        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        target, value = stmt.targets[0], running_sum(stmt)
+        if value is not None:
             if _is_scaled(value.left, target.id):  # `ema = 0.98 * ema + 0.02 * loss` too
                 return target, value.right, "sum"
             if _is_scaled(value.right, target.id):
                 return target, value.left, "sum"
     return None
+
+
+def running_sum(stmt: ast.Assign) -> ast.BinOp | None:
+    """The `+` of `total = total + v`, also the branch of a first-iteration start
+    (`ema = loss if ema is None else 0.99 * ema + 0.01 * loss`) that adds onto the total."""
+    value = stmt.value
+    if isinstance(value, ast.IfExp):
+        target = stmt.targets[0]
+        branches = [b for b in (value.body, value.orelse) if isinstance(b, ast.BinOp) and isinstance(b.op, ast.Add)
+                    and isinstance(target, ast.Name) and (_is_scaled(b.left, target.id) or _is_scaled(b.right, target.id))]
+        value = branches[0] if len(branches) == 1 else None
+    return value if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) else None
 
 
 def _keyed_total(target: ast.AST) -> bool:

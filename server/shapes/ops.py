@@ -69,7 +69,7 @@ def broadcast(tensors: Sequence[Tensor], origin: Origin | None = None) -> Tensor
     dims: list[Dim | None] = []
     for position in range(1, width + 1):
         dims.append(_broadcast_position(tensors, position))
-    result = Tensor(tuple(reversed(dims)), variadic, _common_dtype(tensors), origin)
+    result = Tensor(tuple(reversed(dims)), variadic, common_dtype(tensors), origin)
     return _keep_origin(tensors, result)
 
 
@@ -107,7 +107,7 @@ def _broadcast_position(tensors: Sequence[Tensor], position: int) -> Dim | None:
 _KIND_ORDER = {"bool": 0, "long": 1, "float": 2}
 
 
-def _common_dtype(tensors: Sequence[Tensor]) -> str | None:
+def common_dtype(tensors: Sequence[Tensor]) -> str | None:
     """The kind torch's type promotion gives: the highest kind among the operands (a Python
     number or a 0-d tensor of a lower kind never lowers it); None when one is unknown.  A
     tensor of unknown rank counts too: `2 * coords` is float when `coords` is, whatever its rank."""
@@ -560,7 +560,7 @@ def cat(tensors: Sequence[Tensor], dim: int, origin: Origin | None) -> Tensor:
     position = normalize_dim(dim, rank)
     if position is None:
         return UNKNOWN_TENSOR
-    return Tensor(_joined_dims(shaped, range(rank), position), False, _common_dtype(tensors), origin)
+    return Tensor(_joined_dims(shaped, range(rank), position), False, common_dtype(tensors), origin)
 
 
 def _legacy_empty(tensor: Tensor) -> bool:
@@ -572,7 +572,7 @@ def _cat_suffix(tensors: Sequence[Tensor], dim: int, origin: Origin | None) -> T
     width = min(len(t.dims) for t in tensors)
     if -dim > width:
         return UNKNOWN_TENSOR
-    return Tensor(_joined_dims(tensors, range(-width, 0), dim), True, _common_dtype(tensors), origin)
+    return Tensor(_joined_dims(tensors, range(-width, 0), dim), True, common_dtype(tensors), origin)
 
 
 def _joined_dims(tensors: Sequence[Tensor], positions: range, joined: int) -> tuple[Dim | None, ...]:
@@ -609,7 +609,7 @@ def stack(tensors: Sequence[Tensor], dim: int, count: Dim | None, origin: Origin
     position = normalize_dim(dim, rank, extra=1)
     if position is None:
         return UNKNOWN_TENSOR
-    return Tensor(common[:position] + (count,) + common[position:], False, _common_dtype(tensors), origin)
+    return Tensor(common[:position] + (count,) + common[position:], False, common_dtype(tensors), origin)
 
 
 def split_sizes(size: Dim | None, split: Dim) -> list[Dim] | None:

@@ -14,9 +14,9 @@ from tests.rules.markers import read_markers
 from tests.shapes.conftest import require_torch
 
 TESTS = Path(__file__).resolve().parents[1]
-# The rule fixtures and the held-out files (tests/heldout/shapes, shapes_c, shapes_f, shapes_h) keep the same contract.
+# The rule fixtures and the held-out files (tests/heldout/shapes, shapes_c, shapes_f, shapes_h, shapes_j) keep the same contract.
 FIXTURES = ([TESTS / "rules" / "fixtures" / f"{code}.py" for code in ("TL501", "TL503")]
-            + sorted(p for family in ("shapes", "shapes_c", "shapes_f", "shapes_h") for p in (TESTS / "heldout" / family).glob("*.py")))
+            + sorted(p for family in ("shapes", "shapes_c", "shapes_f", "shapes_h", "shapes_j") for p in (TESTS / "heldout" / family).glob("*.py")))
 
 
 def cases(fixture: Path) -> list[tuple[str, set[int], set[int]]]:

@@ -24,7 +24,7 @@ from torch_lsp.codeactions import calls
 from torch_lsp.codeactions.locate import statement_at, text_of
 from torch_lsp.codeactions.registry import SAFE, UNSAFE, FixOffer, fixer, offer
 from torch_lsp.codeactions.rewrite import Rewrite
-from torch_lsp.syntax_nodes import accumulation
+from torch_lsp.syntax_nodes import accumulation, running_sum
 
 if TYPE_CHECKING:
     from torch_lsp.analysis import Analysis
@@ -114,13 +114,28 @@ def _number_total(analysis: "Analysis", container: ast.AST, stmt: ast.stmt) -> b
 def _method_plan(stmt: ast.stmt, method: str):
     """Chain `.method()` onto the accumulated value of `stmt`."""
     found = accumulation(stmt)
-    value_on_right = found is not None and isinstance(stmt, ast.Assign) and found[1] is stmt.value.right
+    total = running_sum(stmt) if found is not None and isinstance(stmt, ast.Assign) else None
+    value_on_right = total is not None and found[1] is total.right
+    # `ema = loss if ema is None else 0.99 * ema + 0.01 * loss`: the sum is one branch of the `if`
+    branch = None
+    if total is not None and isinstance(stmt.value, ast.IfExp):
+        branch = "body" if stmt.value.body is total else "orelse"
 
     def plan(rw: Rewrite) -> None:
         module = rw.ref(stmt).group.module
-        rw.change_statement(stmt, lambda node: _with_method(node, method, module, value_on_right))
+        rw.change_statement(stmt, lambda node: _in_branch(node, branch, method, module, value_on_right))
 
     return plan
+
+
+def _in_branch(node: cst.CSTNode, branch: str | None, method: str, module: cst.Module,
+               value_on_right: bool) -> cst.CSTNode:
+    if branch is None:
+        return _with_method(node, method, module, value_on_right)
+    choice = node.value
+    summed = node.with_changes(value=getattr(choice, branch))
+    changed = _with_method(summed, method, module, value_on_right).value
+    return node.with_changes(value=choice.with_changes(**{branch: changed}))
 
 
 def _with_method(node: cst.CSTNode, method: str, module: cst.Module, value_on_right: bool) -> cst.CSTNode:

@@ -95,7 +95,7 @@ class MissingZeroGrad(Rule):
     fix_safety = "safe"
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        for loop in analysis.innermost_training_loops:
+        for loop in analysis.stepping_loops:
             backward = analysis.backward_calls(loop)
             steps = analysis.optimizer_steps(loop)
             if not backward or not steps or _clears_gradients(analysis, loop):

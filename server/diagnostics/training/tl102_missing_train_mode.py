@@ -175,7 +175,8 @@ class MissingTrainMode(Rule):
         ancestor = loop.parent
         while ancestor is not None:
             for call in ancestor.calls:
-                if switches_to_eval(analysis, call, model) and not _callee_restores_train(analysis, call, model):
+                if switches_to_eval(analysis, call, model) and not _callee_restores_train(analysis, call, model) \
+                        and not _built_anew_before(analysis, ancestor, loop, model, call):
                     return f"by `{ast.unparse(call.func)}()` (line {call.lineno}) inside the enclosing loop", True, call
             ancestor = ancestor.parent
         function = loop.function
@@ -224,6 +225,28 @@ class MissingTrainMode(Rule):
             if any(s.mode == "train" for s in analysis.mode_switches.get(owner, ())):
                 return True
         return False
+
+
+def _built_anew_before(analysis: Analysis, ancestor: LoopInfo, loop: LoopInfo, model: str, evaluating: ast.Call) -> bool:
+    """The enclosing loop binds `model` afresh before the training loop, from something other than
+    itself (`learner = type(model)()`, `net = Net()`, `learner = copy.deepcopy(meta_model)`), and
+    puts it in eval mode only after that training loop: each iteration trains a new module, which
+    starts in train mode, and the one switched to eval is dropped (MAML's per-task learners,
+    a model built per fold)."""
+    start = (loop.node.lineno, loop.node.col_offset)
+    if (evaluating.lineno, evaluating.col_offset) < start:
+        return False
+    inside = {id(s) for s in ancestor.statements}
+    trained = {id(s) for s in loop.statements}
+    for assignment in analysis.roles_for(loop.function).assignments.get(model, ()):
+        stmt = assignment.statement
+        if id(stmt) not in inside or id(stmt) in trained or (stmt.lineno, stmt.col_offset) >= start:
+            continue
+        if assignment.value is None or assignment.unpacked or isinstance(stmt, (ast.For, ast.AsyncFor, ast.AugAssign)):
+            continue
+        if not any(isinstance(n, ast.Name) and n.id == model for n in walk_nodes(assignment.value)):
+            return True
+    return False
 
 
 def _eval_switches_of(analysis: Analysis, model: str) -> tuple[tuple[ast.AST | None, ast.Call, str], ...]:

@@ -6,7 +6,7 @@ from torch_lsp.shapes import ops
 from torch_lsp.shapes.functions.arguments import dtype_of, tensor_of
 from torch_lsp.shapes.functions.registry import TORCH, Call, function, method
 from torch_lsp.shapes.ops import ShapeError, describe
-from torch_lsp.shapes.values import UNKNOWN, Bool, Opaque, Str, Tensor, TorchRef, Value
+from torch_lsp.shapes.values import NONE, UNKNOWN, Bool, Opaque, Str, Tensor, TorchRef, Value
 
 
 @method(
@@ -107,12 +107,25 @@ def binary(dtype: str | None):
     return rule
 
 
-method("add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
+method("add", "sub", "subtract", "mul", "multiply", "floor_divide",
        "remainder", "fmod", "pow", "maximum", "minimum", "fmax", "fmin", "atan2", "arctan2", "hypot",
        "bitwise_and", "bitwise_or", "bitwise_xor", "copysign", "xlogy", "rsub", "ldexp", "logaddexp",
        also_torch=True)(binary("keep"))
 method("eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal", "not_equal",
        "logical_and", "logical_or", "logical_xor", "isclose", also_torch=True)(binary("bool"))
+
+
+@method("div", "divide", "true_divide", also_torch=True)
+def _divide(call: Call, x: Tensor) -> Value:
+    """True division makes floating point whatever divides (`torch.div(indices, 100)` of int64
+    indices is float); a `rounding_mode` ("floor", "trunc") keeps the operands' kind."""
+    mode = call.kwargs.get("rounding_mode")
+    if mode is None or mode is NONE:
+        result = binary("float")(call, x)
+        if isinstance(result, Tensor) and x.dtype != "float":
+            return result.with_dims(result.dims, origin=call.origin())  # the division made it floating
+        return result
+    return binary("keep" if isinstance(mode, Str) else None)(call, x)
 
 
 @method("masked_fill", "masked_fill_", also_torch=True)
@@ -149,5 +162,7 @@ def _where(call: Call) -> Value:
     result = broadcast_operands(call, operands, "`torch.where`")  # type: ignore[arg-type]
     if result is None:
         return UNKNOWN
-    kinds = {operands[1].dtype, operands[2].dtype}  # type: ignore[union-attr]
-    return result.with_dims(result.dims, dtype=kinds.pop() if len(kinds) == 1 else None)
+    # torch promotes the two branches (`torch.where(mask, tokens, 0.0)` of int64 tokens is float)
+    kind = ops.common_dtype(operands[1:])  # type: ignore[arg-type]
+    promoted = kind is not None and kind != operands[1].dtype  # type: ignore[union-attr]
+    return result.with_dims(result.dims, dtype=kind, origin=call.origin() if promoted else None)
