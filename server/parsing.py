@@ -168,11 +168,12 @@ def _blank_line(text: str, line: int, message: str) -> str:
         blanked = _blank_block(pieces, index)
         return "".join(blanked) if blanked != pieces else text
     original = pieces[index]
+    last = _continued_to(pieces, index)
     indent = original[: len(original) - len(original.lstrip())]
     width = len(original) - len(indent)
     if message.startswith("unindent"):
         replacement = " " * len(original)
-    elif _heads_block(pieces, index, indent):
+    elif _heads_block(pieces, last, indent):
         replacement = indent + "if 1:".ljust(width)
     else:
         replacement = indent + "pass".ljust(width)
@@ -181,7 +182,19 @@ def _blank_line(text: str, line: int, message: str) -> str:
     if replacement == original:
         return text
     pieces[index] = replacement
+    for later in range(index + 2, last + 1, 2):
+        pieces[later] = " " * len(pieces[later])
     return "".join(pieces)
+
+
+def _continued_to(pieces: list[str], index: int) -> int:
+    """The last line of the statement whose line at `index` ends with a backslash: its
+    continuation lines are that statement, which the blanked line no longer continues (a
+    shell command glued to an import, `import glob!python edit.py` and its options on the
+    lines it continues to); they go too, so one broken statement is one error, not one per line."""
+    while pieces[index].rstrip(" \t").endswith("\\") and index + 2 < len(pieces):
+        index += 2
+    return index
 
 
 def _blank_block(pieces: list[str], index: int) -> list[str]:
@@ -210,7 +223,9 @@ def _too_deep_before(pieces: list[str], index: int) -> int:
         code = pieces[earlier]
         if code.strip() and not code.lstrip().startswith("#"):
             deeper = len(code) - len(code.lstrip()) > len(line) - len(line.lstrip())
-            return earlier if deeper else index
+            # A line that closes a bracket (`)` ending a call written over several lines)
+            # is the tail of a statement, not one: blanking it would open the bracket again.
+            return earlier if deeper and not code.lstrip().startswith((")", "]", "}")) else index
     return index
 
 

@@ -102,10 +102,23 @@ def test_a_file_nothing_of_which_parses_says_so():
     ("over-indented first line", "            total = 0\n        return total\n"),
     ("header half typed", "    retu\n        total = 0\n        return total\n"),
     ("block indented too deep", "        total = 0\n            for x in y:\n                total += x\n        return total\n"),
+    # The deeper line before the unmatched unindent closes a call written over several lines:
+    # blanking it would leave the call open (two "'(' was never closed" errors on lines that are fine).
+    ("call closed before an unmatched unindent",
+     "     layers = nn.Sequential(\n            nn.ReLU(),\n        )\n    return layers\n"),
 ])
 def test_one_indentation_mistake_is_one_syntax_error(mistake, body):
     source = f"import torch.nn as nn\n\n\ndef f(y):\n{body}\n\ndef g(m):\n    return nn.DataParallel(m)\n"
     codes = [f.code for f in check_source(source, "indent.py").findings]
+    assert codes.count("syntax-error") == 1 and "TL406" in codes, codes
+
+
+def test_a_broken_line_continued_with_backslashes_is_one_syntax_error():
+    # A notebook cell whose shell command got glued to an import: the options on the lines
+    # the backslashes continue to belong to the same broken statement.
+    source = ("import torch.nn as nn\nimport glob!python edit.py \\\n -m ffhq \\\n --steps 20\n\n"
+              "model = nn.DataParallel(nn.Linear(2, 2))\n")
+    codes = [f.code for f in check_source(source, "cell.py").findings]
     assert codes.count("syntax-error") == 1 and "TL406" in codes, codes
 
 
