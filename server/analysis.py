@@ -819,17 +819,18 @@ def _base_name(node: ast.AST) -> str | None:
 
 
 def _star_import_brings_torch(body: list[ast.stmt]) -> bool:
-    """`from build_utils.utils import *` in a module that also imports from PyTorch at the top
-    (`from torch.cuda import amp`) and uses `torch` without importing it: the star import is
-    where `torch` comes from (the module's `@torch.no_grad()` runs).  Only top-level imports
-    are read, which every part of the file holds (`rule_parts`)."""
+    """`from build_utils.utils import *` in a module that also imports from PyTorch or a
+    library built on it at the top (`from torch.cuda import amp`, `from torchvision import
+    models` beside `from torch_snippets import *`) and uses `torch` without importing it: the
+    star import is where `torch` comes from (the module's `@torch.no_grad()` runs).  Only
+    top-level imports are read, which every part of the file holds (`rule_parts`)."""
     star = torch_import = False
     for statement in body:
         if statement.__class__ is ast.ImportFrom:
             star = star or any(alias.name == "*" for alias in statement.names)
-            torch_import = torch_import or (statement.level == 0 and (statement.module or "").split(".")[0] == "torch")
+            torch_import = torch_import or (statement.level == 0 and is_torch_ecosystem_module(statement.module or ""))
         elif statement.__class__ is ast.Import:
-            torch_import = torch_import or any(alias.name.split(".")[0] == "torch" for alias in statement.names)
+            torch_import = torch_import or any(is_torch_ecosystem_module(alias.name) for alias in statement.names)
     return star and torch_import
 
 
