@@ -696,7 +696,23 @@ class Analysis:
         sites = self.call_sites.get(function.name, [])
         if function.is_method:
             return [c for c in sites if isinstance(c.func, ast.Attribute)]
-        return [c for c in sites if isinstance(c.func, ast.Name)] + dispatched_calls(self, function)
+        named = [c for c in sites if isinstance(c.func, ast.Name)]
+        if len(self.function_named(function.name)) > 1:
+            named = [c for c in named if function in self.top_level_definition_run(self.function_named(function.name), c)]
+        return named + dispatched_calls(self, function)
+
+    def top_level_definition_run(self, functions: list[FunctionInfo], call: ast.Call) -> list[FunctionInfo]:
+        """Of several top-level `def`s of one name (a notebook redefining its `get_model` or
+        `accuracy` cell by cell), the one a call made by top-level code runs: the last defined
+        before the call's statement, as the module runs top to bottom.  Every candidate for a
+        call inside a function (run later, when any of them may be bound) or when the `def`s
+        are not all top-level statements."""
+        if len(functions) < 2 or not self.context(call).function.is_module \
+                or not all(self.parents.get(f.node) is None for f in functions):
+            return functions
+        statement = self.body_statement(self.tree, call)
+        before = [f for f in functions if statement is not None and f.node.lineno < statement.lineno]
+        return [max(before, key=lambda f: f.node.lineno)] if before else functions
 
     def callers_outside(self, function: FunctionInfo) -> list[ast.Call]:
         """Its call sites but those in its own body: a recursive call (`test_split_fn(model, ...)`
@@ -1326,7 +1342,7 @@ def functions_called(analysis: Analysis, call: ast.Call) -> list[tuple[Analysis,
     whose `model.eval()` before `return model` decides the mode of what it hands back)."""
     local = analysis.function_named(call_name(call) or "")
     if local:
-        return [(analysis, f) for f in local]
+        return [(analysis, f) for f in analysis.top_level_definition_run(local, call)]
     from torch_lsp.workspace_files import project_definition
 
     found = project_definition(analysis, call.func)
