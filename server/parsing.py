@@ -168,12 +168,11 @@ def _blank_line(text: str, line: int, message: str) -> str:
         blanked = _blank_block(pieces, index)
         return "".join(blanked) if blanked != pieces else text
     original = pieces[index]
-    last = _continued_to(pieces, index)
     indent = original[: len(original) - len(original.lstrip())]
     width = len(original) - len(indent)
     if message.startswith("unindent"):
         replacement = " " * len(original)
-    elif _heads_block(pieces, last, indent):
+    elif _heads_block(pieces, index, indent):
         replacement = indent + "if 1:".ljust(width)
     else:
         replacement = indent + "pass".ljust(width)
@@ -182,19 +181,7 @@ def _blank_line(text: str, line: int, message: str) -> str:
     if replacement == original:
         return text
     pieces[index] = replacement
-    for later in range(index + 2, last + 1, 2):
-        pieces[later] = " " * len(pieces[later])
     return "".join(pieces)
-
-
-def _continued_to(pieces: list[str], index: int) -> int:
-    """The last line of the statement whose line at `index` ends with a backslash: its
-    continuation lines are that statement, which the blanked line no longer continues (a
-    shell command glued to an import, `import glob!python edit.py` and its options on the
-    lines it continues to); they go too, so one broken statement is one error, not one per line."""
-    while pieces[index].rstrip(" \t").endswith("\\") and index + 2 < len(pieces):
-        index += 2
-    return index
 
 
 def _blank_block(pieces: list[str], index: int) -> list[str]:

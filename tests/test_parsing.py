@@ -113,15 +113,6 @@ def test_one_indentation_mistake_is_one_syntax_error(mistake, body):
     assert codes.count("syntax-error") == 1 and "TL406" in codes, codes
 
 
-def test_a_broken_line_continued_with_backslashes_is_one_syntax_error():
-    # A notebook cell whose shell command got glued to an import: the options on the lines
-    # the backslashes continue to belong to the same broken statement.
-    source = ("import torch.nn as nn\nimport glob!python edit.py \\\n -m ffhq \\\n --steps 20\n\n"
-              "model = nn.DataParallel(nn.Linear(2, 2))\n")
-    codes = [f.code for f in check_source(source, "cell.py").findings]
-    assert codes.count("syntax-error") == 1 and "TL406" in codes, codes
-
-
 def test_async_keyword_argument_of_old_pytorch_code_says_what_it_is_now():
     # `.cuda(async=True)` was PyTorch's `non_blocking` before 0.4; since Python 3.7 it does not parse.
     source = "import torch\nx = torch.zeros(3)\ny = x.cuda(async=True)\nz = x.cuda(non_blocking=True)\n"
