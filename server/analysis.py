@@ -721,7 +721,23 @@ class Analysis:
         sites = self.call_sites.get(function.name, [])
         if function.is_method:
             return [c for c in sites if isinstance(c.func, ast.Attribute)]
-        return [c for c in sites if isinstance(c.func, ast.Name)] + dispatched_calls(self, function)
+        named = [c for c in sites if isinstance(c.func, ast.Name)]
+        if len(self.function_named(function.name)) > 1:
+            named = [c for c in named if function in self.top_level_definition_run(self.function_named(function.name), c)]
+        return named + dispatched_calls(self, function)
+
+    def top_level_definition_run(self, functions: list[FunctionInfo], call: ast.Call) -> list[FunctionInfo]:
+        """Of several top-level `def`s of one name (a notebook redefining its `get_model` or
+        `accuracy` cell by cell), the one a call made by top-level code runs: the last defined
+        before the call's statement, as the module runs top to bottom.  Every candidate for a
+        call inside a function (run later, when any of them may be bound) or when the `def`s
+        are not all top-level statements."""
+        if len(functions) < 2 or not self.context(call).function.is_module \
+                or not all(self.parents.get(f.node) is None for f in functions):
+            return functions
+        statement = self.body_statement(self.tree, call)
+        before = [f for f in functions if statement is not None and f.node.lineno < statement.lineno]
+        return [max(before, key=lambda f: f.node.lineno)] if before else functions
 
     def callers_outside(self, function: FunctionInfo) -> list[ast.Call]:
         """Its call sites but those in its own body: a recursive call (`test_split_fn(model, ...)`
@@ -844,17 +860,18 @@ def _base_name(node: ast.AST) -> str | None:
 
 
 def _star_import_brings_torch(body: list[ast.stmt]) -> bool:
-    """`from build_utils.utils import *` in a module that also imports from PyTorch at the top
-    (`from torch.cuda import amp`) and uses `torch` without importing it: the star import is
-    where `torch` comes from (the module's `@torch.no_grad()` runs).  Only top-level imports
-    are read, which every part of the file holds (`rule_parts`)."""
+    """`from build_utils.utils import *` in a module that also imports from PyTorch or a
+    library built on it at the top (`from torch.cuda import amp`, `from torchvision import
+    models` beside `from torch_snippets import *`) and uses `torch` without importing it: the
+    star import is where `torch` comes from (the module's `@torch.no_grad()` runs).  Only
+    top-level imports are read, which every part of the file holds (`rule_parts`)."""
     star = torch_import = False
     for statement in body:
         if statement.__class__ is ast.ImportFrom:
             star = star or any(alias.name == "*" for alias in statement.names)
-            torch_import = torch_import or (statement.level == 0 and (statement.module or "").split(".")[0] == "torch")
+            torch_import = torch_import or (statement.level == 0 and is_torch_ecosystem_module(statement.module or ""))
         elif statement.__class__ is ast.Import:
-            torch_import = torch_import or any(alias.name.split(".")[0] == "torch" for alias in statement.names)
+            torch_import = torch_import or any(is_torch_ecosystem_module(alias.name) for alias in statement.names)
     return star and torch_import
 
 
@@ -1351,7 +1368,7 @@ def functions_called(analysis: Analysis, call: ast.Call) -> list[tuple[Analysis,
     whose `model.eval()` before `return model` decides the mode of what it hands back)."""
     local = analysis.function_named(call_name(call) or "")
     if local:
-        return [(analysis, f) for f in local]
+        return [(analysis, f) for f in analysis.top_level_definition_run(local, call)]
     from torch_lsp.workspace_files import project_definition
 
     found = project_definition(analysis, call.func)

@@ -164,7 +164,7 @@ def _made_private(analysis: "Analysis", function: "FunctionInfo", call: ast.Call
 
 
 def _returns_mode_independent(analysis: "Analysis", factory: "FunctionInfo", place: int | None, depth: int) -> bool:
-    returns = [r for r in walk_nodes(factory.node) if isinstance(r, ast.Return)]
+    returns = _own_returns(factory.node)
     if not returns:
         return False
     for ret in returns:
@@ -179,6 +179,17 @@ def _returns_mode_independent(analysis: "Analysis", factory: "FunctionInfo", pla
         elif not constructed_model_is_mode_independent(analysis, value):
             return False
     return True
+
+
+def _own_returns(function: ast.AST) -> list[ast.Return]:
+    """The `return` statements of `function` itself, not those of the functions and classes
+    defined in its body (a factory that defines its model class inside, `def get_model():
+    class Net(nn.Module): ... def forward(self, x): return ...`, then `return model, loss_fn,
+    optimizer`: the `forward`'s return is no result of the factory)."""
+    nested = [n for n in walk_nodes(function) if n is not function
+              and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))]
+    theirs = {id(r) for inner in nested for r in walk_nodes(inner) if isinstance(r, ast.Return)}
+    return [r for r in walk_nodes(function) if isinstance(r, ast.Return) and id(r) not in theirs]
 
 
 def _moved_name(value: ast.AST) -> str | None:

@@ -219,7 +219,9 @@ def _too_deep_before(pieces: list[str], index: int) -> int:
         code = pieces[earlier]
         if code.strip() and not code.lstrip().startswith("#"):
             deeper = len(code) - len(code.lstrip()) > len(line) - len(line.lstrip())
-            return earlier if deeper else index
+            # A line that closes a bracket (`)` ending a call written over several lines)
+            # is the tail of a statement, not one: blanking it would open the bracket again.
+            return earlier if deeper and not code.lstrip().startswith((")", "]", "}")) else index
     return index
 
 

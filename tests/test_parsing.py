@@ -102,6 +102,10 @@ def test_a_file_nothing_of_which_parses_says_so():
     ("over-indented first line", "            total = 0\n        return total\n"),
     ("header half typed", "    retu\n        total = 0\n        return total\n"),
     ("block indented too deep", "        total = 0\n            for x in y:\n                total += x\n        return total\n"),
+    # The deeper line before the unmatched unindent closes a call written over several lines:
+    # blanking it would leave the call open (two "'(' was never closed" errors on lines that are fine).
+    ("call closed before an unmatched unindent",
+     "     layers = nn.Sequential(\n            nn.ReLU(),\n        )\n    return layers\n"),
 ])
 def test_one_indentation_mistake_is_one_syntax_error(mistake, body):
     source = f"import torch.nn as nn\n\n\ndef f(y):\n{body}\n\ndef g(m):\n    return nn.DataParallel(m)\n"

@@ -1,5 +1,6 @@
 """`torch` brought in by a star import (`from build_utils.utils import *`) in a module that
-imports from PyTorch at the top: `@torch.no_grad()` and other `torch.` names resolve."""
+imports from PyTorch (or a library built on it) at the top: `@torch.no_grad()` and other
+`torch.` names resolve."""
 from __future__ import annotations
 
 import textwrap
@@ -16,6 +17,20 @@ from project_helpers import *
 def evaluate(model, loader):
     model.eval()
     return [model(images)[0] for images in loader]
+'''
+
+# A course notebook's helpers: `from torch_snippets import *` re-exports torch, and the only
+# explicit import is from torchvision.
+ECOSYSTEM_IMPORT = '''
+from torch_snippets import *
+from torchvision import models
+
+
+@torch.no_grad()
+def validate_batch(model, data, criterion):
+    model.eval()
+    ims, labels = data
+    return criterion(model(ims), labels).item()
 '''
 
 NO_STAR = '''
@@ -45,6 +60,10 @@ def _codes(source: str, codes: tuple[str, ...] = ("TL",)) -> list[str]:
 
 def test_no_grad_decorator_through_a_star_import_is_seen():
     assert "TL302" not in _codes(EVAL_HELPERS)
+
+
+def test_a_star_import_beside_a_torchvision_import_brings_torch():
+    assert "TL302" not in _codes(ECOSYSTEM_IMPORT)
 
 
 def test_without_a_star_import_torch_stays_unknown():

@@ -110,9 +110,21 @@ def _weights_plan(analysis: "Analysis", call: ast.Call, key: str, old: list) -> 
 
 def _to_tensor(analysis: "Analysis") -> Iterator[TorchvisionIssue]:
     for use in api_uses(analysis, TO_TENSOR):
+        if use.kind == "import" and _defined_by_the_file(analysis, use.imported.alias.asname or use.imported.alias.name):
+            continue  # shadowed by the file's own `def ToTensor(): return Compose([ToImage(), ...])`
         yield TorchvisionIssue(
             use.node, "`transforms.v2.ToTensor` is deprecated since torchvision 0.16: use "
             "`v2.Compose([v2.ToImage(), v2.ToDtype(torch.float32, scale=True)])`.", None)
+
+
+def _defined_by_the_file(analysis: "Analysis", name: str) -> bool:
+    """A top-level `def` or `class` of the whole file binds `name`: the imported
+    `v2.ToTensor` is shadowed (a notebook importing it, then defining its own `ToTensor`
+    that builds the replacement), so reads of the name are the file's, and importing the
+    deprecated class constructs nothing."""
+    return analysis.file_fact(("TL708 a top-level definition binds", name), lambda whole: any(
+        isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and statement.name == name
+        for statement in (whole.tree.body if whole.tree is not None else [])))
 
 
 def _import_style(analysis: "Analysis") -> Iterator[TorchvisionIssue]:

@@ -164,8 +164,11 @@ def view_verdict(analysis: "Analysis", view: ast.Call, transposing: ast.AST, via
     if groups is None:
         verdict = None if handles_unit_dims(analysis, tensor) else _rank_verdict(view, dims)
     elif any(not g.keeps_memory_order for g in groups):
-        # Sizes the shape pass does not know may be 1 where the tensor was unsqueezed.
-        verdict = None if known is None and handles_unit_dims(analysis, tensor) else "raises"
+        # Sizes the shape pass does not know may be 1 where the tensor was unsqueezed, or
+        # where the view's own literal 1 says so (`hidden.permute(1, 0, 2).view(1, -1)` on the
+        # state of a batch of one), as `_rank_verdict` assumes.
+        unit_sizes = handles_unit_dims(analysis, tensor) or _names_a_unit_size(view)
+        verdict = None if known is None and unit_sizes else "raises"
     else:
         verdict = "layout" if any(g.moved for g in groups) and not _freshly_computed(analysis, tensor, groups) \
             else None
@@ -272,13 +275,18 @@ def _rank_verdict(view: ast.Call, dims: list[tuple[Dim, int, int]]) -> str | Non
     `logits.permute(0, 2, 3, 1).view(-1, C)`).  Assumes sizes > 1: a literal 1 among the
     sizes hints at size-1 dims, and then it says nothing."""
     sizes = _view_arguments(view)
-    if any(int_constant(size) == 1 for size in sizes) or (len(sizes) == 1 and not _is_flat_size(sizes[0])):
+    if _names_a_unit_size(view) or (len(sizes) == 1 and not _is_flat_size(sizes[0])):
         return None  # `view(shape)`: one name may hold a whole shape
     kept = [old for dim, old, _ in dims if dim.as_int() != 1]
     rank_of = {old: rank for rank, old in enumerate(sorted(kept))}
     order = [rank_of[old] for old in kept]
     broken_gaps = sum(1 for before, after in zip(order, order[1:]) if after != before + 1)
     return "raises" if broken_gaps > len(sizes) - 1 else None
+
+
+def _names_a_unit_size(view: ast.Call) -> bool:
+    """A literal 1 among the sizes of `view(1, -1)`: size-1 dims are in play."""
+    return any(int_constant(size) == 1 for size in _view_arguments(view))
 
 
 def _view_arguments(view: ast.Call) -> list[ast.AST]:

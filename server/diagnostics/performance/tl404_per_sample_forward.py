@@ -22,7 +22,8 @@ class PerSampleForward(Rule):
     `range(B)` after `B = x.size(0)` or `B, C, H, W = x.shape`) that calls a model on one
     sample `x[i]` (or `x[i:i + 1]`) at a time (passed by position or by keyword). Not flagged: a step that
     carries state from one iteration to the next (`output, hidden = decoder(x[i], hidden)`,
-    a recurrent decoder fed one token at a time): each call needs the one before it.
+    a recurrent decoder fed one token at a time, also through a later `hidden = out`): each
+    call needs the one before it.
 
     ## Why is this bad
     A model call per sample wastes the parallelism the hardware is built for: each call
@@ -69,14 +70,35 @@ class PerSampleForward(Rule):
 
 def _carries_state(loop: ast.For, call: ast.Call) -> bool:
     """The call's result rebinds one of its own arguments in the loop (`out, hidden =
-    decoder(x[i], hidden)`): a recurrence, which no batching over the loop can replace."""
+    decoder(x[i], hidden)`), directly or through names bound from it later in the loop
+    (`out = rnn_cell(x[i:i + 1], hidden)`, then `hidden = out`): a recurrence, which no
+    batching over the loop can replace."""
     arguments = {n.id for arg in [*call.args, *(k.value for k in call.keywords)]
                  for n in walk_nodes(arg) if isinstance(n, ast.Name)}
-    for statement in walk_nodes(loop):
-        if isinstance(statement, ast.Assign) and statement.value is call:
-            bound = {n.id for target in statement.targets for n in walk_nodes(target) if isinstance(n, ast.Name)}
-            return bool(bound & arguments)
-    return False
+    assignments = [s for s in walk_nodes(loop) if isinstance(s, ast.Assign)]
+    own = next((s for s in assignments if s.value is call), None)
+    if own is None:
+        return False
+    derived = {n.id for target in own.targets for n in walk_nodes(target) if isinstance(n, ast.Name)}
+    grown = True
+    while grown and not derived & arguments:  # names bound from the result, in any order (the loop repeats)
+        grown = False
+        for statement in assignments:
+            bound = _bound_names(statement)
+            if not bound <= derived and any(isinstance(n, ast.Name) and n.id in derived
+                                            for n in walk_nodes(statement.value)):
+                derived |= bound
+                grown = True
+    return bool(derived & arguments)
+
+
+def _bound_names(statement: ast.Assign) -> set[str]:
+    """The plain names an assignment binds (`out, hidden = ...`; not `x[i] = ...`)."""
+    names: set[str] = set()
+    for target in statement.targets:
+        elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+        names.update(e.id for e in elements if isinstance(e, ast.Name))
+    return names
 
 
 def _batch_of_range(analysis: Analysis, node: ast.AST) -> str | None:
