@@ -5,7 +5,8 @@ item (reads a file, decodes, runs a transform) and the batches then travel to a 
 answers, for one `DataLoader(...)` call:
 
 - `dataset_without_loading_work`: the dataset holds its data in memory (`TensorDataset`, a class
-  whose `__getitem__` only indexes attributes, reorders them or builds random tensors, a tensor, a
+  whose `__getitem__` only indexes attributes, reorders them or builds random tensors, or applies a
+  stored transform that is only flips and `Normalize` for this construction, a tensor, a
   Python list of samples built before the loader sees it; also read back by key from a dict that
   a loop over literal split names filled, `datasets[split] = TensorDataset(...)`), or it is an
   `IterableDataset` that reads live state of the main process (a replay buffer, a bound method of
@@ -79,7 +80,8 @@ def _holds_data_in_memory(analysis: "Analysis", value: ast.AST | None, loader: a
         return keyword(loader, "collate_fn") is None
     cls = _dataset_class(analysis, value)
     return cls is not None and (_indexes_memory(cls) or _iterates_memory(cls) or _iterates_live_state(cls)
-                                or _seeks_shared_file(cls) or _draws_from_stored_generator(analysis, cls))
+                                or _seeks_shared_file(cls) or _draws_from_stored_generator(analysis, cls)
+                                or _indexes_memory_with_cheap_transforms(analysis, cls, value))
 
 
 def _made_tensor(analysis: "Analysis", value: ast.AST | None, depth: int) -> bool:
@@ -746,6 +748,83 @@ def _indexes_memory(cls: ast.ClassDef) -> bool:
         if isinstance(node, ast.Call) and call_name(node) not in _CHEAP_CALLS:
             return False
     return True
+
+
+# torchvision transforms that only flip or rescale the values of a sample already in memory:
+# one pass over its elements, about what a worker spends handing the sample back (a copy into
+# shared memory), so workers have nothing to gain on them.
+_CHEAP_TRANSFORMS = {"Normalize", "RandomHorizontalFlip", "RandomVerticalFlip"}
+_COMPOSE = "Compose"
+
+
+def _indexes_memory_with_cheap_transforms(analysis: "Analysis", cls: ast.ClassDef, construction: ast.Call) -> bool:
+    """`__getitem__` indexes attributes and applies transforms stored from `__init__`'s
+    parameters (`self.transform = transform`, then `x = self.transform(self.x[index])`), and
+    what this construction passes for each is a flip, a `Normalize` or a `Compose` of those
+    (`TransformedTensorDataset(x_tensor, y_tensor, transform=Compose([RandomHorizontalFlip(),
+    Normalize(...)]))`) or nothing: no file is read, nothing is decoded or resized."""
+    methods = _methods(cls)
+    getitem, init = methods.get("__getitem__"), methods.get("__init__")
+    if getitem is None or init is None or "__iter__" in methods:
+        return False
+    positional = [a.arg for a in init.args.args[1:]]
+    parameters = set(positional) | {a.arg for a in init.args.kwonlyargs}
+    stored = {}
+    for stmt in walk_nodes(init):
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id in parameters:
+            for target in stmt.targets:
+                if is_self_attribute(target):
+                    stored[target.attr] = stmt.value.id
+    applied = set()
+    for node in walk_nodes(getitem):
+        if not isinstance(node, ast.Call) or call_name(node) in _CHEAP_CALLS:
+            continue
+        if not (isinstance(node.func, ast.Attribute) and is_self_attribute(node.func) and node.func.attr in stored):
+            return False
+        applied.add(stored[node.func.attr])
+    if not applied:
+        return False
+    for parameter in applied:
+        given = keyword(construction, parameter)
+        value = given.value if given is not None else None
+        if value is None and parameter in positional and positional.index(parameter) < len(construction.args):
+            value = construction.args[positional.index(parameter)]
+        if value is None:
+            if not _defaults_to_none(init, parameter):
+                return False
+        elif not _cheap_transform(analysis, value, depth=0):
+            return False
+    return True
+
+
+def _defaults_to_none(function: ast.FunctionDef, parameter: str) -> bool:
+    args = function.args
+    positional = args.args[len(args.args) - len(args.defaults):]
+    pairs = list(zip(positional, args.defaults)) + [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d]
+    return any(a.arg == parameter and isinstance(d, ast.Constant) and d.value is None for a, d in pairs)
+
+
+def _cheap_transform(analysis: "Analysis", value: ast.AST | None, depth: int) -> bool:
+    """`Normalize(...)`, `RandomHorizontalFlip()`, `None`, or a `Compose([...])` of them, also
+    through the name it is bound to."""
+    if depth > 4 or value is None:
+        return False
+    if isinstance(value, ast.Constant) and value.value is None:
+        return True
+    if isinstance(value, ast.Name):
+        assignment = reaching_assignment(analysis, value)
+        return assignment is not None and _cheap_transform(analysis, assignment.value, depth + 1)
+    if not isinstance(value, ast.Call):
+        return False
+    qualname = analysis.call_qualname(value) or ""
+    if not qualname.startswith("torchvision.transforms."):
+        return False
+    name = qualname.rpartition(".")[2]
+    if name in _CHEAP_TRANSFORMS:
+        return True
+    if name != _COMPOSE or len(value.args) != 1 or value.keywords or not isinstance(value.args[0], (ast.List, ast.Tuple)):
+        return False
+    return all(_cheap_transform(analysis, item, depth + 1) for item in value.args[0].elts)
 
 
 def _iterates_memory(cls: ast.ClassDef) -> bool:

@@ -32,7 +32,8 @@ class DataLoaderDefaults(Rule):
     pinned, nor made in forked workers), the dataset holds
     its data in memory (`TensorDataset`, torchrec's synthetic `RandomRecDataset`, a class whose
     `__getitem__` only indexes attributes, reorders what it took (`torch.flip(row, dims=(0,))`)
-    or builds random tensors, a synthetic `IterableDataset`, a tensor such as the node indices
+    or builds random tensors, or applies a transform stored from its constructor that this loader's
+    dataset gets as nothing, a flip, a `Normalize` or a `Compose` of those, a synthetic `IterableDataset`, a tensor such as the node indices
     `mask.nonzero().view(-1)`, `torch.randperm(n)` or `torch.Tensor(x)`, or a Python list of samples built before
     the loader sees it, `[(f, l) for f, l in pairs]` or `list(zip(x, y))`, each when no
     `collate_fn` loads each batch; also one read back by key from a dict that a loop over
