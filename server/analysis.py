@@ -230,13 +230,14 @@ class Analysis:
 
     @cached_property
     def assigned_values(self) -> dict[str, list[ast.AST]]:
-        """The values assigned to each plain name anywhere in the file (`name = value`)."""
+        """The values assigned to each plain name anywhere in the file (`name = value`), in no
+        particular order; each top-level statement's kept while it is unchanged."""
         values: dict[str, list[ast.AST]] = {}
-        for stmt in self.statements:
-            if isinstance(stmt, ast.Assign):
-                for target in stmt.targets:
-                    if isinstance(target, ast.Name):
-                        values.setdefault(target.id, []).append(stmt.value)
+        index = syntax_index(self)
+        for assigned in self.statement_facts.each(
+                _PLAIN_ASSIGNMENTS, lambda statement: _plain_assignments(index.of_statement(statement))):
+            for name, value in assigned:
+                values.setdefault(name, []).append(value)
         return values
 
     @cached_property
@@ -583,7 +584,10 @@ class Analysis:
 
     @cached_property
     def _backward_call_ids(self) -> set[int]:
-        return {id(c) for c in self.calls if is_backward_call(self, c)}
+        # From the call indexes, not every call: a backward call is named `backward` or
+        # `manual_backward`, or resolves to `torch.autograd.backward` (however imported).
+        found = {id(c) for c in self.iter_calls("backward", "manual_backward") if is_backward_call(self, c)}
+        return found | {id(c) for c in self.calls_to("torch.autograd.backward")}
 
     def backward_calls(self, loop: LoopInfo, direct: bool = False) -> list[ast.Call]:
         calls = loop.direct_calls if direct else loop.calls
@@ -902,6 +906,15 @@ def _import_bindings(statement: ast.stmt) -> dict[str, str]:
                 for child in getattr(node, name, ()):
                     stack.append(child)
     return imports
+
+
+_PLAIN_ASSIGNMENTS: FactKey[tuple[tuple[str, ast.AST], ...]] = FactKey("plain names a statement assigns, with the values")
+
+
+def _plain_assignments(nodes) -> tuple[tuple[str, ast.AST], ...]:
+    """(name, value) of every `name = value` in one top-level statement, at any depth."""
+    return tuple((target.id, assign.value) for assign in nodes.nodes(ast.Assign) for target in assign.targets
+                 if isinstance(target, ast.Name))
 
 
 def is_backward_call(analysis: Analysis, call: ast.Call) -> bool:

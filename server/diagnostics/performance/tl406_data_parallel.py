@@ -127,7 +127,7 @@ class DataParallelUse(Rule):
 
 def _inference_only(analysis: Analysis) -> bool:
     """Nothing backpropagates, and the file evaluates (`model.eval()`, `no_grad`, `inference_mode`)."""
-    if analysis.training_loops or analysis.backward_call_list():
+    if analysis.backward_call_list() or analysis.training_loops:  # the cheaper question first
         return False
     return bool(analysis.iter_calls("eval") or analysis.calls_to(
         "torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad"))
