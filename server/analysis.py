@@ -179,6 +179,8 @@ class Analysis:
         # The walk's parts of each top-level statement (`statement_walk`), kept across versions.
         self.walk_parts: list[WalkParts] = []
         self._header_calls: dict[int, list[ast.Call]] = {}  # of the top-level statement being walked
+        # The project-wrapper questions of the top-level def whose walk is being recorded.
+        self._wrapper_answers: list | None = None
         self.classes: dict[str, ast.ClassDef] = {}
         self.module_scope = FunctionInfo(self.tree, "<module>")
         self.functions.append(self.module_scope)
@@ -392,7 +394,11 @@ class Analysis:
             return None
         from torch_lsp.project_wrappers import wraps_grad_off
 
-        return wraps_grad_off(self, expr, as_context)
+        answer = wraps_grad_off(self, expr, as_context)
+        if self._wrapper_answers is not None:  # a top-level def's walk being recorded
+            local = isinstance(target, ast.Name) and target.id not in self.imports
+            self._wrapper_answers.append((expr, as_context, answer, local))
+        return answer
 
     # ------------------------------------------------------------------- walk
     def _walk_module(self) -> None:
@@ -400,13 +406,79 @@ class Analysis:
         each header come from `statement_walk`, computed once per top-level statement."""
         parts = self.walk_parts = self.statement_facts.each(_WALK_PARTS, walk_parts)
         ctx = Context(self.module_scope)
+        imports = tuple(self.imports.items())
         for statement, part in zip(self.tree.body, parts):
             self.parents.update(part.parents)
             self._header_calls = part.calls_by_owner
             before = len(self.functions)
-            self._walk_statement(statement, ctx)
+            if statement.__class__ in _DEFINITIONS:
+                kept = self.statement_facts.kept(statement, _DEF_WALK)
+                if kept is not None and self._def_walk_holds(kept, imports):
+                    self._replay_def_walk(kept, ctx)
+                else:
+                    self.statement_facts.keep(statement, _DEF_WALK, self._recorded_def_walk(statement, ctx, imports))
+            else:
+                self._walk_statement(statement, ctx)
             self.functions_per_statement.append(len(self.functions) - before)
         self._header_calls = {}
+
+    # A top-level `def` or `class` is walked once while it is unchanged: what its walk hands out
+    # reads nothing of the rest of the file but the imports and the answers about project
+    # grad-off wrappers its decorators and `with` items asked (`_DefWalk`).  What sits at module
+    # level in it (the statement itself, a class body's statements, decorators' calls) gets this
+    # version's module context again; a statement whose walk put anything at module level under
+    # another context (a guard, a loop in a class body) is walked every version.
+    def _recorded_def_walk(self, statement: ast.stmt, ctx: Context, imports: tuple) -> "_DefWalk | None":
+        counts = len(self.statements), len(self.functions), len(self.loops), len(self.calls)
+        self._wrapper_answers = answers = []
+        reads_before = len(self.files_read)
+        # Its contexts in a dict of their own, merged after: they are kept in the order handed out.
+        contexts, self.contexts = self.contexts, {}
+        try:
+            self._walk_statement(statement, ctx)
+        finally:
+            self._wrapper_answers = None
+            handed_out, self.contexts = self.contexts, contexts
+            contexts.update(handed_out)
+        if len(self.files_read) != reads_before or any(not local for _, _, _, local in answers):
+            return None  # it read another file of the project: walked again each version
+        module = ctx.function
+        entries = []  # (node, its context; None for the module's)
+        at_module = set()
+        for node, found in handed_out.items():
+            if found.function is module:
+                if found is not ctx:
+                    return None
+                entries.append((node, None))
+                at_module.add(id(node))
+            else:
+                entries.append((node, found))
+        loops = self.loops[counts[2]:]
+        if any(loop.function is module for loop in loops):
+            return None
+        statements, calls = self.statements[counts[0]:], self.calls[counts[3]:]
+        return _DefWalk(imports, tuple((expr, as_context, answer) for expr, as_context, answer, _ in answers),
+                        entries, statements, [s for s in statements if id(s) in at_module], calls,
+                        [c for c in calls if id(c) in at_module], self.functions[counts[1]:], loops,
+                        [node for node in statements if node.__class__ is ast.ClassDef])
+
+    def _def_walk_holds(self, kept: "_DefWalk", imports: tuple) -> bool:
+        if kept.imports is not imports and kept.imports != imports:
+            return False
+        return all(_same_wrapper(self._project_grad_off(expr, as_context), answer)
+                   for expr, as_context, answer in kept.wrapper_answers)
+
+    def _replay_def_walk(self, kept: "_DefWalk", ctx: Context) -> None:
+        module = ctx.function
+        self.contexts.update([(node, ctx if found is None else found) for node, found in kept.contexts])
+        self.statements.extend(kept.statements)
+        module.statements.extend(kept.module_statements)
+        self.calls.extend(kept.calls)
+        module.calls.extend(kept.module_calls)
+        self.functions.extend(kept.functions)
+        self.loops.extend(kept.loops)
+        for node in kept.classes:
+            self.classes.setdefault(node.name, node)
 
     def _walk_block(self, body: list[ast.stmt], ctx: Context) -> None:
         for stmt in body:
@@ -906,6 +978,33 @@ def _import_bindings(statement: ast.stmt) -> dict[str, str]:
                 for child in getattr(node, name, ()):
                     stack.append(child)
     return imports
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+@dataclass
+class _DefWalk:
+    """What the walk of one top-level `def` or `class` handed out, and what it read beyond it."""
+
+    imports: tuple  # the file's imports, (name, qualname) items
+    wrapper_answers: tuple  # (decorator or `with` item, as a context, the `WrapperUse` or None)
+    contexts: list  # (statement or call, its `Context`, None for the module's), in the order handed out
+    statements: list  # every statement it handed out, in walk order
+    module_statements: list  # those at module level, in that order
+    calls: list  # every call, in walk order
+    module_calls: list  # those at module level
+    functions: list  # the `FunctionInfo` of each def in it
+    loops: list
+    classes: list  # the classes among its statements
+
+
+_DEF_WALK: FactKey["_DefWalk | None"] = FactKey("analysis.def_walk")
+
+
+def _same_wrapper(now, then) -> bool:
+    """Two answers about a project grad-off wrapper say the same (None, or an equal `WrapperUse`)."""
+    return now is then or now == then
 
 
 _PLAIN_ASSIGNMENTS: FactKey[tuple[tuple[str, ast.AST], ...]] = FactKey("plain names a statement assigns, with the values")

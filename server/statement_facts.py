@@ -49,6 +49,16 @@ class StatementFacts:
                 values.append(value)
         return values
 
+    def kept(self, statement: ast.stmt, key: FactKey[T]) -> T | None:
+        """The value of `key` kept for `statement` (`keep`), None when there is none."""
+        return self._facts[id(statement)][1].get(key)
+
+    def keep(self, statement: ast.stmt, key: FactKey[T], value: T) -> None:
+        """Keep `value` for `statement` under `key`, for this version and the later ones that
+        share the statement object: a fact computed where the statement's turn comes (in a
+        walk in source order), not on first use."""
+        self._facts[id(statement)][1][key] = value
+
     def each_under(self, key: FactKey[T], file_facts: Hashable, compute: Callable[[ast.stmt], T]) -> list[T]:
         """`each`, for a fact that also reads file-wide facts (what the imports bind, which
         names the file rebinds): kept while a later version's `file_facts` are equal, computed

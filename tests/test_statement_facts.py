@@ -30,3 +30,22 @@ def test_values_under_two_file_facts_are_both_kept_across_versions():
     assert len(computed) == 6  # once per statement and file facts, not once per version
     assert version.kept_file_facts(KEY, ("import torch", frozenset({"x"}))) is part
     assert version.kept_file_facts(KEY, ("import numpy", frozenset())) == ("import numpy", frozenset())
+
+
+def test_the_walk_of_an_unchanged_top_level_def_is_taken_over():
+    # An edit inside `train` walks `train` again; `Net` and `evaluate`, the same statement objects,
+    # keep what their walk handed out (their functions are the very same objects), under this
+    # version's module scope.
+    from torch_lsp.analysis import analyze
+
+    source = ("import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n"
+              "        return x\n\n\ndef train(model, x):\n    return model(x)\n\n\n@torch.no_grad()\n"
+              "def evaluate(model, x):\n    return model(x)\n")
+    first = analyze(source, "f.py")
+    edited = analyze(source.replace("return model(x)\n\n\n@", "return model(x + 1)\n\n\n@"), "f.py", previous=first.parsed)
+    before = {f.name: f for f in first.functions}
+    after = {f.name: f for f in edited.functions}
+    assert after["forward"] is before["forward"] and after["evaluate"] is before["evaluate"]
+    assert after["train"] is not before["train"]
+    assert edited.context(after["evaluate"].node).function is edited.module_scope
+    assert edited.classes["Net"] is first.classes["Net"] and after["evaluate"].no_grad_decorated
