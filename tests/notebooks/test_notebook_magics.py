@@ -103,13 +103,12 @@ def test_a_cell_indented_whole_opens_a_block_on_its_first_comment():
     assert program.cells_of(program.source) == [source]
 
 
-def test_an_automagic_pip_line_gives_no_syntax_error_in_a_notebook(tmp_path):
-    # `pip install x` runs in IPython (automagic); a real syntax error in the next cell is still one.
+def check_notebook(tmp_path, cells: list[list[str]]) -> list[dict]:
+    """`torch-lsp check --format json` of a notebook of these code cells (each a list of lines)."""
     import json
     import subprocess
     import sys
 
-    cells = [["pip install langchain\n", "import torch\n", "x = torch.zeros(3)"], ["y = (1,"]]
     notebook = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
                            "source": source} for source in cells],
                 "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
@@ -117,7 +116,13 @@ def test_an_automagic_pip_line_gives_no_syntax_error_in_a_notebook(tmp_path):
     path.write_text(json.dumps(notebook))
     run = subprocess.run([sys.executable, "-m", "torch_lsp", "check", str(path), "--format", "json"],
                          capture_output=True, text=True)
-    findings = json.loads(run.stdout)
+    return json.loads(run.stdout)
+
+
+def test_an_automagic_pip_line_gives_no_syntax_error_in_a_notebook(tmp_path):
+    # `pip install x` runs in IPython (automagic); a real syntax error in the next cell is still one.
+    findings = check_notebook(tmp_path, [["pip install langchain\n", "import torch\n", "x = torch.zeros(3)"],
+                                         ["y = (1,"]])
     assert [f["code"] for f in findings] == ["syntax-error"], findings
 
 
@@ -130,22 +135,11 @@ def test_a_statement_opened_by_a_magic_name_stays_python():
 def test_shell_commands_without_their_bang_are_one_syntax_error_per_cell_that_says_what_to_write(tmp_path):
     # IPython refuses a cell at its first shell command typed without `!`; "invalid syntax" on each
     # line of it said neither that nor what to write.  A real syntax error stays as it was.
-    import json
-    import subprocess
-    import sys
-
-    cells = [["wget https://example.com/data.zip\n", "unzip -q data.zip\n", "tar xf more.tar\n"],
-             ["import torch\n", "git clone https://github.com/owner/repository\n"],
-             ["!wget https://example.com/fine.zip\n", "nvidia-smi\n"],
-             ["y = (1,"]]
-    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-                           "source": source} for source in cells],
-                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
-    path = tmp_path / "setup.ipynb"
-    path.write_text(json.dumps(notebook))
-    run = subprocess.run([sys.executable, "-m", "torch_lsp", "check", str(path), "--format", "json"],
-                         capture_output=True, text=True)
-    findings = json.loads(run.stdout)
+    findings = check_notebook(tmp_path, [
+        ["wget https://example.com/data.zip\n", "unzip -q data.zip\n", "tar xf more.tar\n"],
+        ["import torch\n", "git clone https://github.com/owner/repository\n"],
+        ["!wget https://example.com/fine.zip\n", "nvidia-smi\n"],
+        ["y = (1,"]])
     assert [(f["code"], f["cell"], f["line"], f["column"]) for f in findings] == [
         ("syntax-error", 1, 1, 1), ("syntax-error", 2, 2, 1), ("syntax-error", 4, 1, 5)], findings
     assert findings[0]["message"].startswith(
