@@ -261,6 +261,16 @@ class Analysis:
         return any(p in ("testing", "test_utils") for p in parts[:-1])
 
     @cached_property
+    def defines_test_case(self) -> bool:
+        """The module defines a `unittest.TestCase` class at its top level: a test module whose
+        file name escapes `is_test_file` (`tests/integration/maml_test_notravis.py`, whose
+        `TestCase` runs the training script's `main()` to assert a final accuracy)."""
+        # A fact of the whole file (`file_fact`): a part's findings are kept only while it holds.
+        return self.file_fact("defines a unittest.TestCase", lambda analysis: any(
+            isinstance(stmt, ast.ClassDef) and any(_last_name(base) == "TestCase" for base in stmt.bases)
+            for stmt in analysis.tree.body))
+
+    @cached_property
     def imports_test_suite(self) -> bool:
         """The module imports from a test package (`tests_pytorch.helpers`, `tests.utils`) or
         imports pytest itself (a task or fixture module beside the tests, `tests/task.py`): a

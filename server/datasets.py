@@ -211,19 +211,17 @@ def read_once(analysis: "Analysis", loader: ast.Call) -> bool:
 
 
 def dataset_self_test(analysis: "Analysis", loader: ast.Call) -> bool:
-    """A dataset module's self-test: the loader is built under `if __name__ == "__main__":`
-    over a dataset of a class this file defines (`dst = ADE20KLoader(path)`, then
-    `DataLoader(dst, batch_size=4)`, pytorch-semseg's loader modules), and the loops over it
-    train nothing and move no batch to a GPU: a look at some samples (plotted, printed,
-    stepped through in a debugger), whose loading speed nobody waits on."""
+    """A dataset or sampler module's self-test: the loader is built under
+    `if __name__ == "__main__":` over a dataset of a class this file defines (`dst =
+    ADE20KLoader(path)`, then `DataLoader(dst, batch_size=4)`, pytorch-semseg's loader modules),
+    or with a sampler of one (`sampler = TasksetSampler(taskset)`, then `DataLoader(dataset,
+    batch_sampler=sampler)`), and the loops over it train nothing and move no batch to a GPU:
+    a look at some samples (plotted, printed, stepped through in a debugger), whose loading
+    speed nobody waits on."""
     if not any(in_body and is_main_guard(stmt.test) for stmt, in_body in analysis.context(loader).guards):
         return False
-    dataset = argument(loader, 0, "dataset")
-    if not isinstance(dataset, ast.Name):
-        return False
-    bindings = analysis.roles_for(loader).assignments.get(dataset.id, ())
-    if not bindings or not all(isinstance(a.value, ast.Call) and isinstance(a.value.func, ast.Name)
-                               and a.value.func.id in analysis.classes for a in bindings):
+    tested = (argument(loader, 0, "dataset"), argument(loader, 3, "sampler"), argument(loader, 4, "batch_sampler"))
+    if not any(_built_by_file_class(analysis, loader, node) for node in tested):
         return False
     loops = _loops_over_loader(analysis, loader)
     if not loops or any(_loop_moves_model_input(analysis, node) for node in loops):  # `batches_reach_gpu`
@@ -233,6 +231,15 @@ def dataset_self_test(analysis: "Analysis", loader: ast.Call) -> bool:
         if loop is None or analysis.backward_calls(loop) or analysis.optimizer_steps(loop):
             return False
     return True
+
+
+def _built_by_file_class(analysis: "Analysis", at: ast.AST, node: ast.AST | None) -> bool:
+    """`node` is a name every binding of which builds an instance of a class this file defines."""
+    if not isinstance(node, ast.Name):
+        return False
+    bindings = analysis.roles_for(at).assignments.get(node.id, ())
+    return bool(bindings) and all(isinstance(a.value, ast.Call) and isinstance(a.value.func, ast.Name)
+                                  and a.value.func.id in analysis.classes for a in bindings)
 
 
 def _declared_global(function: "FunctionInfo", name: str) -> bool:

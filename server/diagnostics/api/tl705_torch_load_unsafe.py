@@ -30,7 +30,8 @@ class TorchLoadUnsafe(Rule):
     Flags `torch.load(...)` without `weights_only=`.  On a `target-version` before 2.6 it
     is a warning; from 2.6, where `weights_only` defaults to True, it is information: the
     same file still unpickles anything when run on an older PyTorch.  Where what it loads is
-    used as a module (`decoder = checkpoint["decoder"]; decoder.eval()`, `model.flatten_parameters()`, also by a function of
+    used as a module (`decoder = checkpoint["decoder"]; decoder.eval()`, `model.flatten_parameters()`, moved by a
+    statement that drops the result, `policy = snapshot["policy"]; policy.cuda()`, which only moves a module, also by a function of
     the file it is handed to, `generate(decoder, ...)` calling `decoder(...)`), or a load that is
     returned or bound to a model name sits in a file that `torch.save`s whole models (at
     module level a name like `GMF_model` or `model` counts, unless it is read as a mapping (a string key, `"params" in net`, `net.items()`):
@@ -791,9 +792,23 @@ def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:
     return None
 
 
+# Moves a module makes in place but a tensor only returns: `policy.cuda()` as a statement of
+# its own (the result dropped) moves a module; on a tensor it would do nothing.
+_IN_PLACE_MOVES = {"to", "cuda", "cpu", "float", "half", "double"}
+
+
 def _used_as_module(scope: ast.AST, names: set[str], after: int) -> ast.AST | None:
-    """A call of one of `names` in `scope` after line `after`, or a module method called on one."""
+    """A call of one of `names` in `scope` after line `after`, a module method called on one,
+    or one moved by a statement that drops the result (`policy.cuda()`: only a module moves
+    itself in place)."""
     for node in ast.walk(scope):
+        if isinstance(node, ast.Expr) and node.lineno > after and isinstance(node.value, ast.Call) \
+                and isinstance(node.value.func, ast.Attribute) and node.value.func.attr in _IN_PLACE_MOVES:
+            target = node.value.func.value
+            if isinstance(target, ast.Subscript):
+                target = target.value  # `snapshot["policy"].cuda()`: an entry is the module
+            if isinstance(target, ast.Name) and target.id in names:
+                return node.value
         if not isinstance(node, ast.Call) or node.lineno <= after:
             continue
         if isinstance(node.func, ast.Name) and node.func.id in names:

@@ -499,7 +499,7 @@ class SyncInTrainingLoop(Rule):
     in code that runs on a GPU (moved there by the code, or by
     `fabric.setup`/`accelerator.prepare`), but not in a loop that only runs, in the file's
     order, before its first move to a GPU (a notebook's first, CPU-only `training_loop`, whose
-    GPU version follows cells later); not in test files. A loop whose backward or
+    GPU version follows cells later); not in test files (nor in a module that defines a `unittest.TestCase`, an integration test whatever its file name). A loop whose backward or
     optimizer step sits in a helper function it calls counts as a training loop, but not one
     whose helper runs an adversarial attack (`attack_pgd(model, x, y)` backpropagates to the
     input and trains nothing: the loop evaluates).
@@ -531,7 +531,8 @@ class SyncInTrainingLoop(Rule):
     fix_safety = "none"
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        if analysis.is_test_file or not (analysis.moves_to_accelerator() or analysis.framework_places_on_accelerator):
+        if analysis.is_test_file or analysis.defines_test_case \
+                or not (analysis.moves_to_accelerator() or analysis.framework_places_on_accelerator):
             return  # a test asserting a value each step syncs on purpose
         for call in analysis.iter_calls(*_SYNC_METHODS):
             target = receiver(call)

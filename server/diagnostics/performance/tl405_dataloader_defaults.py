@@ -51,7 +51,7 @@ class DataLoaderDefaults(Rule):
     counting reads before the loader is built or after a later cell builds it anew, nor a
     function's parameter of the same name) or not read at all where no importing module could
     read it (in a notebook, a function's local, a name bound under `if __name__ == "__main__":`
-    as a dataset file's self-test), the loader is such a self-test's, over a dataset of a class
+    as a dataset file's self-test), the loader is such a self-test's, over a dataset (or with a sampler) of a class
     the file defines, whose loops train nothing and move no batch to a GPU (samples plotted or
     stepped through in a debugger), its `collate_fn` is a closure or lambda, or what a factory returns as one (`collate_fn=create_collate_fn()`,
     the factory of the file or of the workspace file its import names: spawned workers cannot
