@@ -84,6 +84,13 @@ DEPRECATED = {a.qualname: a for a in (
     _api("torch.cuda.amp.GradScaler", "2.4", "`torch.amp.GradScaler(\"cuda\", ...)`", "torch.amp.GradScaler"),
     _api("torch.cuda.amp.custom_fwd", "2.4", "`torch.amp.custom_fwd(device_type=\"cuda\")`", "torch.amp.custom_fwd"),
     _api("torch.cuda.amp.custom_bwd", "2.4", "`torch.amp.custom_bwd(device_type=\"cuda\")`", "torch.amp.custom_bwd"),
+    # ... and its state, asked and set per device type (each warns when called)
+    _api("torch.get_autocast_gpu_dtype", "2.4", "`torch.get_autocast_dtype(\"cuda\")`"),
+    _api("torch.set_autocast_gpu_dtype", "2.4", "`torch.set_autocast_dtype(\"cuda\", dtype)`"),
+    _api("torch.get_autocast_cpu_dtype", "2.4", "`torch.get_autocast_dtype(\"cpu\")`"),
+    _api("torch.set_autocast_cpu_dtype", "2.4", "`torch.set_autocast_dtype(\"cpu\", dtype)`"),
+    _api("torch.is_autocast_cpu_enabled", "2.4", "`torch.is_autocast_enabled(\"cpu\")`"),
+    _api("torch.set_autocast_cpu_enabled", "2.4", "`torch.set_autocast_enabled(\"cpu\", enabled)`"),
     # functorch became torch.func in 2.0
     *(_api(f"functorch.{name}", "2.0", f"`torch.func.{name}`", f"torch.func.{name}", drop_in=True)
       for name in ("vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functionalize")),
