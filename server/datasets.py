@@ -8,7 +8,8 @@ answers, for one `DataLoader(...)` call:
   whose `__getitem__` only indexes attributes, reorders them or builds random tensors, or applies a
   stored transform that is only flips and `Normalize` for this construction, a tensor, a
   Python list of samples built before the loader sees it; also read back by key from a dict that
-  a loop over literal split names filled, `datasets[split] = TensorDataset(...)`), or it is an
+  a loop over literal split names filled, `datasets[split] = TensorDataset(...)`; also what a
+  factory of the file or a project file returns when every `return` of it is such a dataset), or it is an
   `IterableDataset` that reads live state of the main process (a replay buffer, a bound method of
   the model): workers would iterate stale forked copies; or it holds one open file that
   `__getitem__` seeks in (workers would share its offset and mix up records); or its
@@ -65,7 +66,7 @@ def dataset_without_loading_work(analysis: "Analysis", loader: ast.Call) -> bool
     return bool(values) and all(_holds_data_in_memory(analysis, value, loader) for value in values)
 
 
-def _holds_data_in_memory(analysis: "Analysis", value: ast.AST | None, loader: ast.Call) -> bool:
+def _holds_data_in_memory(analysis: "Analysis", value: ast.AST | None, loader: ast.Call, depth: int = 0) -> bool:
     if _built_list(analysis, value):
         # A Python list of samples (precomputed features, pairs of tensors) was built before the
         # loader sees it: batches only index it, unless a `collate_fn` loads each batch.
@@ -79,9 +80,34 @@ def _holds_data_in_memory(analysis: "Analysis", value: ast.AST | None, loader: a
         # `collate_fn` turns each batch of indices into loaded data.
         return keyword(loader, "collate_fn") is None
     cls = _dataset_class(analysis, value)
-    return cls is not None and (_indexes_memory(cls) or _iterates_memory(cls) or _iterates_live_state(cls)
-                                or _seeks_shared_file(cls) or _draws_from_stored_generator(analysis, cls)
-                                or _indexes_memory_with_cheap_transforms(analysis, cls, value))
+    if cls is not None:
+        return (_indexes_memory(cls) or _iterates_memory(cls) or _iterates_live_state(cls)
+                or _seeks_shared_file(cls) or _draws_from_stored_generator(analysis, cls)
+                or _indexes_memory_with_cheap_transforms(analysis, cls, value))
+    return _factory_returns_in_memory(analysis, value, loader, depth)
+
+
+def _factory_returns_in_memory(analysis: "Analysis", call: ast.Call, loader: ast.Call, depth: int) -> bool:
+    """`call` runs one function of the file or of a project file (`datasets.get_dataset(name)`)
+    whose every `return` hands back a dataset holding its data in memory, also through the
+    project's own factories it returns the result of (`return moons_dataset(n)`, which returns
+    `TensorDataset(torch.from_numpy(X))`)."""
+    from torch_lsp.analysis import functions_called
+
+    if depth > 3:
+        return False
+    found = functions_called(analysis, call)
+    if len(found) != 1:
+        return False
+    owner, function = found[0]
+    returns = [stmt for stmt in function.statements if isinstance(stmt, ast.Return)]
+    if function.is_module or not returns or any(ret.value is None for ret in returns):
+        return False
+    for ret in returns:
+        values = list(_dataset_values(owner, ret.value, ret, depth=0))
+        if not values or not all(_holds_data_in_memory(owner, value, loader, depth + 1) for value in values):
+            return False
+    return True
 
 
 def _made_tensor(analysis: "Analysis", value: ast.AST | None, depth: int) -> bool:

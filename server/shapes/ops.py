@@ -736,6 +736,14 @@ def index(tensor: Tensor, items: Sequence, origin: Origin | None) -> Tensor:
     tail_out, tail_adv = _apply_items(tail, tail_dims)
     if head_out is None or tail_out is None:
         return UNKNOWN_TENSOR
+    if fixed is None and head_out:
+        # Of a tensor of unknown rank only trailing sizes can be written ([*, a]): a leading
+        # new axis (`x[None]` is [1, *, a]) has no place there, and [*, 1, a] would claim a
+        # trailing 1 that is not there (`t[:, None] * freqs[None]` then broadcast to [*, n, 1]).
+        # Nothing is consumed before the unknown part here, so dropping them leaves [*, a].
+        if head_adv:
+            return UNKNOWN_TENSOR
+        head_out = []
     advanced = head_adv + tail_adv
     out = head_out + list(middle) + tail_out
     if advanced:

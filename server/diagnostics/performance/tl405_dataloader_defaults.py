@@ -38,7 +38,9 @@ class DataLoaderDefaults(Rule):
     the loader sees it, `[(f, l) for f, l in pairs]` or `list(zip(x, y))`, each when no
     `collate_fn` loads each batch; also one read back by key from a dict that a loop over
     literal split names filled, `for split in ["train", "valid"]: datasets[split] =
-    TensorDataset(...)`, then `DataLoader(datasets["train"])`), it iterates live state of the
+    TensorDataset(...)`, then `DataLoader(datasets["train"])`; also what a factory of the file
+    or of a project file returns when each of its returns is such a dataset,
+    `datasets.get_dataset(name)` returning `moons_dataset(n)`, a `TensorDataset`), it iterates live state of the
     main process (a replay buffer, a generator handed in by the model: workers would see a
     stale copy) or seeks in one file its `__init__` opened (`self.file = open(path, "rb")`,
     then `self.file.seek(...)` per item: forked workers would share the offset), the loader

@@ -9,7 +9,7 @@ from typing import Iterator
 
 from torch_lsp.analysis import (
     IDENTIFIER_WORDS, Analysis, arrives_in_eval_mode, attribute_loaded_in_eval_mode, construction_of, eval_switch_before,
-    evaluation_model_calls, in_eval_mode, name_says_evaluation, named_for_evaluation,
+    evaluation_model_calls, in_eval_mode, mode_of_chain, name_says_evaluation, named_for_evaluation,
     self_model_switched, trainer_model_calls,
 )
 from torch_lsp.diagnostics import register
@@ -84,7 +84,9 @@ class MissingEvalMode(Rule):
     self.decoder)`, the decoder an LSTM and a Linear head), or only to parameters, one of
     them, in a method other than `__init__`, named as the model to evaluate (`def
     on_epoch_end(self, epoch, model_eval): self.net = model_eval`: a callback handed the model
-    its caller prepared for evaluation), nor an attribute
+    its caller prepared for evaluation), nor in a method every caller of which, calling it on
+    an object, first put that object's attribute in eval mode (`rf.model.eval()`, then
+    `images = rf.sample(noise, cond)`), nor an attribute
     bound only to an Ultralytics model object (`self.model = YOLO(path)`, whose call runs a
     predictor that sets eval mode and `inference_mode` itself).
 
@@ -160,6 +162,8 @@ class MissingEvalMode(Rule):
                 continue  # `Sampler(self.encoder, self.decoder)` of a decoder without dropout or batch norm
             if _attribute_handed_in_for_evaluation(analysis, run.function.class_node, run.model[len("self."):]):
                 continue  # `def on_epoch_end(self, epoch, model_eval): self.net = model_eval`
+            if _callers_switch_attribute_to_eval(analysis, run.function, run.model[len("self."):]):
+                continue  # `rf.model.eval()`, then `rf.sample(noise, cond)`
             message = (
                 f"`{run.model}` runs in an evaluation context but is never put in eval mode, so dropout and "
                 f"batch-norm behave as in training. Call `{run.model}.eval()` first."
@@ -288,6 +292,33 @@ def _attribute_handed_in_for_evaluation(analysis: Analysis, cls: ast.ClassDef, a
                 if function.name != "__init__" and _names_model_for_evaluation(value.id):
                     handed_for_evaluation = True
     return bound and handed_for_evaluation
+
+
+def _callers_switch_attribute_to_eval(analysis: Analysis, method, attr: str) -> bool:
+    """The method is called in the file, and every call is `obj.<method>(...)` on a plain name
+    whose function put `obj.<attr>` in eval mode before it, not back in train (`rf.model.eval()`,
+    then `images = rf.sample(noise, cond)`): the caller sets the mode of the model the object
+    holds, as it would for a model handed in."""
+    sites = analysis.callers_outside(method)
+    if not sites:
+        return False
+    for site in sites:
+        receiver = site.func.value if isinstance(site.func, ast.Attribute) else None
+        if not isinstance(receiver, ast.Name):
+            return False
+        at = (site.lineno, site.col_offset)
+        last = None
+        for call in analysis.context(site).function.calls:
+            func = call.func
+            if (isinstance(func, ast.Attribute) and func.attr in ("eval", "train")
+                    and isinstance(func.value, ast.Attribute) and func.value.attr == attr
+                    and isinstance(func.value.value, ast.Name) and func.value.value.id == receiver.id
+                    and (call.lineno, call.col_offset) < at
+                    and (last is None or (call.lineno, call.col_offset) > (last.lineno, last.col_offset))):
+                last = call
+        if last is None or mode_of_chain(last) != "eval":
+            return False
+    return True
 
 
 def _names_model_for_evaluation(name: str) -> bool:
