@@ -1540,7 +1540,7 @@ def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call
     arg = analysis.argument_for(site, function, param)
     if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "eval":
         return True
-    if isinstance(arg, ast.Attribute) and _last_switch_before(analysis.context(site).function, site, arg) == "eval":
+    if isinstance(arg, ast.Attribute) and last_switch_before(analysis.context(site).function, site, dotted(arg)) == "eval":
         return True  # `self.GAN.eval()`, then `generate(self.GAN.G, ...)`: a submodule shares the mode
     if isinstance(arg, ast.Subscript) and isinstance(arg.value, ast.Name):  # `do_sampling(models[0], ...)`
         owner = analysis.context(site).function
@@ -1564,11 +1564,10 @@ def _caller_evaluates(analysis: Analysis, function: FunctionInfo, site: ast.Call
     return False
 
 
-def _last_switch_before(function: FunctionInfo, site: ast.Call, module: ast.Attribute) -> str | None:
-    """"eval" / "train": the last mode switch, in `function` before `site`, of the module
-    `module` names (`self.GAN.G`) or of one holding it (`self.GAN.eval()` switches every
-    submodule); None when there is none."""
-    chain = dotted(module)
+def last_switch_before(function: FunctionInfo, site: ast.Call, chain: str | None) -> str | None:
+    """"eval" / "train": the last mode switch, in `function` before `site`, of the module the
+    dotted name `chain` names (`self.GAN.G`, `rf.model`) or of one holding it (`self.GAN.eval()`
+    switches every submodule); None when there is none."""
     if chain is None:
         return None
     last, where = None, (site.lineno, site.col_offset)

@@ -9,7 +9,7 @@ from typing import Iterator
 
 from torch_lsp.analysis import (
     IDENTIFIER_WORDS, Analysis, arrives_in_eval_mode, attribute_loaded_in_eval_mode, construction_of, eval_switch_before,
-    evaluation_model_calls, in_eval_mode, mode_of_chain, name_says_evaluation, named_for_evaluation,
+    evaluation_model_calls, in_eval_mode, last_switch_before, name_says_evaluation, named_for_evaluation,
     self_model_switched, trainer_model_calls,
 )
 from torch_lsp.diagnostics import register
@@ -306,17 +306,7 @@ def _callers_switch_attribute_to_eval(analysis: Analysis, method, attr: str) -> 
         receiver = site.func.value if isinstance(site.func, ast.Attribute) else None
         if not isinstance(receiver, ast.Name):
             return False
-        at = (site.lineno, site.col_offset)
-        last = None
-        for call in analysis.context(site).function.calls:
-            func = call.func
-            if (isinstance(func, ast.Attribute) and func.attr in ("eval", "train")
-                    and isinstance(func.value, ast.Attribute) and func.value.attr == attr
-                    and isinstance(func.value.value, ast.Name) and func.value.value.id == receiver.id
-                    and (call.lineno, call.col_offset) < at
-                    and (last is None or (call.lineno, call.col_offset) > (last.lineno, last.col_offset))):
-                last = call
-        if last is None or mode_of_chain(last) != "eval":
+        if last_switch_before(analysis.context(site).function, site, f"{receiver.id}.{attr}") != "eval":
             return False
     return True
 
