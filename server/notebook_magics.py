@@ -45,7 +45,8 @@ AUTOMAGICS = ("pip", "conda", "mamba", "micromamba", "uv", "cd", "pwd", "ls", "l
               "who", "whos", "history", "reset", "pinfo", "psource", "writefile", "load", "tensorboard")
 # The name, blanks, then what cannot go on a Python expression (`env = make(...`, `time (a,`
 # are Python even where the first line alone does not parse).
-AUTOMAGIC = re.compile(r"(?:" + "|".join(AUTOMAGICS) + r")[ \t]+[^\s=(\[{,:;+*%<>!&|^@)\]}#]")
+_OPERATOR_CHARS = r"\s=(\[{,:;+*%<>!&|^@)\]}#"  # what may follow a name in Python (in a `[...]` class)
+AUTOMAGIC = re.compile(r"(?:" + "|".join(AUTOMAGICS) + r")[ \t]+[^" + _OPERATOR_CHARS + "]")
 # A line that starts with %, ! or ?, an assignment from ! or %, a ? before a line's end, or a
 # line magic written without its % (`pip install`).
 MAYBE_IPYTHON = re.compile(r"^[ \t]*(?:[%!?]|(?:" + "|".join(AUTOMAGICS) + r")[ \t]+\S)|=[ \t]*[!%]|\?[ \t]*(?:#.*)?$",
@@ -286,9 +287,9 @@ SHELL_COMMANDS = ("git", "wget", "curl", "unzip", "tar", "gzip", "gunzip", "zip"
                   "kaggle", "huggingface-cli", "torchrun", "accelerate", "deepspeed", "nvcc", "chmod", "touch",
                   "head", "tail", "du", "df", "free", "which", "make", "cmake", "pip3", "ln", "find", "grep", "sed",
                   "awk", "tensorboard", "jupyter", "nproc", "lscpu", "yes")
-# The command, blanks, then what cannot go on in a Python expression (as `AUTOMAGIC`).
-SHELL_COMMAND = re.compile(r"[ \t]*((?:" + "|".join(map(re.escape, SHELL_COMMANDS))
-                           + r")[ \t]+[^\s=(\[{,:;+*%<>!&|^@)\]}#.][^\r\n]*?)[ \t]*$")
+# The command, blanks, then what cannot go on in a Python expression (as `AUTOMAGIC`, nor `.`).
+SHELL_COMMAND = re.compile(r"[ \t]*((?:" + "|".join(map(re.escape, SHELL_COMMANDS)) + r")[ \t]+"
+                           + "[^" + _OPERATOR_CHARS + r".][^\r\n]*?)[ \t]*$")
 SHOWN_COMMAND = 60  # characters of the command a message quotes
 
 
