@@ -229,3 +229,38 @@ def test_a_bare_cuda_is_the_device_a_per_rank_program_made_current():
     assert [f.line for f in check_source(PER_RANK, "t.py", select).findings] == [15]
     without_set_device = PER_RANK.replace("torch.cuda.set_device(device)\n", "")
     assert [f.line for f in check_source(without_set_device, "t.py", select).findings] == [10, 10, 13, 14]
+
+
+PINNED = '''import torch
+
+scorer = torch.nn.Linear(8, 1)
+scorer_device = torch.device("cuda:{}".format(1))
+scorer.to(scorer_device)
+
+
+def score(batch):
+    return scorer(batch.to(scorer_device))
+
+
+def generate(policy, prompts):
+    policy.to("cuda")
+    return policy(prompts.cuda())
+
+
+def score_on_gpu(batch):
+    return scorer(batch.cuda()) if scorer_device else None
+'''
+
+
+def test_a_function_placing_its_own_model_beside_one_pinned_by_number():
+    """The module pins one model to a GPU by number with no CPU fallback (`scorer_device =
+    torch.device("cuda:{}".format(1))`); `generate` never reads that variable and puts its own
+    model and inputs on "cuda": GPUs placed by hand, and the script needs them anyway.  A function
+    that reads the variable and still writes `.cuda()` is flagged, and so is every call once the
+    variable has a CPU fallback."""
+    select = Settings().with_selection(Selection(select=("TL105",)))
+    assert [f.line for f in check_source(PINNED, "t.py", select).findings] == [18]
+    fallback = PINNED.replace('scorer_device = torch.device("cuda:{}".format(1))\n',
+                              'scorer_device = torch.device("cuda:{}".format(1))\n'
+                              'if not torch.cuda.is_available():\n    scorer_device = "cpu"\n')
+    assert [f.line for f in check_source(fallback, "t.py", select).findings] == [15, 16, 20]

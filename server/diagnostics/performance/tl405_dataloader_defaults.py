@@ -63,7 +63,10 @@ class DataLoaderDefaults(Rule):
     pickle it), the batch is the whole dataset (`batch_size=len(dataset)`: one batch per pass,
     nothing for workers to prepare ahead; so too a dataset of a class whose `__len__` returns the
     size its construction passes as a literal within the batch size, `DataLoader(MeshSamples(path,
-    size=1), batch_size=1)`, a dummy validation set), or the file is a test or a helper of a test suite. The dataset class is
+    size=1), batch_size=1)`, a dummy validation set), or the file is a test or a helper of a test suite.
+    An explicit `num_workers=0` with a comment about workers on its line or just above it or
+    above the call (`# more workers crash with gradient accumulation`) is a choice the author
+    explained: only missing pinned memory is reported there. The dataset class is
     looked up in the file and in the workspace file its import names; a dataset a function
     reads from its enclosing scope (a notebook's earlier cell) is followed there.
 
@@ -106,7 +109,8 @@ class DataLoaderDefaults(Rule):
                 continue  # a closure `collate_fn` cannot be pickled for spawned workers: not a drop-in change
             problems, fixes = [], []
             workers = argument(call, 5, "num_workers")
-            if workers is None or (isinstance(workers, ast.Constant) and workers.value == 0):
+            if workers is None or (isinstance(workers, ast.Constant) and workers.value == 0
+                                   and not _zero_workers_explained(analysis, call, workers)):
                 problems.append("loads batches in the main process (no `num_workers`)"
                                 if workers is None else "loads batches in the main process (`num_workers=0`)")
                 fixes.append("num_workers=4")
@@ -147,6 +151,28 @@ class DataLoaderDefaults(Rule):
         if isinstance(dataset, (ast.List, ast.Tuple)):
             return True
         return isinstance(dataset, ast.Call) and isinstance(dataset.func, ast.Name) and dataset.func.id in ("range", "list")
+
+
+_WORKER_WORDS = ("worker", "multi-process", "multiprocess", "multi process")
+
+
+def _zero_workers_explained(analysis: Analysis, call: ast.Call, workers: ast.expr) -> bool:
+    """`num_workers=0` written out with a comment saying why, on its line or in the comment lines
+    just above it or above the call (`# more workers crash with gradient accumulation`, `# the
+    data is pre-processed, no need for multi-process loading`): a choice the author made and
+    explained, which the advice to add workers would undo."""
+    texts = []
+    line = analysis.lines.line_text(workers.end_lineno)
+    rest = line.encode("utf-8")[workers.end_col_offset:].decode("utf-8", errors="ignore").lstrip(" ,)")
+    if rest.startswith("#"):
+        texts.append(rest)
+    for start in {workers.lineno, call.lineno}:
+        for number in range(start - 1, max(start - 4, 0), -1):
+            text = analysis.lines.line_text(number).strip()
+            if not text.startswith("#"):
+                break
+            texts.append(text)
+    return any(word in text.lower() for text in texts for word in _WORKER_WORDS)
 
 
 def _whole_dataset_batch(call: ast.Call) -> bool:

@@ -66,7 +66,10 @@ class MissingZeroGrad(Rule):
     `torch.optim.SGD([x])`, as latent-optimising guidance does): a new tensor starts without
     a gradient; nor a loop that builds its modules and the optimizer over their parameters
     anew in every iteration (a test taking one step per configuration): new parameters
-    start without gradients. The fix is safe only when the
+    start without gradients. Nor a loop whose only step is a training framework's
+    `optimizer_step` (`self.strategy.optimizer_step(optimizer, model, scheduler)`, anything
+    but torch_xla's `xm.optimizer_step(optimizer)`): whether that step clears the gradients is
+    the framework's business (a DeepSpeed engine's `step()` zeroes them). The fix is safe only when the
     optimizer is known to be a `torch.optim` optimizer (constructed in the function, at
     module level, or passed one by every caller in the file); otherwise it is offered as
     unsafe.
@@ -97,7 +100,9 @@ class MissingZeroGrad(Rule):
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         for loop in analysis.stepping_loops:
             backward = analysis.backward_calls(loop)
-            steps = analysis.optimizer_steps(loop)
+            # `strategy.optimizer_step(optimizer, model, scheduler)`: a training framework's own step
+            # (OpenRLHF's DeepSpeed strategy runs the engine's `step()`, which clears the gradients)
+            steps = [step for step in analysis.optimizer_steps(loop) if not _framework_step(analysis, step)]
             if not backward or not steps or _clears_gradients(analysis, loop):
                 continue
             if any(_distributed_autograd(analysis, call) for call in backward):
@@ -256,9 +261,24 @@ def _construction(analysis: Analysis, loop: LoopInfo, step: ast.Call, optimizer:
     return construction_of(analysis, function, optimizer, step) if optimizer.isidentifier() else None
 
 
+def _framework_step(analysis: Analysis, step: ast.Call) -> bool:
+    """`self.strategy.optimizer_step(self.optimizer, self.model, self.scheduler)`: an `optimizer_step`
+    that is not torch_xla's `xm.optimizer_step(optimizer)` (which only reduces the gradients and
+    calls `optimizer.step()`) is a training framework's step, and whether it clears the
+    gradients is up to that framework (a DeepSpeed engine's `step()` zeroes them itself)."""
+    if call_name(step) != "optimizer_step":
+        return False
+    return not (analysis.call_qualname(step) or "").startswith("torch_xla.")
+
+
 def _optimizer_expr(step: ast.Call) -> str:
-    """`optimizer` for `optimizer.step()`, and for `scaler.step(optimizer)`."""
+    """`optimizer` for `optimizer.step()`, for `scaler.step(optimizer)` and for torch_xla's
+    `xm.optimizer_step(optimizer)`."""
     target = receiver(step)
+    if call_name(step) == "optimizer_step":
+        given = step.args[0] if step.args else next((k.value for k in step.keywords if k.arg == "optimizer"), None)
+        if given is not None:
+            return ast.unparse(given)
     if step.args and call_name(step) == "step" and target is not None:
         name = dotted(target) or ""
         if name.split(".")[-1].lower().endswith("scaler"):

@@ -36,7 +36,11 @@ class HardcodedDevice(Rule):
     which one device variable cannot express), nor a bare `.cuda()`, `.to("cuda")` or
     `device="cuda"` in a CUDA-only program whose module device is the process's GPU made current
     (`device = torch.device("cuda", local_rank)`, then `torch.cuda.set_device(device)`): the bare
-    "cuda" is that device (a numbered one, `"cuda:0"`, is still another rank's). The fix of
+    "cuda" is that device (a numbered one, `"cuda:0"`, is still another rank's), nor a call in
+    a function that never reads the module's device variable when that variable names one GPU
+    by a constant number with no CPU fallback (`rw_device = torch.device("cuda:1")` for a reward
+    model, while `inference(model)` puts the policy on `"cuda"`): the script places its models on
+    GPUs by hand and needs those GPUs anyway. The fix of
     `.cuda(<index variable>)` is unsafe (the index may differ from
     the device variable's), and so is any fix in a function the module calls before it
     assigns its device variable, or in module code above that assignment (a notebook cell
@@ -97,6 +101,10 @@ class HardcodedDevice(Rule):
                 continue
             if current_cuda and defined is module_device and _names_current_cuda(call):
                 continue
+            if defined is not None and defined is module_device and not function.is_module \
+                    and analysis.file_fact("TL105 the module's device is one GPU named by number", _module_device_pinned) \
+                    and not _reads_name(function, device):
+                continue  # the module pins one model to a GPU by number; this function places its own work
             if _gpu_index(call) is not None:
                 if by_hand is None:
                     by_hand = analysis.file_fact("TL105 GPUs placed by hand", _places_by_hand)
@@ -296,6 +304,39 @@ def _cuda_only(value: ast.AST) -> bool:
         return bool(first.values) and isinstance(first.values[0], ast.Constant) \
             and str(first.values[0].value).startswith("cuda:")
     return _is_cuda_string(first)
+
+
+def _one_numbered_gpu(value: ast.AST) -> bool:
+    """`torch.device("cuda:1")`, `torch.device("cuda", 1)`, `torch.device("cuda:{}".format(1))`,
+    `"cuda:1"`: one GPU named by a constant number, with no CPU fallback."""
+    if isinstance(value, ast.Call) and call_name(value) == "device" and value.args:
+        if len(value.args) == 2:
+            return _is_cuda_string(value.args[0]) and value.args[0].value == "cuda" \
+                and isinstance(value.args[1], ast.Constant) and type(value.args[1].value) is int
+        value = value.args[0]
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "format" \
+            and isinstance(value.func.value, ast.Constant) and value.func.value.value == "cuda:{}" \
+            and len(value.args) == 1 and not value.keywords:
+        index = value.args[0]
+        return isinstance(index, ast.Constant) and type(index.value) is int
+    return _is_cuda_string(value) and value.value[5:].isdigit() and value.value.startswith("cuda:")
+
+
+def _module_device_pinned(analysis: Analysis) -> bool:
+    """Every module-level assignment of the module's device variable names one GPU by a constant
+    number (`rw_device = torch.device("cuda:1")`): no CPU fallback anywhere (not `device =
+    torch.device("cuda:0")` in an `if torch.cuda.is_available():` whose `else` says "cpu")."""
+    defined = _module_device(analysis)
+    if defined is None:
+        return False
+    name = defined.targets[0].id
+    assignments = analysis.roles_for(analysis.module_scope).assignments.get(name, [])
+    return bool(assignments) and all(not a.unpacked and a.value is not None and _one_numbered_gpu(a.value)
+                                     for a in assignments)
+
+
+def _reads_name(function: FunctionInfo, name: str) -> bool:
+    return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(function.node))
 
 
 def _names_current_cuda(call: ast.Call) -> bool:
