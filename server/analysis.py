@@ -647,6 +647,13 @@ class Analysis:
         """The loop's own body calls a function of this file that backpropagates or steps an
         optimizer outside any loop of its own (`_backward(loss)` defined beside the loop): the
         loop runs once per step."""
+        return bool(self.helper_step_calls(loop))
+
+    def helper_step_calls(self, loop: LoopInfo) -> list[ast.Call]:
+        """The calls of the loop's own body (not a nested loop's) to a function of this file that
+        backpropagates or steps an optimizer outside any loop of its own (`loss = update(batch)`
+        with `def update(batch): ... loss.backward(); optim.step()` beside the loop)."""
+        found = []
         for call in loop.direct_calls:
             if not isinstance(call.func, ast.Name) or runs_an_attack(call):
                 continue  # `attack_pgd(model, x, y)` backpropagates to the input, it trains nothing
@@ -655,8 +662,8 @@ class Analysis:
             if len(helpers) == 1 and any(
                     (id(c) in self._backward_call_ids or self.roles[helpers[0]].is_optimizer_step(c))
                     and not self.context(c).loops for c in helpers[0].calls):
-                return True
-        return False
+                found.append(call)
+        return found
 
     # ------------------------------------------------------------ loop facts
     @cached_property

@@ -49,7 +49,10 @@ class MissingEvalMode(Rule):
     closure has no mode to switch), and a function
     under `no_grad` (not named for evaluation) whose result every caller hands to a function
     of the file that trains (`bank = init_memory(loader, model)`, then `train(..., bank)`):
-    it computes what the training consumes, in the training's mode on purpose. A parameter
+    it computes what the training consumes, in the training's mode on purpose; so does a run
+    under `no_grad` in a loop whose result feeds a training step that a helper of the file runs
+    later in the same loop (PPO's `data = adv_module(data)`, then `buffer.extend(data)` and
+    `for mb in buffer: update(mb)`, `update` backpropagating). A parameter
     named like a class (`Generator`) is the class handed in: calling it builds a model. A
     model passed by callers that all ran a function of the file leaving it in eval mode
     first (`evaluate(loader, model)` then `predict(text, model)`) counts as in eval mode (so
@@ -128,6 +131,8 @@ class MissingEvalMode(Rule):
                 continue
             if not named_or_switched and _feeds_training(analysis, function):
                 continue  # a no-grad pass computing what training consumes, in training's mode
+            if not named_or_switched and _precedes_helper_step(analysis, call):
+                continue  # PPO's advantages under no_grad, then `update(batch)` in the same loop
             built = construction_of(analysis, function, model, call, unwrap=tuple(MODEL_WRAPPERS))
             if built is not None and arrives_in_eval_mode(built) or named_model_is_mode_independent(
                     analysis, function, model, call):
@@ -198,8 +203,68 @@ def _feeds_training(analysis: Analysis, function) -> bool:
     return True
 
 
-def _passes_any(call: ast.Call, names: set[str]) -> bool:
+def _precedes_helper_step(analysis: Analysis, call: ast.Call) -> bool:
+    """The no-grad run's result feeds a training step that a helper of the file runs later in
+    the same loop (`epoch_data = adv_module(epoch_data)` under `no_grad`, then
+    `buffer.extend(epoch_data)` and `for mb in buffer: update(mb)` with `def update(batch):
+    ... loss.backward()` beside it): the pass computes what the step consumes (PPO's
+    advantages, targets) in training's mode on purpose, as it would in a function that
+    backpropagates itself (never checked). Not a rollout whose actions the update ignores."""
+    context = analysis.context(call)
+    statement = analysis.statement_of(call)
+    if not context.grad_disabled or not context.loops or not (
+            isinstance(statement, ast.Assign) and statement.value is call):
+        return False
+    at = (call.lineno, call.col_offset)
+    outer = context.loops[0]
+    fed = _names_fed(outer, {n.id for t in statement.targets for n in ast.walk(t) if isinstance(n, ast.Name)}, at)
+    for loop in analysis.loops:
+        inside = loop
+        while inside is not None and inside is not outer:
+            inside = inside.parent
+        if inside is None:
+            continue  # not the outermost loop holding the run, nor a loop nested in it
+        if any((step.lineno, step.col_offset) > at and _passes_any(step, fed, deep=True)
+               for step in analysis.helper_step_calls(loop)):
+            return True
+    return False
+
+
+def _names_fed(loop, names: set[str], at: tuple[int, int]) -> set[str]:
+    """`names` and what the loop's statements after `at` derive from them: names assigned from
+    them, a `for` target iterating them, a container they are added to (`buffer.extend(x)`)."""
+    fed = set(names)
+    later = [stmt for stmt in loop.statements if (stmt.lineno, stmt.col_offset) > at]
+    changed = True
+    while changed:
+        changed = False
+        for stmt in later:
+            targets: list[ast.AST] = []
+            if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and stmt.value is not None \
+                    and _mentions_any(stmt.value, fed):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            elif isinstance(stmt, (ast.For, ast.AsyncFor)) and _mentions_any(stmt.iter, fed):
+                targets = [stmt.target]
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                    and isinstance(stmt.value.func, ast.Attribute) and isinstance(stmt.value.func.value, ast.Name) \
+                    and _passes_any(stmt.value, fed, deep=True):
+                targets = [stmt.value.func.value]
+            new = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)} - fed
+            if new:
+                fed |= new
+                changed = True
+    return fed
+
+
+def _mentions_any(tree: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(node, ast.Name) and node.id in names for node in ast.walk(tree))
+
+
+def _passes_any(call: ast.Call, names: set[str], deep: bool = False) -> bool:
+    """The call passes one of `names` (with `deep`, anywhere in an argument: `mb.to(device)`)."""
     passed = list(call.args) + [k.value for k in call.keywords]
+    if deep:
+        return any(_mentions_any(arg, names) for arg in passed)
     return any(isinstance(arg, ast.Name) and arg.id in names for arg in passed)
 
 
