@@ -543,6 +543,8 @@ class SyncInTrainingLoop(Rule):
                 continue  # `x.cpu().tolist()`, `x.cpu().data.item()`: reported on the first sync of the chain
             if _made_on_host(analysis, target) or _bound_to_host_copy(analysis, _unwrapped(target)):
                 continue
+            if _left_on_host_by_the_step(analysis, target, call):
+                continue  # `r_id.item()` of ids the loop never moves while it moves the images
             loop = self._step_loop(analysis, call)
             if loop is None or _guarded_by_modulo(analysis, call) or in_branch_that_leaves(analysis, call, loop.node):
                 continue
@@ -618,6 +620,42 @@ def _fresh_from_step_loop(analysis: Analysis, name: ast.AST, at: ast.AST) -> boo
         return False
     return any(loop.node is assignment.statement and analysis.is_step_loop(loop)
                for loop in analysis.context(at).loops)
+
+
+def _left_on_host_by_the_step(analysis: Analysis, name: ast.AST, at: ast.AST, depth: int = 0) -> bool:
+    """`name` is an entry of the step loop's batch that the loop leaves where the loader made it
+    while it moves another entry of the same batch to the accelerator (`for image, text,
+    ref_ids in loader:` then `image = image.to(device)`): that loader yields host tensors, so
+    the entry left alone is on the host.  Also an element of iterating such an entry
+    (`for r_id, cam in zip(ref_ids, gradcam):`).  Not with a framework that places batches."""
+    if not isinstance(name, ast.Name) or depth > 2 or analysis.framework_places_on_accelerator:
+        return False
+    assignment = analysis.roles_for(at).last_assignment(name.id, at)
+    header = assignment.statement if assignment is not None else None
+    if not isinstance(header, ast.For):
+        return False
+    step = next((loop for loop in analysis.context(at).loops if loop.node is header), None)
+    if step is not None and analysis.is_step_loop(step):
+        entries = [n.id for n in walk_nodes(header.target) if isinstance(n, ast.Name)]
+        moved = {receiver(c).id for c in step.calls if isinstance(receiver(c), ast.Name)
+                 and receiver(c).id in entries and analysis.moves_batch_to_accelerator(c)}
+        return bool(moved) and name.id not in moved
+    source = _iterated_entry(header, name.id)
+    return source is not None and _left_on_host_by_the_step(analysis, source, header, depth + 1)
+
+
+def _iterated_entry(header: ast.For, bound: str) -> ast.Name | None:
+    """The name whose elements `bound` takes in `for bound in source:` or `for bound, other in
+    zip(source, others):`."""
+    target, source = header.target, header.iter
+    if isinstance(target, ast.Name) and target.id == bound and isinstance(source, ast.Name):
+        return source
+    if isinstance(target, ast.Tuple) and isinstance(source, ast.Call) and isinstance(source.func, ast.Name) \
+            and source.func.id == "zip" and len(source.args) == len(target.elts):
+        for element, argument in zip(target.elts, source.args):
+            if isinstance(element, ast.Name) and element.id == bound and isinstance(argument, ast.Name):
+                return argument
+    return None
 
 
 def _trainer_model_output(analysis: Analysis, name: ast.AST, at: ast.AST) -> bool:
