@@ -143,14 +143,24 @@ def _bound_value(analysis: "Analysis", name: ast.Name) -> ast.AST | None:
     return stmt.value if dominates(analysis, stmt, statement) else None
 
 
-def _is_maximum(analysis: "Analysis", node: ast.AST) -> bool:
-    while True:  # `[0]`, `.values`, `.data`, `.detach()` keep the maximum
+# Methods that keep a tensor's values and only change its shape or graph: a maximum stays one
+# (`m.unsqueeze(dim).expand_as(x)`, subtracted from `x` to stabilise the exponentials by hand).
+_VALUE_KEEPING_METHODS = {"detach", "unsqueeze", "squeeze", "expand", "expand_as", "view", "reshape",
+                          "broadcast_to", "view_as", "reshape_as"}
+
+
+def _is_maximum(analysis: "Analysis", node: ast.AST, depth: int = 0) -> bool:
+    while True:  # `[0]`, `.values`, `.data`, `.detach()`, `.unsqueeze(dim)` keep the maximum
         if isinstance(node, ast.Subscript) or (isinstance(node, ast.Attribute) and node.attr in ("values", "data")):
             node = node.value
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach":
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in _VALUE_KEEPING_METHODS:
             node = node.func.value
         else:
             break
+    if isinstance(node, ast.Name) and depth < 3:  # `m, _ = torch.max(x, dim)`, then `m.unsqueeze(dim)`
+        bound = _bound_value(analysis, node)
+        return bound is not None and _is_maximum(analysis, bound, depth + 1)
     if not isinstance(node, ast.Call):
         return False
     qualname = analysis.call_qualname(node)
