@@ -190,7 +190,35 @@ def _blank_line(text: str, line: int, message: str) -> str:
     if replacement == original:
         return text
     pieces[index] = replacement
+    if message.startswith("expected an indented block"):
+        _blank_orphan_clauses(pieces, index)
     return "".join(pieces)
+
+
+# The clauses that continue a compound statement at its header's depth.
+_CLAUSE = re.compile(r"(?:else|elif|except|finally)\b")
+# What starts a statement of its own at that depth: the clauses after it are its own.
+_COMPOUND = re.compile(r"(?:if|for|while|try|with|def|class|async|match)\b|@")
+
+
+def _blank_orphan_clauses(pieces: list[str], index: int) -> None:
+    """After the header at `index` (whose body is missing: flattened to its own depth, as a
+    paste can leave it) was blanked, the clauses that continued it (`else:`, `elif x:`,
+    `except E:`, `finally:`) at its depth would each be one more error for the same mistake:
+    they are blanked too (kept as `if 1:` when an indented body follows), up to the next
+    compound statement at that depth or the end of the enclosing block."""
+    depth = _depth(pieces[index])
+    for later in range(index + 2, len(pieces), 2):
+        code = pieces[later]
+        stripped = code.strip()
+        if not stripped or stripped.startswith("#") or _depth(code) > depth:
+            continue
+        if _depth(code) < depth or _COMPOUND.match(stripped):
+            return
+        if _CLAUSE.match(stripped):
+            indent = code[:depth]
+            pieces[later] = (indent + "if 1:".ljust(len(code) - depth) if _heads_block(pieces, later, indent)
+                             else " " * len(code))
 
 
 def _blank_block(pieces: list[str], index: int) -> list[str]:

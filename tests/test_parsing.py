@@ -106,6 +106,11 @@ def test_a_file_nothing_of_which_parses_says_so():
     # blanking it would leave the call open (two "'(' was never closed" errors on lines that are fine).
     ("call closed before an unmatched unindent",
      "     layers = nn.Sequential(\n            nn.ReLU(),\n        )\n    return layers\n"),
+    # A pasted if/else that lost its bodies' indentation: the header and its `else:` are one mistake.
+    ("if/else bodies flattened", "    if y:\n    total = 0\n    else:\n    total = 1\n    return total\n"),
+    ("if body flattened, else body kept", "    if y:\n    total = 0\n    else:\n        total = 1\n    return total\n"),
+    ("try body flattened", "    try:\n    total = y[0]\n    except IndexError:\n    total = 0\n    finally:\n    pass\n"
+                           "    return total\n"),
 ])
 def test_one_indentation_mistake_is_one_syntax_error(mistake, body):
     source = f"import torch.nn as nn\n\n\ndef f(y):\n{body}\n\ndef g(m):\n    return nn.DataParallel(m)\n"
