@@ -7,7 +7,8 @@ The benchmark never asserts; it measures, in one run on this machine:
   * the real server over stdio: start-up to the `initialize` response, didOpen and
     didChange (one typed character) to `publishDiagnostics`, and its memory;
   * didOpen to the answer of a `textDocument/diagnostic` sent right after it: the
-    complete diagnostics for a pull client, the first step for one that supports refresh;
+    complete diagnostics for a pull client, the first step for one that supports refresh,
+    and for a file that `workspace/diagnostic` already checked (as VS Code asks at start);
   * one character typed in a function of a 2,000 / 5,000-line file: edit -> first publish
     and edit -> complete diagnostics, checked incrementally and, alternately in the same
     run, the whole-file way (`edit_bench`);
@@ -104,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     if "pull" in only:
         rows += pull_rows(runs, refreshes=False)
         rows += pull_rows(runs, refreshes=True)
+        rows += workspace_open_rows(runs)
     if "edit" in only:
         rows += edit_rows(runs)
     if "memory" in only:
@@ -286,6 +288,45 @@ def _pull_rows(session: server_bench.ServerSession, runs: Runs, kind: str) -> li
                         f"{median(samples) / median(parses):.1f}x ast.parse ({ms(median(parses))}){target}; "
                         f"{counts[0]} diagnostics {contents}; {spread(samples)}"))
     return rows
+
+
+def workspace_open_rows(runs: Runs) -> list[Row]:
+    """didOpen -> the first answer to a `textDocument/diagnostic` sent right after it, for
+    files of a workspace that a refresh client (VS Code's) had pulled `workspace/diagnostic`
+    for, as it does at start: the files are opened unchanged, so the answer is the complete
+    diagnostics the background check made of the same text (the file's own check follows)."""
+    folder = DATA_DIR / "workspace_open"
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("*.py"):
+        stale.unlink()
+    texts = {}
+    for variant in range(1, runs.open + 1):
+        path = folder / f"opened_{TARGET_SIZE}_v{variant}.py"
+        texts[path] = generate_source(TARGET_SIZE, 700 + variant)
+        path.write_text(texts[path], encoding="utf-8")
+    log_path = DATA_DIR / "server-stderr-workspace.log"
+    what = "didOpen of a file workspace/diagnostic checked -> complete diagnostics (pull, refresh)"
+    try:
+        session = server_bench.start_session(folder, log_path, pulls=True, refreshes=True)
+    except Exception as error:
+        return [Row(what, "", "unavailable", f"{error} (stderr: {log_path})")]
+    try:
+        reported = server_bench.pull_workspace(session)
+        samples, parses, counts = [], [], []
+        for path, text in texts.items():
+            parses.append(check_bench.ast_parse_seconds(text, 3))
+            latency, count = server_bench.open_and_pull(session, path, text)
+            samples.append(latency)
+            counts.append((count, reported.get(path.as_uri())))
+            server_bench.close_document(session, path)
+    except Exception as error:
+        return [Row(what, "", "failed", f"{error} (stderr: {log_path})")]
+    finally:
+        session.client.shutdown()
+    count, in_report = counts[0]
+    return [Row(what, lines_label(TARGET_SIZE), ms(median(samples)),
+                f"{median(samples) / median(parses):.1f}x ast.parse ({ms(median(parses))}); {count} diagnostics "
+                f"incl. shape rules (the workspace report: {in_report}); {spread(samples)}")]
 
 
 def edit_rows(runs: Runs) -> list[Row]:

@@ -164,6 +164,15 @@ def open_and_pull(session: ServerSession, path: Path, text: str) -> tuple[float,
     return answer.at - sent, len(answer.message["result"].get("items", []))
 
 
+def pull_workspace(session: ServerSession, timeout: float = 10 * WAIT_S) -> dict[str, int]:
+    """`workspace/diagnostic`, answered once every file of the folder is checked; the number
+    of diagnostics reported per uri."""
+    answer = session.client.request("workspace/diagnostic", {"previousResultIds": []}, timeout)
+    if "error" in answer.message:
+        raise RuntimeError(f"workspace/diagnostic failed: {answer.message['error']}")
+    return {item["uri"]: len(item.get("items", [])) for item in answer.message["result"]["items"]}
+
+
 def close_document(session: ServerSession, path: Path) -> None:
     uri = path.as_uri()
     session.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})

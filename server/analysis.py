@@ -869,13 +869,22 @@ class Analysis:
         return kw is not None and isinstance(kw.value, ast.Constant) and kw.value.value is True
 
     def argument_for(self, call: ast.Call, function: FunctionInfo, param: str) -> ast.AST | None:
-        """The expression a call passes for `param` of `function`."""
+        """The expression a call passes for `param` of `function` (a `launches` call passes
+        what follows the function)."""
         params = function.params
         if function.is_method and params and params[0] in ("self", "cls"):
             params = params[1:]
         if param not in params:
             return None
-        return argument(call, params.index(param), param)
+        return argument(call, params.index(param) + (1 if _launches(call, function) else 0), param)
+
+    def launches(self, function: FunctionInfo) -> list[ast.Call]:
+        """Calls that hand a top-level function of the file to an executor, which calls it with
+        the arguments that follow it (`pool.submit(estimate_and_save, model, batch)`).  Empty for
+        a method, or for a name several functions of the file have."""
+        if function.is_method or len(self.function_named(function.name)) != 1:
+            return []
+        return [c for c in self._calls_by_name.get("submit", ()) if _launches(c, function)]
 
     @cached_property
     def calls_through_tables(self) -> dict[str, list[ast.Call]]:
@@ -1226,8 +1235,10 @@ def _handed_over(analysis: Analysis, function: FunctionInfo) -> bool:
     """The function is never called here but handed to a call (`inference_func` given to a test
     harness, a `predict_fn` given to a tracer): whoever calls it sets the mode and the grad
     context (detectron2's export tests run it inside an adapter under `eval()` and `no_grad`).
-    Not one that switches a model to eval itself: it evaluates on its own account."""
-    if function.is_module or analysis.callers(function):
+    Not one that switches a model to eval itself: it evaluates on its own account, nor one
+    handed to an executor with its arguments (`pool.submit(predict, model, x)`, `launches`):
+    that is a call whose arguments the file shows."""
+    if function.is_module or analysis.callers(function) or analysis.launches(function):
         return False
     if any(switch.mode == "eval" for switch in analysis.mode_switches.get(function, ())):
         return False  # it sets the mode itself (`facenet.eval()`, then a `pool.map` worker): no caller does
@@ -1352,8 +1363,10 @@ def in_eval_mode(analysis: Analysis, function: FunctionInfo, call: ast.Call, mod
         return True
     if _wraps_evaluated_model(analysis, function, model, call) or _in_library_eval_block(analysis, call, model):
         return True
-    # A recursive call handing the model on keeps the mode the outer callers set.
-    callers = [site for site in analysis.callers(function) if not _hands_on_recursively(analysis, function, site, model)]
+    # A recursive call handing the model on keeps the mode the outer callers set; a function
+    # handed to an executor runs in the mode its launcher left the model in.
+    callers = [site for site in analysis.callers(function) + analysis.launches(function)
+               if not _hands_on_recursively(analysis, function, site, model)]
     if callers and model in function.params:
         outer = _outer | {id(function)}
         return all(_caller_evaluates(analysis, function, site, model, outer) for site in callers)
@@ -1371,6 +1384,12 @@ def _in_library_eval_block(analysis: Analysis, call: ast.Call, model: str) -> bo
             return True
         node = analysis.parents.get(node)
     return False
+
+
+def _launches(call: ast.Call, function: FunctionInfo) -> bool:
+    """`call` is `<executor>.submit(function, ...)`."""
+    return (isinstance(call.func, ast.Attribute) and call.func.attr == "submit" and bool(call.args)
+            and isinstance(call.args[0], ast.Name) and call.args[0].id == function.name)
 
 
 def _hands_on_recursively(analysis: Analysis, function: FunctionInfo, site: ast.Call, param: str) -> bool:

@@ -15,7 +15,9 @@ through these states (the key of a check is uri, version and settings generation
           |    while a check runs, its end     |
           |    instead)                        |
           v                                    v
-      first pass  (every rule but the shape rules, on the analysis thread)
+      first pass  (every rule but the shape rules, on the analysis thread; for a
+          |        document just opened with the text the workspace diagnostics
+          |        checked in the background, their report instead, every rule's)
           |    \\
           |     `-> push: publish if current     pull: answer, then refresh
           v                                        if the complete list differs
@@ -129,6 +131,9 @@ class CheckScheduler:
         # its shape pass, which no kept version holds: the next check parses its edit from there
         # (in a storm of edits no check finishes, and each would otherwise parse from scratch).
         self._typed_past: dict[str, ParsedVersion] = {}
+        # Per document: the version as opened, until its first pull: if the workspace
+        # diagnostics checked that very text in the background, that pull is answered from them.
+        self._just_opened: dict[str, OpenDocument] = {}
         self._last_collection = 0.0
         self._collection_waits = False  # a collection is asked for, once the interval has passed
         self._collection_asked: float | None = None  # when the collection waiting now was first asked for
@@ -138,6 +143,14 @@ class CheckScheduler:
         self._probe_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="torch-lsp-probe")
 
     # -- what handlers call ----------------------------------------------------
+    def opened(self, document: OpenDocument) -> None:
+        """A document was opened: check it (a push client's), remembering the version opened
+        until its first check is published, or pulled by a client that pulls in two steps
+        (`_known_at_open`)."""
+        if self.server.pushes_diagnostics(document.uri) or self.server.pulls_in_two_steps:
+            self._just_opened[document.uri] = document
+        self.check_soon(document.uri, 0)
+
     def check_soon(self, uri: str, delay: float, after_running: bool = False) -> None:
         """Check and publish after `delay`, where the document's diagnostics are pushed (a
         pull client asks for the others), and with `after_running`, once the passes running or
@@ -171,6 +184,7 @@ class CheckScheduler:
         self.cancel(uri)
         self._unstoppable_seconds.pop(uri, None)
         self._typed_past.pop(uri, None)
+        self._just_opened.pop(uri, None)
         latest = self.versions.latest(uri)
         self._release_later(self.versions.forget(uri))
         try:
@@ -242,14 +256,16 @@ class CheckScheduler:
     async def pulled(self, uri: str) -> tuple[CheckedVersion | None, bool]:
         """What a pull of the document's diagnostics is answered with, and whether it is
         complete: for a client that pulls again when asked, the first pass of a version not
-        yet checked (the refresh follows once the complete pass differs), else the complete
-        check of the newest version.  A failed check answers with the last version kept."""
+        yet checked (the refresh follows once the complete pass differs), or for a document
+        just opened with the text the workspace diagnostics checked in the background, their
+        report of it; else the complete check of the newest version.  A failed check answers
+        with the last version kept."""
         complete = True
         try:
             checked = None
             document = self.server.documents.get(uri)
             if self.server.pulls_in_two_steps and document is not None and not self._checked_or_running(document):
-                checked = await self._first_pass(document)
+                checked = await self._known_at_open(document) or await self._first_pass(document)
                 if checked is not None and self.server.documents.get(uri) is document:
                     self._refresh_when_complete(document, checked)
                     complete = False
@@ -263,6 +279,19 @@ class CheckScheduler:
         if complete:
             self._collect_garbage_when_idle()
         return checked, complete
+
+    async def _known_at_open(self, document: OpenDocument) -> CheckedVersion | None:
+        """The diagnostics of a document as opened, unedited, from the workspace diagnostics'
+        report of the same text under the same settings (a light version, not kept: the
+        document's own check follows, and a refresh if its findings differ: a file it imports
+        may be open with unsaved edits)."""
+        if self._just_opened.pop(document.uri, None) is not document:
+            return None
+        await self._settings_settled()
+        known = self.server.workspace_reports.known_diagnostics(document.uri, document.text)
+        if known is None or self.server.documents.get(document.uri) is not document:
+            return None
+        return CheckedVersion(document.version, self.server.settings.generation, None, list(known), light=True)
 
     async def on_analysis_thread(self, work: Callable, *args):
         """The result of `work(*args)`, run on the analysis thread after the checks queued there."""
@@ -314,14 +343,16 @@ class CheckScheduler:
 
     async def _check_and_publish(self, uri: str) -> None:
         """Push diagnostics in two steps: every rule but the shape rules first (most of the
-        findings, sooner), then all of them once the shape pass has run on the same analysis."""
+        findings, sooner), then all of them once the shape pass has run on the same analysis;
+        for a document just opened with a text the workspace diagnostics checked, their report
+        first, then the document's own check if it differs."""
         document = self.server.documents.get(uri)
         if document is None:
             return
         try:
             first_pass = published = None
             if not self._checked_or_running(document):
-                first_pass = await self._first_pass(document)
+                first_pass = await self._known_at_open(document) or await self._first_pass(document)
                 if first_pass is not None:
                     published = self._publish_if_current(document, first_pass)
             checked = await self.checked(document, first_pass)

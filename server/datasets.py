@@ -36,7 +36,7 @@ from torch_lsp.fact_cache import FactKey
 from torch_lsp.notebooks import is_notebook_program
 from torch_lsp.syntax_index import syntax_index
 from torch_lsp.roles import DEVICE_NAME, reaching_assignment
-from torch_lsp.syntax_nodes import argument, call_name, is_main_guard, is_self_attribute, keyword, walk_nodes
+from torch_lsp.syntax_nodes import argument, call_name, has_star_args, is_main_guard, is_self_attribute, keyword, walk_nodes
 from torch_lsp.workspace_files import workspace_analysis
 
 if TYPE_CHECKING:
@@ -151,6 +151,76 @@ _NOT_TENSOR_FUNCTIONS = {"load", "device", "compile", "no_grad", "manual_seed", 
 # `torch.Tensor(x)`, `torch.FloatTensor(x)`: legacy constructors, a tensor built in memory.
 _LEGACY_TENSOR_TYPES = {"Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor",
                         "ShortTensor", "ByteTensor", "BoolTensor"}
+
+
+def dataset_fits_one_batch(analysis: "Analysis", loader: ast.Call) -> bool:
+    """`DataLoader(SDFDataset(path, size=1), batch_size=1)`: every value the dataset argument may
+    hold constructs a class (of the file or a project file) whose `__len__` returns a literal or an
+    attribute `__init__` sets from one of its parameters and nothing else rebinds, and the
+    construction's literal length is at most the loader's literal `batch_size` (default 1): one
+    batch per pass, so workers have no later batch to prepare.  A sampler decides the length
+    itself: not followed."""
+    if any(keyword(loader, name) is not None for name in ("sampler", "batch_sampler")):
+        return False
+    size = argument(loader, 1, "batch_size")
+    batch = 1 if size is None else (size.value if isinstance(size, ast.Constant) and type(size.value) is int else None)
+    if batch is None:
+        return False
+    values = list(_dataset_values(analysis, argument(loader, 0, "dataset"), loader, depth=0))
+    if not values:
+        return False
+    for value in values:
+        if not isinstance(value, ast.Call):
+            return False
+        cls = _dataset_class(analysis, value)
+        length = _constructed_length(cls, value) if cls is not None else None
+        if length is None or length > batch:
+            return False
+    return True
+
+
+def _constructed_length(cls: ast.ClassDef, construction: ast.Call) -> int | None:
+    """The length `construction` gives an instance of `cls`, when `__len__` is one `return` of a
+    literal int or of `self.<attr>` that only `__init__` binds, once, to one of its parameters,
+    and the construction passes that parameter (or leaves its default) as a literal int."""
+    methods = _methods(cls)
+    length = methods.get("__len__")
+    if length is None or len(length.body) != 1 or not isinstance(length.body[0], ast.Return):
+        return None
+    returned = length.body[0].value
+    if isinstance(returned, ast.Constant) and type(returned.value) is int:
+        return returned.value
+    if not (returned is not None and is_self_attribute(returned)):
+        return None
+    init = methods.get("__init__")
+    if init is None or init.args.vararg or init.args.kwarg:
+        return None
+    stores = [node for method in methods.values() for node in walk_nodes(method)
+              if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del))
+              and is_self_attribute(node) and node.attr == returned.attr]
+    if len(stores) != 1:
+        return None
+    store = stores[0]
+    assign = next((n for n in walk_nodes(init) if isinstance(n, ast.Assign) and store in n.targets), None)
+    if assign is None or assign not in init.body or not isinstance(assign.value, ast.Name):
+        return None
+    positional = [a.arg for a in [*init.args.posonlyargs, *init.args.args]][1:]
+    parameter = assign.value.id
+    if any(isinstance(n, ast.Name) and n.id == parameter and isinstance(n.ctx, ast.Store) for n in walk_nodes(init)):
+        return None
+    if has_star_args(construction):
+        return None
+    given = keyword(construction, parameter)
+    value = given.value if given is not None else None
+    if value is None and parameter in positional and positional.index(parameter) < len(construction.args):
+        value = construction.args[positional.index(parameter)]
+    if value is None:
+        defaults = dict(zip(positional[len(positional) - len(init.args.defaults):], init.args.defaults))
+        defaults.update({a.arg: d for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults) if d is not None})
+        value = defaults.get(parameter)
+        if value is None:
+            return None
+    return value.value if isinstance(value, ast.Constant) and type(value.value) is int else None
 
 
 def batches_made_on_device(analysis: "Analysis", loader: ast.Call) -> bool:
@@ -657,7 +727,8 @@ def _returned_element(analysis: "Analysis", value: ast.AST, index: int | None):
 
 def _value_for(target: ast.AST, value: ast.AST, name: str) -> tuple[ast.AST, int | None] | None:
     """What `target = value` binds to `name`, with the tuple index when it unpacks a call
-    (`a, b = random_split(ds, ...)` binds views of ds; `ds, model = build()` the first element)."""
+    (`a, b = random_split(ds, ...)` binds views of ds; `ds, model = build()` the first element;
+    `a, b = [Dataset(s) for s in splits]` one evaluation of the comprehension's element)."""
     if isinstance(target, ast.Name):
         return (value, None) if target.id == name else None
     if isinstance(target, (ast.Tuple, ast.List)):
@@ -667,6 +738,10 @@ def _value_for(target: ast.AST, value: ast.AST, name: str) -> tuple[ast.AST, int
                     return value.elts[index], None
                 if isinstance(value, ast.Call) and _unpacks_views(value):
                     return value, None
+                if isinstance(value, (ast.ListComp, ast.GeneratorExp)):
+                    # `train, val, test = [ListDataset(...) for idx in splits]`: each name is one
+                    # evaluation of the comprehension's element, not the list of samples
+                    return value.elt, None
                 return value, index
     return None
 

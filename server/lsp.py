@@ -407,8 +407,7 @@ def create_server() -> TorchLanguageServer:
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TorchLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
         item = params.text_document
-        ls.documents.open(item.uri, item.version, opened_text(item))
-        ls.scheduler.check_soon(item.uri, 0)
+        ls.scheduler.opened(ls.documents.open(item.uri, item.version, opened_text(item)))
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: TorchLanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:

@@ -77,12 +77,14 @@ MODEL_WRAPPERS = {
     "torch.jit.script",
     "torch.distributed.fsdp.FullyShardedDataParallel",
 }
+# Parameter-free modules that are functions, not models: activations, dropout, reshaping, and
+# the distance modules (`nn.CosineSimilarity()(a, b)` computes a similarity, as `F.cosine_similarity`).
 ACTIVATION_MODULES = {
     "ReLU", "ReLU6", "LeakyReLU", "PReLU", "RReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish",
     "Sigmoid", "Tanh", "Softmax", "Softmin", "LogSoftmax", "Softmax2d", "Softplus", "Softsign",
     "Hardtanh", "Hardswish", "Hardsigmoid", "Tanhshrink", "Softshrink", "Hardshrink", "LogSigmoid",
     "Threshold", "GLU", "Identity", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
-    "Flatten", "Unflatten", "Upsample", "PixelShuffle", "PixelUnshuffle",
+    "Flatten", "Unflatten", "Upsample", "PixelShuffle", "PixelUnshuffle", "CosineSimilarity", "PairwiseDistance",
 }
 NOT_CALLABLE_MODULES = {"ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Parameter", "Buffer"}
 FUNCTIONAL_LOSSES = {

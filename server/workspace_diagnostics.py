@@ -9,6 +9,10 @@ modification time and the settings generation: the analysis is dropped as soon a
 file is checked, and a file that did not change since the client's last report is
 answered `unchanged` with the same result id.
 
+A report also keeps a digest of the text it checked: when the file is then opened with
+that very text, its first pull is answered from the report at once (`known_diagnostics`),
+while the open document's own check runs (see `CheckScheduler.pulled`).
+
 A client that gives a `partialResultToken` gets the reports as files are checked, in
 `$/progress` notifications (`WorkspaceDiagnosticReportPartialResult`), each batch at
 most `PARTIAL_BATCH_S` after its first report, and then an empty final answer, as LSP asks
@@ -17,6 +21,7 @@ of a server that streamed its result.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +51,7 @@ class FileReport:
     stamp: tuple
     result_id: str
     diagnostics: list[lsp.Diagnostic]
+    digest: bytes  # of the text checked (`text_digest`): an open of the same text may use the report
 
 
 class WorkspaceDiagnostics:
@@ -117,29 +123,43 @@ class WorkspaceDiagnostics:
         kept = self.reports.get(uri)
         if kept is not None and kept.stamp == stamp:
             return kept
-        diagnostics = await self.server.scheduler.when_idle(self.diagnostics_of, uri, path, generation)
-        if diagnostics is None:
+        checked = await self.server.scheduler.when_idle(self.diagnostics_of, uri, path, generation)
+        if checked is None:
             return None
+        diagnostics, digest = checked
         report = FileReport(stamp, f"{self.server.session_token}:{status.st_mtime_ns}:{status.st_size}:{generation}",
-                            diagnostics)
+                            diagnostics, digest)
         self.reports[uri] = report
         return report
 
-    def diagnostics_of(self, uri: str, path: str, generation: int) -> list[lsp.Diagnostic] | None:
-        """Runs on the analysis thread: the file's diagnostics, its analysis dropped on return;
-        None for a file that cannot be read (the CLI says why; the Problems panel has no place for it)."""
+    def diagnostics_of(self, uri: str, path: str, generation: int) -> tuple[list[lsp.Diagnostic], bytes] | None:
+        """Runs on the analysis thread: the file's diagnostics and the digest of the text they
+        are of, its analysis dropped on return; None for a file that cannot be read (the CLI
+        says why; the Problems panel has no place for it)."""
         try:
             text = read_python_source(Path(path))
         except UnreadableFile:
             return None
         if is_too_large(text):
-            return [too_large_diagnostic(text)]
+            return [too_large_diagnostic(text)], text_digest(text)
         settings, _ = self.server.settings.settings_for(path, generation)
         result = check_source(text, path, settings)
         encoding = self.server.encoding
         diagnostics = [to_diagnostic(finding, result.analysis.lines, encoding, uri) for finding in result.findings]
         release_shapes(result.analysis)  # freed now, not at the next full collection
-        return diagnostics
+        return diagnostics, text_digest(text)
+
+    def known_diagnostics(self, uri: str, text: str) -> list[lsp.Diagnostic] | None:
+        """The diagnostics of the file at `uri` if its report was made from this very text
+        under the current settings and position encoding (what checking it again would
+        give, as long as the files it imports are unchanged); else None."""
+        report = self.reports.get(uri)
+        if report is None:
+            return None
+        _, _, generation, encoding = report.stamp
+        if generation != self.server.settings.generation or encoding != self.server.encoding:
+            return None
+        return report.diagnostics if report.digest == text_digest(text) else None
 
     def tell_capped(self) -> None:
         if self.told_capped:
@@ -149,6 +169,11 @@ class WorkspaceDiagnostics:
             type=lsp.MessageType.Info,
             message=f"torch-lsp: workspace diagnostics cover the first {MAX_FILES:,} Python files of the "
                     "workspace; open a file to check it, or run `torch-lsp check` on the folder."))
+
+
+def text_digest(text: str) -> bytes:
+    """A digest of a text, to know it again without keeping it (0.1 ms for 2,000 lines)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 class PartialResults:

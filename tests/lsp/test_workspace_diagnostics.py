@@ -8,7 +8,7 @@ import pytest
 from lsprotocol import types as lsp
 
 from torch_lsp.workspace_diagnostics import MAX_FILES, PARTIAL_BATCH_ITEMS
-from tests.lsp.lsp_session import NEOVIM, PROFILES, session
+from tests.lsp.lsp_session import NEOVIM, PROFILES, session, wait_until
 
 pytestmark = pytest.mark.asyncio
 
@@ -110,3 +110,93 @@ async def test_reports_stream_as_partial_results_when_the_client_gives_a_token(p
         assert {item["uri"]: item["kind"] for item in again} == {uri: "unchanged" for uri in previous}
         unstreamed = await pull_workspace(editor)
         assert {uri: report.result_id for uri, report in unstreamed.items()} == previous
+
+
+SHAPED = """import torch
+import torch.nn as nn
+
+layer = nn.Linear(5, 2)
+out = layer(torch.randn(8, 4))
+model = nn.DataParallel(layer)
+"""
+
+
+def shown(diagnostics) -> list[tuple]:
+    return [(d.code, d.range, d.message) for d in diagnostics]
+
+
+def answers(editor, document) -> int:
+    """How often the client was told of the document's diagnostics beyond the first answer:
+    publishes after the first (push), or refreshes (pull)."""
+    if editor.pulls:
+        return editor.client.diagnostic_refresh_count
+    return len(editor.client.published[document.uri]) - 1
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_a_file_checked_in_the_background_is_answered_complete_as_soon_as_it_is_opened(profile, tmp_path):
+    """A client is first told every rule's findings but the shape rules' (pushed, or the
+    answer of its first pull), then all of them; a file opened with the text the workspace
+    diagnostics checked is answered with their report, shape rules included, at once."""
+    shaped, edited = tmp_path / "shaped.py", tmp_path / "edited.py"
+    shaped.write_text(SHAPED)
+    edited.write_text(SHAPED)
+    async with session(profile, tmp_path, pull_refresh=True) as editor:
+        reports = await pull_workspace(editor)
+        assert sorted(d.code for d in reports[shaped.as_uri()].items) == ["TL406", "TL501"]
+
+        document = editor.open_path(shaped, SHAPED)
+        assert shown(await editor.diagnostics(document)) == shown(reports[shaped.as_uri()].items)
+
+        # A text the report was not made from (edits not saved) is checked in two steps.
+        unsaved = editor.open_path(edited, SHAPED + "# not saved\n")
+        assert "TL501" not in [d.code for d in await editor.diagnostics(unsaved)]
+        await wait_until(lambda: answers(editor, unsaved) == 1, "the complete diagnostics of edited.py")
+        complete = (await editor.pull(unsaved)).items if editor.pulls else editor.client.published[unsaved.uri][-1].diagnostics
+        assert sorted(d.code for d in complete) == ["TL406", "TL501"]
+
+        # shaped.py's own check, done before edited.py's, agreed with the report: nothing more
+        # was sent for it; hovers answer from that check.
+        assert answers(editor, document) == (1 if editor.pulls else 0)
+        hover = await editor.client.text_document_hover_async(lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri=document.uri), position=lsp.Position(line=3, character=1)))
+        assert hover is not None and "Linear" in hover.contents.value
+
+
+MODELS = """import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear({width}, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+TRAIN = """import torch
+from models import Net
+
+net = Net()
+out = net(torch.randn(8, 5))
+"""
+
+
+async def test_an_answer_from_the_background_check_is_refreshed_when_an_open_import_changed_it(tmp_path):
+    """The report was made with the files on disk; an imported file open with unsaved edits
+    can change the findings: the opened file's own check follows and the client is asked to
+    pull again, and then gets that check's findings."""
+    models, train = tmp_path / "models.py", tmp_path / "train.py"
+    models.write_text(MODELS.format(width=4))
+    train.write_text(TRAIN)
+    async with session(NEOVIM, tmp_path, pull_refresh=True) as editor:
+        reports = await pull_workspace(editor)
+        assert [d.code for d in reports[train.as_uri()].items] == ["TL501"]
+        editor.open_path(models, MODELS.format(width=5))  # fixed, not saved
+
+        document = editor.open_path(train, TRAIN)
+        refreshes = editor.client.diagnostic_refresh_count
+        assert [d.code for d in (await editor.pull(document)).items] == ["TL501"]
+        await wait_until(lambda: editor.client.diagnostic_refresh_count > refreshes, "workspace/diagnostic/refresh")
+        assert not (await editor.pull(document)).items

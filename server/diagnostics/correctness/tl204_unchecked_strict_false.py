@@ -31,7 +31,9 @@ class UncheckedStrictFalse(Rule):
     function undoes (`old = copy_state(model.state_dict())`, the non-strict load, then
     `model.load_state_dict(old)`: an EMA swap, whose missing keys keep the live values), the next
     statement asserts the outcome, `assign=True` loads onto
-    meta tensors, or the statement just before warns about the checkpoint. Nor a call passing
+    meta tensors, or the statement just before warns about the checkpoint, or the load is the
+    fallback, in an `except ... as e:` that has already logged `e`, of a strict load of the same
+    state into the same module (the strict load's error lists every missing and unexpected key). Nor a call passing
     arguments `nn.Module.load_state_dict` does not take (`precision=`, `device=`): a project's
     own loader, whose result is not the key lists. Nor on an optimizer, an LR scheduler or a
     grad scaler (`optimizer.load_state_dict(ckpt["opt"], False)`), whose `load_state_dict`
@@ -158,6 +160,8 @@ def accounts_for_mismatch(analysis: "Analysis", call: ast.Call) -> bool:
         return True
     if before and _warns(before[-1]) or _overlay_restored(analysis, call):
         return True
+    if _reported_strict_fallback(analysis, call, statement, before):
+        return True
     state = argument(call, 0, "state_dict")
     if not isinstance(state, ast.Name):
         return False
@@ -172,6 +176,38 @@ def accounts_for_mismatch(analysis: "Analysis", call: ast.Call) -> bool:
                 return True
             break
     return any(_reports_size(stmt, state.id) for stmt in after[:2])
+
+
+def _reported_strict_fallback(analysis: "Analysis", call: ast.Call, statement: ast.stmt,
+                              before: list[ast.stmt]) -> bool:
+    """`try: model.load_state_dict(sd, strict=True)` / `except RuntimeError as e: logger.error(e)`
+    then `model.load_state_dict(sd, strict=False)`: the fallback of a strict load of the same state
+    into the same module, whose error (it lists every missing and unexpected key) the handler has
+    just reported, so the mismatch is on record.  A handler that swallows the error is no record."""
+    handler = analysis.parents.get(statement)
+    if not isinstance(handler, ast.ExceptHandler) or not handler.name:
+        return False
+    attempt = analysis.parents.get(handler)
+    if not isinstance(attempt, ast.Try):
+        return False
+    module, state = node_key(receiver(call)), argument(call, 0, "state_dict")
+    if state is None:
+        return False
+
+    def strict_load(node: ast.AST) -> bool:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "load_state_dict" and receiver(node) is not None):
+            return False
+        first, strict = argument(node, 0, "state_dict"), argument(node, 1, "strict")
+        return (node_key(receiver(node)) == module and first is not None and node_key(first) == node_key(state)
+                and (strict is None or isinstance(strict, ast.Constant) and strict.value is True))
+
+    if not any(strict_load(node) for stmt in attempt.body for node in walk_nodes(stmt)):
+        return False
+    return any(isinstance(node, ast.Call) and any(
+        isinstance(arg, ast.Name) and arg.id == handler.name
+        for value in [*node.args, *(k.value for k in node.keywords)] for arg in walk_nodes(value))
+        for stmt in before for node in walk_nodes(stmt))
 
 
 def _own_state_dict(analysis: "Analysis", call: ast.Call, name: str) -> bool:

@@ -10,7 +10,8 @@ from torch_lsp.analysis import Analysis
 from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.datasets import (
-    batches_made_on_device, batches_reach_gpu, dataset_self_test, dataset_without_loading_work, read_once,
+    batches_made_on_device, batches_reach_gpu, dataset_fits_one_batch, dataset_self_test, dataset_without_loading_work,
+    read_once,
 )
 from torch_lsp.syntax_index import syntax_index
 from torch_lsp.syntax_nodes import argument, has_star_args, keyword, node_key
@@ -40,7 +41,9 @@ class DataLoaderDefaults(Rule):
     literal split names filled, `for split in ["train", "valid"]: datasets[split] =
     TensorDataset(...)`, then `DataLoader(datasets["train"])`; also what a factory of the file
     or of a project file returns when each of its returns is such a dataset,
-    `datasets.get_dataset(name)` returning `moons_dataset(n)`, a `TensorDataset`), it iterates live state of the
+    `datasets.get_dataset(name)` returning `moons_dataset(n)`, a `TensorDataset`, or names it
+    unpacks from a comprehension of such datasets, `train, val = [ListDataset(...) for idx in
+    splits]`), it iterates live state of the
     main process (a replay buffer, a generator handed in by the model: workers would see a
     stale copy) or seeks in one file its `__init__` opened (`self.file = open(path, "rb")`,
     then `self.file.seek(...)` per item: forked workers would share the offset), the loader
@@ -58,7 +61,9 @@ class DataLoaderDefaults(Rule):
     stepped through in a debugger), its `collate_fn` is a closure or lambda, or what a factory returns as one (`collate_fn=create_collate_fn()`,
     the factory of the file or of the workspace file its import names: spawned workers cannot
     pickle it), the batch is the whole dataset (`batch_size=len(dataset)`: one batch per pass,
-    nothing for workers to prepare ahead), or the file is a test or a helper of a test suite. The dataset class is
+    nothing for workers to prepare ahead; so too a dataset of a class whose `__len__` returns the
+    size its construction passes as a literal within the batch size, `DataLoader(MeshSamples(path,
+    size=1), batch_size=1)`, a dummy validation set), or the file is a test or a helper of a test suite. The dataset class is
     looked up in the file and in the workspace file its import names; a dataset a function
     reads from its enclosing scope (a notebook's earlier cell) is followed there.
 
@@ -92,6 +97,7 @@ class DataLoaderDefaults(Rule):
             if has_star_args(call) or self._toy_dataset(call) or _whole_dataset_batch(call):
                 continue
             if dataset_without_loading_work(analysis, call) or read_once(analysis, call) \
+                    or dataset_fits_one_batch(analysis, call) \
                     or dataset_self_test(analysis, call):
                 continue
             if batches_made_on_device(analysis, call):
