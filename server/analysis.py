@@ -1623,11 +1623,15 @@ def attribute_loaded_in_eval_mode(analysis: Analysis, cls: ast.ClassDef, attr: s
     """Every binding of `self.<attr>` in the class is a model loaded in eval mode:
     `self.model = AutoModel.from_pretrained(...)`, `self.model, self.preprocess =
     clip.load(...)` (the model is the loader's first result), or a local the method has put
-    in eval mode before (`model.eval()`, then `self.model = model`: fairseq's feature readers)."""
+    in eval mode before (`model.eval()`, then `self.model = model`: fairseq's feature readers).
+    A binding in train mode counts as evaluated when a later statement of the same block puts
+    the attribute itself in eval mode (`self.model = Net()`, then `self.model =
+    self.model.to(device).eval()`); wrapping it (`torch.jit.script(self.model)`) keeps its mode."""
     bindings = 0
     for function in analysis.functions:
         if function.class_node is not cls:
             continue
+        untrained: list[ast.stmt] = []  # bindings in train mode, unless a later one in their block evaluates it
         for stmt in function.statements:
             if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and is_self_attribute_named(stmt.target, attr):
                 return False  # `self.model: nn.Module = Net()`: built here, in train mode
@@ -1638,10 +1642,18 @@ def attribute_loaded_in_eval_mode(analysis: Analysis, cls: ast.ClassDef, attr: s
                     moved = unmoved(stmt.value)
                     if is_self_attribute_named(moved, attr) and moved is not stmt.value:
                         continue  # `self.model = self.model.half()`: a move keeps the mode
+                    if _wraps_self_attribute(analysis, stmt.value, attr):
+                        continue  # `self.model = torch.jit.script(self.model)`: the wrapper keeps the mode
+                    if arrives_in_eval_mode(stmt.value) and _chain_root_is_self_attribute(stmt.value, attr):
+                        # `self.model = self.model.to(device).eval()`: what the block bound before is evaluated
+                        untrained = [u for u in untrained if not _same_block(analysis, u, stmt)]
+                        bindings += 1
+                        continue
                     if not (arrives_in_eval_mode(stmt.value) or isinstance(moved, ast.Name)
                             and mode_left_before(analysis, function, stmt, moved.id) == "eval"
                             or _method_returns_evaluated(analysis, cls, stmt.value, None)):
-                        return False
+                        untrained.append(stmt)
+                        continue
                     bindings += 1
                 elif isinstance(target, ast.Tuple) and any(is_self_attribute_named(e, attr) for e in target.elts):
                     index = next(i for i, e in enumerate(target.elts) if is_self_attribute_named(e, attr))
@@ -1650,7 +1662,38 @@ def attribute_loaded_in_eval_mode(analysis: Analysis, cls: ast.ClassDef, attr: s
                             or _method_returns_evaluated(analysis, cls, stmt.value, index)):
                         return False
                     bindings += 1
+        if untrained:
+            return False
     return bindings > 0
+
+
+def _wraps_self_attribute(analysis: Analysis, value: ast.AST, attr: str) -> bool:
+    """`torch.jit.script(self.<attr>)`, `torch.compile(...)`, `DDP(self.<attr>.cuda())`: a
+    wrapper of the attribute's module, which runs it in the mode it is in."""
+    from torch_lsp.roles import MODEL_WRAPPERS
+
+    return (isinstance(value, ast.Call) and bool(value.args)
+            and analysis.call_qualname(value) in MODEL_WRAPPERS | {"torch.jit.freeze"}
+            and is_self_attribute_named(unmoved(value.args[0]), attr))
+
+
+def _chain_root_is_self_attribute(value: ast.AST, attr: str) -> bool:
+    """`self.<attr>.to(device).eval()`: a chain of method calls on the attribute itself."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        value = value.func.value
+    return is_self_attribute_named(value, attr)
+
+
+def _same_block(analysis: Analysis, first: ast.stmt, later: ast.stmt) -> bool:
+    """The two statements are in one statement list (a later one there runs whenever the first did)."""
+    parent = analysis.parents.get(first)
+    if parent is None or analysis.parents.get(later) is not parent:
+        return False
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and first in block:
+            return later in block
+    return False
 
 
 def _method_returns_evaluated(analysis: Analysis, cls: ast.ClassDef, value: ast.AST, index: int | None) -> bool:
@@ -2133,7 +2176,8 @@ def trainer_model_calls(analysis: Analysis) -> Iterator[TrainerModelCall]:
                 continue  # `self.model = YOLO(path)`: calling it runs a predictor that sets the mode and grad
             if _bound_only_to_functions(analysis, cls, attr):
                 continue  # `self.model = model_fn`: a function wrapping a model (DPM-Solver), with no mode of its own
-            yield TrainerModelCall(function, call, f"self.{attr}", _self_eval_before(function, attr, call))
+            yield TrainerModelCall(function, call, f"self.{attr}",
+                                   _self_eval_before(function, attr, call, _wrapper_attributes(analysis, cls, attr)))
 
 
 # Model objects whose call runs a predictor that puts the network in eval mode under
@@ -2242,12 +2286,26 @@ def _self_switch(call: ast.Call, attr: str) -> str | None:
     return None
 
 
-def _self_eval_before(function: FunctionInfo, attr: str, call: ast.Call) -> ast.Call | None:
+def _self_eval_before(function: FunctionInfo, attr: str, call: ast.Call,
+                      wrappers: frozenset[str] = frozenset()) -> ast.Call | None:
+    """The last `self.<attr>.eval()` before `call` in the function, not switched back since; a
+    switch of an attribute wrapping it (`self.model_ddp.eval()` with `self.model_ddp =
+    DDP(self.model)`) switches it too."""
     last = None
     for other in function.calls:
         if _position(other) >= _position(call):
             break
-        mode = _self_switch(other, attr)
+        mode = next((m for m in (_self_switch(other, a) for a in (attr, *wrappers)) if m is not None), None)
         if mode is not None:
             last = other if mode == "eval" else None
     return last
+
+
+def _wrapper_attributes(analysis: Analysis, cls: ast.ClassDef, attr: str) -> frozenset[str]:
+    """Attributes of the class bound to a wrapper of `self.<attr>` (`self.model_ddp =
+    DDP(self.model, ...)`): the wrapper holds the module as its child, so switching the
+    wrapper's mode switches the module's."""
+    from torch_lsp.roles import self_attribute_values
+
+    return frozenset(other for other, values in self_attribute_values(analysis, cls).items() if other != attr
+                     and values and all(v is not None and _wraps_self_attribute(analysis, v, attr) for v in values))

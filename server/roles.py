@@ -505,14 +505,70 @@ def _evidence_from_use(analysis: "Analysis", roles: ScopeRoles) -> None:
 
 def _bound_to_plain_local_class(analysis: "Analysis", roles: ScopeRoles, name: str) -> bool:
     """`net = Stack([...])` where this file's `Stack` is no nn.Module: its `.parameters()`
-    is the class's own (a from-scratch network, as in makemore), not a model's."""
+    is the class's own (a from-scratch network, as in makemore; a boosting ensemble that
+    gathers the parameters of the modules it holds), not a model's.  Also bound through a
+    factory of that class that returns an instance of it (`net = Ensemble.from_file(path)`,
+    a classmethod ending in `return cls(...)` or in a name bound only to `Ensemble(...)`)."""
     assignments = roles.assignments.get(name, [])
     modules = local_module_classes(analysis)
-    return bool(assignments) and all(
-        isinstance(a.value, ast.Call) and isinstance(a.value.func, ast.Name)
-        and a.value.func.id in analysis.classes and a.value.func.id not in modules
-        for a in assignments
-    )
+
+    def plain(value: ast.AST | None) -> bool:
+        if not isinstance(value, ast.Call):
+            return False
+        func = value.func
+        if isinstance(func, ast.Name):
+            return func.id in analysis.classes and func.id not in modules
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            owner = func.value.id
+            if owner in analysis.classes and owner not in modules:
+                return _factory_returns_instance(analysis.classes[owner], func.attr)
+        return False
+
+    return bool(assignments) and all(plain(a.value) for a in assignments)
+
+
+def _factory_returns_instance(cls: ast.ClassDef, method_name: str) -> bool:
+    """`cls`'s classmethod or staticmethod `method_name` returns an instance of `cls` on
+    every path it returns by: `return cls(...)`, `return Cls(...)`, or a name the method binds
+    only to such a construction (`net = Cls(...)`, ..., `return net`)."""
+    method = next((stmt for stmt in cls.body if isinstance(stmt, ast.FunctionDef) and stmt.name == method_name), None)
+    if method is None:
+        return False
+    decorators = {d.id for d in method.decorator_list if isinstance(d, ast.Name)}
+    if not decorators & {"classmethod", "staticmethod"}:
+        return False
+    builders = {cls.name} | ({method.args.args[0].arg} if "classmethod" in decorators and method.args.args else set())
+
+    def constructs(node: ast.AST | None) -> bool:
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in builders
+
+    nodes = list(walk_nodes(method))
+    bound: dict[str, list[ast.AST]] = {}
+    for node in nodes:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) and node is not method:
+            return False  # a nested scope may return for itself: keep to plain factories
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                for leaf in ast.walk(target):
+                    if isinstance(leaf, ast.Name) and isinstance(leaf.ctx, ast.Store):  # not `net.lr = ...`
+                        bound.setdefault(leaf.id, []).append(node.value if target is leaf else None)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr)):
+            targets = [node.target] if not isinstance(node, ast.With) else [i.optional_vars for i in node.items]
+            for target in targets:
+                for leaf in ast.walk(target) if target is not None else ():
+                    if isinstance(leaf, ast.Name) and isinstance(leaf.ctx, ast.Store):
+                        bound.setdefault(leaf.id, []).append(None)
+    returns = [node for node in nodes if isinstance(node, ast.Return)]
+    if not returns:
+        return False
+    for ret in returns:
+        value = ret.value
+        if constructs(value):
+            continue
+        if isinstance(value, ast.Name) and value.id in bound and all(constructs(v) for v in bound[value.id]):
+            continue
+        return False
+    return True
 
 
 def _value_facts(roles: ScopeRoles) -> None:

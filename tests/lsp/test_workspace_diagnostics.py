@@ -200,3 +200,17 @@ async def test_an_answer_from_the_background_check_is_refreshed_when_an_open_imp
         assert [d.code for d in (await editor.pull(document)).items] == ["TL501"]
         await wait_until(lambda: editor.client.diagnostic_refresh_count > refreshes, "workspace/diagnostic/refresh")
         assert not (await editor.pull(document)).items
+
+
+async def test_a_report_made_under_other_settings_is_not_used_when_the_file_is_opened(tmp_path):
+    shaped = tmp_path / "shaped.py"
+    shaped.write_text(SHAPED)
+    async with session(NEOVIM, tmp_path, pull_refresh=True) as editor:
+        reports = await pull_workspace(editor)
+        assert sorted(d.code for d in reports[shaped.as_uri()].items) == ["TL406", "TL501"]
+        editor.client.set_configuration({"ignore": ["TL406"]}, section="torch-lsp")
+        editor.configuration_changed()
+        await wait_until(lambda: editor.client.diagnostic_refresh_count > 0, "workspace/diagnostic/refresh")
+
+        document = editor.open_path(shaped, SHAPED)
+        assert "TL406" not in [d.code for d in (await editor.pull(document)).items]

@@ -792,6 +792,21 @@ def _loaded_module_use(analysis: "Analysis", call: ast.Call) -> ast.AST | None:
     return None
 
 
+# Module classes a weights-only load never gives back: testing what was loaded against one
+# (`isinstance(model, nn.DataParallel)`, to unwrap `.module`) shows a pickled module.
+_MODULE_CLASSES = {"Module", "DataParallel", "DistributedDataParallel", "FullyShardedDataParallel"}
+
+
+def _tested_as_module(call: ast.Call, names: set[str]) -> bool:
+    """`isinstance(name, <module class>)` (or a tuple of them) for one of `names`."""
+    if not (isinstance(call.func, ast.Name) and call.func.id == "isinstance" and len(call.args) == 2
+            and isinstance(call.args[0], ast.Name) and call.args[0].id in names):
+        return False
+    kinds = call.args[1].elts if isinstance(call.args[1], ast.Tuple) else [call.args[1]]
+    return all((k.attr if isinstance(k, ast.Attribute) else k.id if isinstance(k, ast.Name) else None)
+               in _MODULE_CLASSES for k in kinds)
+
+
 # Moves a module makes in place but a tensor only returns: `policy.cuda()` as a statement of
 # its own (the result dropped) moves a module; on a tensor it would do nothing.
 _IN_PLACE_MOVES = {"to", "cuda", "cpu", "float", "half", "double"}
@@ -813,6 +828,8 @@ def _used_as_module(scope: ast.AST, names: set[str], after: int) -> ast.AST | No
             continue
         if isinstance(node.func, ast.Name) and node.func.id in names:
             return node  # `out = model(x)`: what was loaded is run
+        if _tested_as_module(node, names):
+            return node  # `if isinstance(model, nn.DataParallel): model = model.module`
         if isinstance(node.func, ast.Attribute) and call_name(node) in _MODULE_METHODS:
             target = node.func.value
             while isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute):

@@ -116,10 +116,25 @@ class ViewAfterTranspose(Rule):
 
 
 def _undoes_a_transpose(analysis: "Analysis", transposing: ast.AST) -> bool:
-    """`w.t().t()` or `wt.t()` with `wt = w.t()`: the second transpose may restore memory order."""
+    """`w.t().t()` or `wt.t()` with `wt = w.t()`: the second transpose may restore memory order;
+    also through elementwise arithmetic on the first (`(ps.permute(0, 2, 1) + bias).permute(0, 2, 1)`):
+    its result is laid out like its transposed operand, so the second permute may restore it too."""
     tensor = transposed_tensor(analysis, transposing)
     value, _ = followed(analysis, tensor) if tensor is not None else (None, None)
-    return tensor is None or is_transposing(analysis, tensor) or is_transposing(analysis, value)
+    return tensor is None or _laid_out_by_a_transpose(analysis, tensor) or _laid_out_by_a_transpose(analysis, value)
+
+
+def _laid_out_by_a_transpose(analysis: "Analysis", expr: ast.AST | None) -> bool:
+    """A transposed tensor, or elementwise arithmetic with one as an operand (not `@`, which
+    makes a new contiguous tensor)."""
+    if expr is None:
+        return False
+    if is_transposing(analysis, expr):
+        return True
+    if isinstance(expr, ast.BinOp) and not isinstance(expr.op, ast.MatMult):
+        return any(is_transposing(analysis, side) or is_transposing(analysis, followed(analysis, side)[0])
+                   for side in (expr.left, expr.right))
+    return False
 
 
 def _is_shape_view(analysis: "Analysis", call: ast.Call) -> bool:
