@@ -32,10 +32,9 @@ class DataParallelUse(Rule):
     wraps the module it is given and returns it (a library's DP strategy; a trainer that
     keeps the wrapped model for its own training is reported), a block whose earlier statements
     already tell the user about DP/DDP, a branch beside one that builds
-    `DistributedDataParallel` (DP is the fallback; also as two `if`s of one block,
-    `if rank == -1 and n_gpu > 1:` then `if rank != -1:`), and inference code (a file that
-    evaluates (`model.eval()`, not the builtin `eval(...)` of a string) and never
-    backpropagates, or a functional `data_parallel(...)` forward under `torch.no_grad()`, where DDP is no natural replacement; a file that also builds
+    `DistributedDataParallel` (DP is the fallback), and inference code (a file that
+    evaluates and never backpropagates, or a functional `data_parallel(...)` forward under
+    `torch.no_grad()`, where DDP is no natural replacement; a file that also builds
     `DistributedDataParallel` prepares training and is not that), and the CPU-only path (the
     `else` of `if torch.cuda.is_available():`), where `DataParallel` only calls the module.
 
@@ -116,22 +115,11 @@ class DataParallelUse(Rule):
 
     def _fallback_of_ddp(self, analysis: Analysis, call: ast.Call) -> bool:
         """`if args.distributed: DDP(...)` / `else: DataParallel(...)`: another branch of an
-        enclosing `if` (or another `if` of the same block as one enclosing it) builds
-        `DistributedDataParallel`, so DP is the script's chosen fallback."""
+        enclosing `if` builds `DistributedDataParallel`, so DP is the script's chosen fallback."""
         ddp = {id(c) for c in analysis.calls_to(*_DDP)}
         if not ddp:
             return False
-        guards = [if_stmt for if_stmt, _ in analysis.context(call).guards]
-        if any(id(node) in ddp for if_stmt in guards for node in walk_nodes(if_stmt)):
-            return True
-        # `if rank == -1 and n_gpu > 1: DataParallel(...)` then `if rank != -1: DDP(...)`: the same
-        # choice written as two `if`s of one block instead of `if`/`else`
-        for if_stmt in guards:
-            block = analysis.block_of(if_stmt) or []
-            if any(isinstance(other, ast.If) and other is not if_stmt and any(id(node) in ddp for node in walk_nodes(other))
-                   for other in block):
-                return True
-        return False
+        return any(id(node) in ddp for if_stmt, _ in analysis.context(call).guards for node in walk_nodes(if_stmt))
 
     def _opt_in(self, analysis: Analysis, call: ast.Call) -> bool:
         return any(in_body and _GPU_COUNT.search(ast.unparse(if_stmt.test))
@@ -146,6 +134,5 @@ def _inference_only(analysis: Analysis) -> bool:
         return False
     if analysis.calls_to(*_DDP):
         return False
-    # `model.eval()`; the builtin `eval("dataset." + name)` evaluates a string, not a model
-    return bool(any(isinstance(c.func, ast.Attribute) for c in analysis.iter_calls("eval")) or analysis.calls_to(
+    return bool(analysis.iter_calls("eval") or analysis.calls_to(
         "torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad"))
