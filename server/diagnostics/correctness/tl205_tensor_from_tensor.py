@@ -25,6 +25,10 @@ TENSOR_FUNCTIONS = {
     "full_like", "rand_like", "randn_like", "tensor", "as_tensor", "from_numpy", "matmul", "mm", "bmm", "einsum",
     "exp", "log", "sigmoid", "tanh", "softmax", "log_softmax", "cumsum", "flatten", "reshape", "cdist", "outer",
     "clamp", "abs", "sqrt", "mean", "sum", "diag", "tril", "triu", "cross", "normal", "cov", "corrcoef",
+    # random draws and index results: always one tensor (not `max`/`sort`/`topk`/`where(cond)`, which give tuples)
+    "multinomial", "bernoulli", "poisson", "argmax", "argmin", "argsort", "gather", "index_select", "masked_select",
+    "bincount", "cumprod", "sign", "round", "floor", "ceil", "square", "pow", "maximum", "minimum", "log1p", "expm1",
+    "logsumexp",
 }
 TENSOR_FUNCTIONAL = {
     "normalize", "softmax", "log_softmax", "relu", "gelu", "silu", "linear", "one_hot", "pad", "interpolate",
@@ -35,6 +39,7 @@ TENSOR_METHODS = {
     "detach", "clone", "float", "double", "half", "bfloat16", "long", "int", "bool", "to", "cpu", "cuda",
     "contiguous", "view", "reshape", "squeeze", "unsqueeze", "flatten", "t", "permute", "transpose", "mean", "sum",
     "abs", "exp", "log", "sigmoid", "softmax", "log_softmax", "type_as", "expand", "repeat", "norm", "argmax", "argmin",
+    "multinomial", "round", "sign", "clamp", "pow", "sqrt", "gather", "masked_fill", "flip", "roll", "cumsum",
 }
 
 

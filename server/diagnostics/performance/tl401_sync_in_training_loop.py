@@ -602,6 +602,10 @@ class SyncInTrainingLoop(Rule):
         if isinstance(base, ast.BinOp) and not isinstance(base.op, ast.Mod):
             # `(pred.detach() - y).abs().mean()`: arithmetic with a tensor on the device stays there
             return self._is_device_tensor(analysis, base.left, at) or self._is_device_tensor(analysis, base.right, at)
+        if isinstance(base, ast.Compare) and len(base.ops) == 1:
+            # `(torch.sigmoid(logits) > 0.5).cpu()`: the mask of a tensor on the device is there too
+            return self._is_device_tensor(analysis, base.left, at) \
+                or self._is_device_tensor(analysis, base.comparators[0], at)
         if isinstance(base, ast.Attribute) and (roles.carries_graph(base.value, at)
                                                 or _trainer_model_output(analysis, base.value, at)):
             return True  # `outputs.logits` of an HF-style model output lives where the model runs

@@ -20,7 +20,9 @@ class PerSampleForward(Rule):
     ## What it does
     Flags a loop over the indices of a batch (`range(x.size(0))`, `range(len(batch))`,
     `range(B)` after `B = x.size(0)` or `B, C, H, W = x.shape`) that calls a model on one
-    sample `x[i]` (or `x[i:i + 1]`) at a time (passed by position or by keyword). Not flagged: a step that
+    sample `x[i]` (or `x[i:i + 1]`) at a time (passed by position or by keyword), also as the
+    element of a comprehension over those indices (`[model(x[i][None]) for i in range(len(x))]`).
+    Not flagged: a step that
     carries state from one iteration to the next (`output, hidden = decoder(x[i], hidden)`,
     a recurrent decoder fed one token at a time, also through a later `hidden = out`): each
     call needs the one before it.
@@ -66,6 +68,42 @@ class PerSampleForward(Rule):
                         f"Call `{model}({batch})` once (or on slices of several samples)."
                     )
                     yield self.finding(call, message)
+        yield from self._comprehensions(analysis)
+
+    def _comprehensions(self, analysis: Analysis) -> Iterator[Finding]:
+        """`torch.stack([model(x[i][None]) for i in range(x.size(0))])`: the same per-sample
+        forward written as a comprehension (one generator; no state can pass between its calls)."""
+        for call in analysis.calls:
+            comprehension = _enclosing_comprehension(analysis, call)
+            if comprehension is None or len(comprehension.generators) != 1:
+                continue
+            generator = comprehension.generators[0]
+            if not isinstance(generator.target, ast.Name):
+                continue
+            batch = _batch_of_range(analysis, generator.iter)
+            if batch is None:
+                continue
+            model = analysis.roles_for(call).model_name(call)
+            inputs = [*call.args, *(k.value for k in call.keywords)]
+            if model and any(_indexes(arg, batch, generator.target.id) for arg in inputs):
+                yield self.finding(call, (
+                    f"`{model}` is called on one sample of `{batch}` per element of the comprehension; batched work is "
+                    f"far faster. Call `{model}({batch})` once (or on slices of several samples)."
+                ))
+
+
+def _enclosing_comprehension(analysis: Analysis, call: ast.Call):
+    """The comprehension whose element (`elt`, or a dict's key or value) holds `call`, or None;
+    a call in a `for` clause or a condition is not run per element on its own."""
+    child: ast.AST = call
+    node = analysis.parents.get(call)
+    while node is not None and not isinstance(node, (ast.stmt, ast.Lambda)):
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            return node if child is node.elt else None
+        if isinstance(node, ast.DictComp):
+            return node if child is node.key or child is node.value else None
+        child, node = node, analysis.parents.get(node)
+    return None
 
 
 def _carries_state(loop: ast.For, call: ast.Call) -> bool:

@@ -34,7 +34,8 @@ class DataParallelUse(Rule):
     already tell the user about DP/DDP, a branch beside one that builds
     `DistributedDataParallel` (DP is the fallback), and inference code (a file that
     evaluates and never backpropagates, or a functional `data_parallel(...)` forward under
-    `torch.no_grad()`, where DDP is no natural replacement), and the CPU-only path (the
+    `torch.no_grad()`, where DDP is no natural replacement; a file that also builds
+    `DistributedDataParallel` prepares training and is not that), and the CPU-only path (the
     `else` of `if torch.cuda.is_available():`), where `DataParallel` only calls the module.
 
     ## Why is this bad
@@ -126,8 +127,12 @@ class DataParallelUse(Rule):
 
 
 def _inference_only(analysis: Analysis) -> bool:
-    """Nothing backpropagates, and the file evaluates (`model.eval()`, `no_grad`, `inference_mode`)."""
+    """Nothing backpropagates, and the file evaluates (`model.eval()`, `no_grad`, `inference_mode`).
+    A file that builds `DistributedDataParallel` (a wrapper whose whole point is syncing gradients)
+    prepares training, even when its loop lives in another file (`build_gan(...)` helpers)."""
     if analysis.backward_call_list() or analysis.training_loops:  # the cheaper question first
+        return False
+    if analysis.calls_to(*_DDP):
         return False
     return bool(analysis.iter_calls("eval") or analysis.calls_to(
         "torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad"))
