@@ -120,9 +120,16 @@ def _longest_line(text: str) -> int:
 def _issue_from(error: SyntaxError, text: str) -> SyntaxIssue:
     lines = split_lines(text)
     line = min(max(error.lineno or 1, 1), len(lines))
+    offset = error.offset or 1
+    header = _HEADER_REF.search(error.msg or "") if (error.msg or "").startswith("expected an indented block") else None
+    if header and 1 <= int(header.group(1)) <= len(lines):
+        # CPython points at the statement after the empty block (in a notebook, maybe the next
+        # cell's first line, which is fine); the mistake is the header whose body is missing.
+        line = int(header.group(1))
+        offset = len(lines[line - 1]) - len(lines[line - 1].lstrip()) + 1
     raw = lines[line - 1]
     # SyntaxError.offset counts characters (1-based) in the line.
-    char_col = max((error.offset or 1) - 1, 0)
+    char_col = max(offset - 1, 0)
     char_col = min(char_col, len(raw))
     col = len(raw[:char_col].encode("utf-8"))
     end_col = len(raw.rstrip().encode("utf-8"))

@@ -152,3 +152,11 @@ def test_type_aliases_and_type_parameters_say_they_are_python_3_12_syntax():
     assert [issue.line for issue in issues] == [1, 3, 6, 10]
     assert all("Python 3.12 syntax (PEP 695)" in issue.message for issue in issues[:3])
     assert "PEP 695" not in issues[3].message  # `type` as a name, then an unclosed bracket: no such note
+
+
+def test_a_block_left_empty_is_reported_at_its_header():
+    # An exercise's `def forward(...):` whose body is only a comment: Python points at the next
+    # statement, which is fine code; the mistake is the header with no block.
+    source = "import torch\n\n\ndef forward(x):\n    # YOUR CODE\n\n\ndef loss(y):\n    return y.sum()\n"
+    (issue,) = [f for f in check_source(source, "exercise.py").findings if f.code == "syntax-error"]
+    assert issue.line == 4 and issue.message.startswith("Syntax error: Expected an indented block after function")

@@ -149,3 +149,9 @@ def test_shell_commands_without_their_bang_are_one_syntax_error_per_cell_that_sa
     assert "a shell command (`git`)" in findings[1]["message"]
     assert "(`!git clone https://github.com/owner/repository`)" in findings[1]["message"]
     assert "shell command" not in findings[2]["message"]
+
+
+def test_a_cell_that_leaves_a_block_empty_gets_the_error_not_the_next_cell(tmp_path):
+    findings = check_notebook(tmp_path, [["import torch\n", "\n", "def reward(state):\n", "    # <YOUR CODE>\n"],
+                                         ["agent = make_agent(\n", "    epsilon=0.1,\n", ")\n"]])
+    assert [(f["code"], f["cell"], f["line"]) for f in findings] == [("syntax-error", 1, 3)], findings
