@@ -52,6 +52,8 @@ class SoftmaxImplicitDim(Rule):
         for call in analysis.calls:
             qualname = analysis.call_qualname(call)
             if qualname in FUNCTIONAL_SOFTMAX:
+                if not call.args and not call.keywords:
+                    continue  # `F.softmax()`: no input either, a blank left to fill in (an exercise), not a call that runs
                 dim = argument(call, 1, "dim")
                 what = "the implicit choice is deprecated and picks"
             elif torch_module_class(analysis, call) in SOFTMAX_MODULES:
