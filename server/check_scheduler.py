@@ -131,8 +131,8 @@ class CheckScheduler:
         # its shape pass, which no kept version holds: the next check parses its edit from there
         # (in a storm of edits no check finishes, and each would otherwise parse from scratch).
         self._typed_past: dict[str, ParsedVersion] = {}
-        # Per document: the version as opened, until its first pull: if the workspace
-        # diagnostics checked that very text in the background, that pull is answered from them.
+        # Per document: the version as opened, until its first check is published or pulled: if
+        # the workspace diagnostics checked that very text in the background, it is answered from them.
         self._just_opened: dict[str, OpenDocument] = {}
         self._last_collection = 0.0
         self._collection_waits = False  # a collection is asked for, once the interval has passed
