@@ -262,6 +262,21 @@ _NODE_FIELDS: dict[type, tuple[str, ...]] = {}
 memos.register(_NODE_FIELDS.clear)
 
 
+def iterated_source(target: ast.AST, source: ast.AST, name: str) -> ast.AST | None:
+    """What `name` takes its elements from in `for target in source:`: `source` itself for
+    `for name in source`, the matching argument through a `zip` (`for x, g in zip(xs, grads)`,
+    nested too); None when the target does not bind `name` that way."""
+    if isinstance(target, ast.Name):
+        return source if target.id == name else None
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(source, ast.Call) and call_name(source) == "zip" \
+            and len(source.args) == len(target.elts):
+        for element, part in zip(target.elts, source.args):
+            found = iterated_source(element, part, name)
+            if found is not None:
+                return found
+    return None
+
+
 def mentions_any(node: ast.AST, names: set[str]) -> bool:
     """A plain name among `names` occurs anywhere in `node`."""
     return any(n.__class__ is ast.Name and n.id in names for n in walk_nodes(node))

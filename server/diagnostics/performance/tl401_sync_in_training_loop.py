@@ -12,7 +12,7 @@ from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.diagnostics.correctness.provenance import followed
 from torch_lsp.roles import dominates
-from torch_lsp.syntax_nodes import call_name, keyword, mentions_any, method_span, node_key, receiver, walk_nodes
+from torch_lsp.syntax_nodes import call_name, iterated_source, keyword, mentions_any, method_span, node_key, receiver, walk_nodes
 
 
 _SYNC_METHODS = ("item", "cpu", "numpy", "tolist")
@@ -644,22 +644,8 @@ def _left_on_host_by_the_step(analysis: Analysis, name: ast.AST, at: ast.AST, de
         moved = {receiver(c).id for c in step.calls if isinstance(receiver(c), ast.Name)
                  and receiver(c).id in entries and analysis.moves_batch_to_accelerator(c)}
         return bool(moved) and name.id not in moved
-    source = _iterated_entry(header, name.id)
-    return source is not None and _left_on_host_by_the_step(analysis, source, header, depth + 1)
-
-
-def _iterated_entry(header: ast.For, bound: str) -> ast.Name | None:
-    """The name whose elements `bound` takes in `for bound in source:` or `for bound, other in
-    zip(source, others):`."""
-    target, source = header.target, header.iter
-    if isinstance(target, ast.Name) and target.id == bound and isinstance(source, ast.Name):
-        return source
-    if isinstance(target, ast.Tuple) and isinstance(source, ast.Call) and isinstance(source.func, ast.Name) \
-            and source.func.id == "zip" and len(source.args) == len(target.elts):
-        for element, argument in zip(target.elts, source.args):
-            if isinstance(element, ast.Name) and element.id == bound and isinstance(argument, ast.Name):
-                return argument
-    return None
+    source = iterated_source(header.target, header.iter, name.id)
+    return isinstance(source, ast.Name) and _left_on_host_by_the_step(analysis, source, header, depth + 1)
 
 
 def _trainer_model_output(analysis: Analysis, name: ast.AST, at: ast.AST) -> bool:

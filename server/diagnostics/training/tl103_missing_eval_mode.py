@@ -16,7 +16,7 @@ from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import FixInfo, Finding, Related, Rule
 from torch_lsp.mode_behaviour import attribute_is_mode_independent, named_model_is_mode_independent
 from torch_lsp.roles import MODEL_WRAPPERS, constructed_kind
-from torch_lsp.syntax_nodes import call_name, is_self_attribute, is_self_attribute_named
+from torch_lsp.syntax_nodes import call_name, is_self_attribute, is_self_attribute_named, mentions_any
 
 
 @register
@@ -241,9 +241,9 @@ def _names_fed(loop, names: set[str], at: tuple[int, int]) -> set[str]:
         for stmt in later:
             targets: list[ast.AST] = []
             if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and stmt.value is not None \
-                    and _mentions_any(stmt.value, fed):
+                    and mentions_any(stmt.value, fed):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            elif isinstance(stmt, (ast.For, ast.AsyncFor)) and _mentions_any(stmt.iter, fed):
+            elif isinstance(stmt, (ast.For, ast.AsyncFor)) and mentions_any(stmt.iter, fed):
                 targets = [stmt.target]
             elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
                     and isinstance(stmt.value.func, ast.Attribute) and isinstance(stmt.value.func.value, ast.Name) \
@@ -256,15 +256,11 @@ def _names_fed(loop, names: set[str], at: tuple[int, int]) -> set[str]:
     return fed
 
 
-def _mentions_any(tree: ast.AST, names: set[str]) -> bool:
-    return any(isinstance(node, ast.Name) and node.id in names for node in ast.walk(tree))
-
-
 def _passes_any(call: ast.Call, names: set[str], deep: bool = False) -> bool:
     """The call passes one of `names` (with `deep`, anywhere in an argument: `mb.to(device)`)."""
     passed = list(call.args) + [k.value for k in call.keywords]
     if deep:
-        return any(_mentions_any(arg, names) for arg in passed)
+        return any(mentions_any(arg, names) for arg in passed)
     return any(isinstance(arg, ast.Name) and arg.id in names for arg in passed)
 
 

@@ -12,7 +12,7 @@ from torch_lsp.diagnostics import register
 from torch_lsp.diagnostics.base import Finding, Rule
 from torch_lsp.fact_cache import FactKey
 from torch_lsp.roles import class_attribute_roles, local_module_classes, makes_grad_leaf
-from torch_lsp.syntax_nodes import call_name, dotted, walk_nodes
+from torch_lsp.syntax_nodes import call_name, dotted, iterated_source, walk_nodes
 
 
 @register
@@ -247,15 +247,8 @@ def _scan_detached_owners(analysis: Analysis) -> frozenset:
 
 def _parameter_source(target: ast.AST, source: ast.AST, name: str) -> ast.Call | None:
     """The `X.parameters()` call that a loop target binds `name` from (through a `zip`)."""
-    if isinstance(target, ast.Name):
-        return source if target.id == name and _yields_parameters(source) else None
-    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(source, ast.Call) and call_name(source) == "zip" \
-            and len(source.args) == len(target.elts):
-        for element, part in zip(target.elts, source.args):
-            found = _parameter_source(element, part, name)
-            if found is not None:
-                return found
-    return None
+    found = iterated_source(target, source, name)
+    return found if found is not None and _yields_parameters(found) else None
 
 
 def _parameter_bound(target: ast.AST, source: ast.AST, name: str) -> bool | None:
